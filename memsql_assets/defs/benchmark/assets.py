@@ -1,0 +1,86 @@
+"""Benchmark assets: profiles extracted from the sources, then the 300 sessions / 1,400 turns."""
+
+from collections import Counter
+
+import dagster as dg
+
+from memsql_assets.defs.resources import MemsqlSettings
+from memsql_assets.lib.atomic import sha256_file
+from memsql_assets.lib.benchmark.pipeline import build_sessions, extract_all_profiles
+from memsql_assets.lib.benchmark.store import read_profiles, write_benchmark, write_profiles
+from memsql_assets.lib.paths import benchmark_dir, source_db_path
+from memsql_assets.lib.sources.config import SOURCE_NAMES
+
+
+def profiles_path(memsql: MemsqlSettings):
+    return benchmark_dir(memsql.home_path) / "profiles.json"
+
+
+@dg.asset(
+    group_name="benchmark",
+    kinds={"sqlite", "json"},
+    deps=list(SOURCE_NAMES),
+    description="Phase 1: eligible profiles per source, by the deterministic SQL in "
+    "memsql_assets/lib/benchmark/templates/profiles.yaml (BIRD region x loan status, SEC ticker x metric "
+    "with >= 2 fiscal years, NW customers with orders in >= 2 years).",
+)
+def profiles(context: dg.AssetExecutionContext, memsql: MemsqlSettings) -> dg.MaterializeResult:
+    db_paths = {s: source_db_path(memsql.home_path, s) for s in SOURCE_NAMES}
+    extracted = extract_all_profiles(db_paths)
+    path = profiles_path(memsql)
+    write_profiles(path, extracted)
+    table = "| source | profile | rows |\n| --- | --- | ---: |\n" + "".join(
+        f"| {s} | {name} | {len(rows)} |\n"
+        for s, queries in extracted.items()
+        for name, rows in queries.items()
+    )
+    return dg.MaterializeResult(
+        metadata={
+            "path": dg.MetadataValue.path(str(path)),
+            "profiles": dg.MetadataValue.md(table),
+            "profile_count": sum(len(r) for q in extracted.values() for r in q.values()),
+        },
+        data_version=dg.DataVersion(sha256_file(path)),
+    )
+
+
+@dg.asset(
+    group_name="benchmark",
+    kinds={"parquet", "json"},
+    deps=[profiles],
+    description="Phases 2-3: tier templates instantiated with profiles into 300 sessions / 1,400 turns "
+    "(ground-truth SQL, fallback SQL, referenced keys, state updates, memory-critical flags), verified "
+    "against the SPEC §1 invariants before anything is written.",
+)
+def sessions(context: dg.AssetExecutionContext, memsql: MemsqlSettings) -> dg.MaterializeResult:
+    built = build_sessions(read_profiles(profiles_path(memsql)))
+    out = benchmark_dir(memsql.home_path)
+    paths = write_benchmark(out, built)
+    turns = [t for s in built for t in s.turns]
+    grid = Counter((s.source, s.tier) for s in built)
+    turn_grid = Counter((t.source, t.tier) for t in turns)
+    table = "| source | T1 | T2 | T3 | sessions | turns |\n| --- | ---: | ---: | ---: | ---: | ---: |\n"
+    for src in ("NW", "SEC", "BIRD"):
+        cells = " | ".join(str(grid[(src, tier)]) for tier in (1, 2, 3))
+        n_sessions = sum(grid[(src, t)] for t in (1, 2, 3))
+        n_turns = sum(turn_grid[(src, t)] for t in (1, 2, 3))
+        table += f"| {src} | {cells} | {n_sessions} | {n_turns} |\n"
+    example = next(s for s in built if s.session_id == "SEC-2-001")
+    example_md = "\n".join(
+        f"{t.turn_index}. {t.question}  \n   refs={t.referenced_context_keys} binds={t.state_updates}"
+        for t in example.turns
+    )
+    digest = sha256_file(paths["turns_jsonl"])
+    return dg.MaterializeResult(
+        metadata={
+            "sessions": len(built),
+            "turns": len(turns),
+            "memory_critical_turns": sum(t.memory_critical for t in turns),
+            "by_source_and_tier": dg.MetadataValue.md(table),
+            "example_SEC-2-001": dg.MetadataValue.md(example_md),
+            "turns_jsonl": dg.MetadataValue.path(str(paths["turns_jsonl"])),
+            "turns_parquet": dg.MetadataValue.path(str(paths["turns_parquet"])),
+            "turns_sha256": digest,
+        },
+        data_version=dg.DataVersion(digest),
+    )

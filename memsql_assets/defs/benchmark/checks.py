@@ -1,0 +1,77 @@
+"""Blocking data-quality checks on the benchmark: GX suites and ground-truth execution."""
+
+import dagster as dg
+
+from memsql_assets.defs.benchmark.assets import sessions
+from memsql_assets.defs.resources import MemsqlSettings
+from memsql_assets.lib.benchmark.gt_check import check_ground_truth
+from memsql_assets.lib.benchmark.store import read_turns
+from memsql_assets.lib.paths import benchmark_dir, source_db_path
+from memsql_assets.lib.quality.frames import sessions_frame, turns_frame
+from memsql_assets.lib.quality.gx_suites import SuiteReport, validate
+from memsql_assets.lib.sources.config import SOURCE_NAMES
+
+
+def _suite_result(report: SuiteReport) -> dg.AssetCheckResult:
+    return dg.AssetCheckResult(
+        passed=report.success,
+        description=("all expectations met" if report.success else "; ".join(report.failures))[:2000],
+        metadata={
+            "suite": f"expectations/{report.suite}.json",
+            "expectations_evaluated": report.evaluated,
+            "failed_expectations": dg.MetadataValue.json(report.failures),
+            "failing_ids": dg.MetadataValue.json(sorted(set(report.failing_ids))[:200]),
+        },
+    )
+
+
+@dg.asset_check(
+    asset=sessions,
+    blocking=True,
+    description="GX suite expectations/benchmark_sessions.json: "
+    "300 sessions, tier/source distributions, id format and uniqueness, the ten-turn split.",
+)
+def sessions_suite(memsql: MemsqlSettings) -> dg.AssetCheckResult:
+    turns = read_turns(benchmark_dir(memsql.home_path))
+    return _suite_result(validate(sessions_frame(turns), "benchmark_sessions", "session_id"))
+
+
+@dg.asset_check(
+    asset=sessions,
+    blocking=True,
+    description="GX suite expectations/benchmark_turns.json: "
+    "1,400 turns, 1,100 memory-critical, turn 1 never critical, referenced keys bound earlier.",
+)
+def turns_suite(memsql: MemsqlSettings) -> dg.AssetCheckResult:
+    turns = read_turns(benchmark_dir(memsql.home_path))
+    return _suite_result(validate(turns_frame(turns), "benchmark_turns", "turn_id"))
+
+
+@dg.asset_check(
+    asset=sessions,
+    blocking=True,
+    description="Every ground-truth and fallback SQL executes on its "
+    "source database (read-only) with no error and a non-empty, non-NULL result.",
+)
+def ground_truth_executes(memsql: MemsqlSettings) -> dg.AssetCheckResult:
+    turns = read_turns(benchmark_dir(memsql.home_path))
+    report = check_ground_truth(turns, {s: source_db_path(memsql.home_path, s) for s in SOURCE_NAMES})
+    failing = sorted({f["turn"] for f in report.failures})
+    return dg.AssetCheckResult(
+        passed=report.ok,
+        description=(
+            f"{report.executed} queries executed, all non-empty"
+            if report.ok
+            else f"{len(report.failures)} of {report.executed} queries failed: "
+            + "; ".join(f"{f['turn']} {f['field']}: {f['problem']}" for f in report.failures[:10])
+        ),
+        metadata={
+            "queries_executed": report.executed,
+            "failures": len(report.failures),
+            "failing_turns": dg.MetadataValue.json(failing[:200]),
+            "failure_details": dg.MetadataValue.json(report.failures[:50]),
+        },
+    )
+
+
+benchmark_checks = [sessions_suite, turns_suite, ground_truth_executes]

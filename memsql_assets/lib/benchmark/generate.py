@@ -1,0 +1,185 @@
+"""Phase 2 of generation: instantiate the tier templates with profiles into sessions and turns.
+
+Deterministic by construction: profiles arrive in SQL ORDER BY order, sessions pick profiles and
+variants by index arithmetic, and nothing depends on time, hashing order or randomness.
+"""
+
+from __future__ import annotations
+
+import math
+import string
+from dataclasses import dataclass, field
+from typing import Any
+
+from memsql_assets.lib.benchmark.profiles import Profile
+from memsql_assets.lib.benchmark.templates import TierTemplate, TurnTemplate, Variant
+from memsql_assets.lib.errors import TemplateError
+from memsql_assets.lib.sources.config import PREFIX
+
+# SPEC §1: sessions per source and tier (30/40/30 % per source), and ten-turn tier-3 sessions.
+SESSIONS_PER_TIER: dict[str, dict[int, int]] = {
+    "northwind": {1: 30, 2: 40, 3: 30},
+    "sec_edgar": {1: 36, 2: 48, 3: 36},
+    "bird_financial": {1: 24, 2: 32, 3: 24},
+}
+TEN_TURN_SESSIONS = {"northwind": 7, "sec_edgar": 9, "bird_financial": 4}
+TIER_TURNS = {1: 1, 2: 4, 3: 9}
+
+
+@dataclass(frozen=True)
+class Turn:
+    session_id: str
+    source: str
+    tier: int
+    turn_index: int
+    question: str
+    gt_sql: str
+    fallback_sql: str | None
+    requires_prior_context: bool
+    referenced_context_keys: list[str]
+    state_updates: dict[str, Any]
+    memory_critical: bool
+    sql_template: str
+    stated_values: dict[str, Any]
+    variant_id: str
+
+
+@dataclass(frozen=True)
+class Session:
+    session_id: str
+    source: str
+    source_name: str
+    tier: int
+    n_turns: int
+    variant_id: str
+    profile: dict[str, Any]
+    turns: list[Turn] = field(default_factory=list)
+
+
+def sql_literal(value: Any) -> str:
+    """Render a profile/state value as a SQLite literal (strings quoted, quotes doubled)."""
+    if isinstance(value, bool) or value is None:
+        raise TypeError(f"cannot render {value!r} as a SQL literal")
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value)
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def render(template: str, values: dict[str, Any], literal: bool) -> str:
+    out = []
+    for text, name, _spec, _conv in string.Formatter().parse(template):
+        out.append(text)
+        if name:
+            value = values[name]
+            out.append(sql_literal(value) if literal else str(value))
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class RenderedTurn:
+    question: str
+    sql: str
+    state_updates: dict[str, Any]
+    stated_values: dict[str, Any]
+
+
+def instantiate(variant: Variant, profile: Profile, n_turns: int) -> list[RenderedTurn]:
+    """Walk the variant's turns, carrying the session state that `binds` build up."""
+    state: dict[str, Any] = {}
+    rendered = []
+    for turn in variant.turns[:n_turns]:
+        ns = _namespace(turn, profile, state)
+        updates = {key: ns[src] for key, src in turn.binds}
+        stated = {k: ns[k] for k in sorted(turn.stated_keys() & turn.sql_keys)}
+        rendered.append(
+            RenderedTurn(
+                question=render(turn.question, ns, literal=False),
+                sql=render(turn.sql, ns, literal=True),
+                state_updates=updates,
+                stated_values=stated,
+            )
+        )
+        state.update(updates)
+    return rendered
+
+
+def _namespace(turn: TurnTemplate, profile: Profile, state: dict[str, Any]) -> dict[str, Any]:
+    ns = dict(profile)
+    ns.update(dict(turn.let))
+    for key in turn.refs:
+        ns[key] = state[key]  # references resolve to what earlier turns bound, never to the profile
+    return ns
+
+
+def ten_turn_indices(n_sessions: int, n_ten: int) -> set[int]:
+    """Spread the ten-turn sessions evenly over a tier (deterministic)."""
+    return {math.floor(j * n_sessions / n_ten) for j in range(n_ten)}
+
+
+def generate_source(
+    source: str,
+    templates: dict[int, TierTemplate],
+    profiles: dict[str, list[Profile]],
+) -> list[Session]:
+    prefix = PREFIX[source]
+    sessions: list[Session] = []
+    offset = 0
+    for tier in (1, 2, 3):
+        template = templates[tier]
+        pool = profiles.get(template.profile)
+        if not pool:
+            raise TemplateError(
+                template.path, "profile", f"profile '{template.profile}' has no rows for {source}"
+            )
+        n = SESSIONS_PER_TIER[source][tier]
+        tens = ten_turn_indices(n, TEN_TURN_SESSIONS[source]) if tier == 3 else set()
+        for i in range(n):
+            profile = pool[(offset + i) % len(pool)]
+            neighbour = pool[(offset + (i + 1) % n) % len(pool)]  # the next session's profile
+            variant = template.variants[i % len(template.variants)]
+            n_turns = TIER_TURNS[tier] + (1 if i in tens else 0)
+            sessions.append(_build_session(prefix, source, tier, i + 1, variant, profile, neighbour, n_turns))
+        offset += n
+    return sessions
+
+
+def _build_session(
+    prefix: str,
+    source: str,
+    tier: int,
+    index: int,
+    variant: Variant,
+    profile: Profile,
+    neighbour: Profile,
+    n_turns: int,
+) -> Session:
+    session_id = f"{prefix}-{tier}-{index:03d}"
+    own = instantiate(variant, profile, n_turns)
+    other = instantiate(variant, neighbour, n_turns)
+    bound: set[str] = set()
+    turns = []
+    for t, (template, mine, theirs) in enumerate(zip(variant.turns, own, other, strict=False), start=1):
+        refs = list(template.refs)
+        critical = bool(refs) and all(k in bound for k in refs)
+        turns.append(
+            Turn(
+                session_id=session_id,
+                source=prefix,
+                tier=tier,
+                turn_index=t,
+                question=mine.question,
+                gt_sql=mine.sql,
+                fallback_sql=theirs.sql if critical else None,
+                requires_prior_context=bool(refs),
+                referenced_context_keys=refs,
+                state_updates=mine.state_updates,
+                memory_critical=critical,
+                sql_template=template.sql,
+                stated_values=mine.stated_values,
+                variant_id=variant.id,
+            )
+        )
+        bound |= set(mine.state_updates)
+    return Session(session_id, prefix, source, tier, n_turns, variant.id, dict(profile), turns)

@@ -1,0 +1,56 @@
+"""Prove every ground-truth and fallback query executes and returns a non-empty, non-null result."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memsql_assets.lib.sources.config import PREFIX
+from memsql_assets.lib.sources.sqlite_db import open_readonly
+from memsql_assets.lib.sql.execute import run_query
+
+SOURCE_BY_PREFIX = {prefix: name for name, prefix in PREFIX.items()}
+
+
+@dataclass
+class GroundTruthReport:
+    executed: int = 0
+    failures: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+
+def _problem(result) -> str | None:
+    if not result.ok:
+        return result.error
+    if not result.rows:
+        return "empty result"
+    if all(v is None for row in result.rows for v in row):
+        return "result is all NULL"
+    return None
+
+
+def check_ground_truth(turns: Iterable[Mapping[str, Any]], db_paths: Mapping[str, Path]) -> GroundTruthReport:
+    report = GroundTruthReport()
+    conns = {name: open_readonly(path) for name, path in db_paths.items()}
+    try:
+        for t in turns:
+            conn = conns[SOURCE_BY_PREFIX[t["source"]]]
+            for kind in ("gt_sql", "fallback_sql"):
+                sql = t.get(kind)
+                if not sql:
+                    continue
+                report.executed += 1
+                problem = _problem(run_query(conn, sql))
+                if problem:
+                    report.failures.append(
+                        {"turn": f"{t['session_id']}#{t['turn_index']}", "field": kind, "problem": problem}
+                    )
+    finally:
+        for c in conns.values():
+            c.close()
+    return report

@@ -1,0 +1,35 @@
+"""The three generation phases end to end: profiles -> instantiated sessions -> verified benchmark."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memsql_assets.lib.benchmark.generate import Session, generate_source
+from memsql_assets.lib.benchmark.invariants import verify
+from memsql_assets.lib.benchmark.profiles import Profile, extract_profiles
+from memsql_assets.lib.benchmark.templates import TEMPLATES_DIR, check_profile_columns, load_tier_template
+from memsql_assets.lib.sources.config import SOURCE_NAMES
+
+
+def extract_all_profiles(
+    db_paths: dict[str, Path], directory: Path = TEMPLATES_DIR
+) -> dict[str, dict[str, list[Profile]]]:
+    return {source: extract_profiles(source, db_paths[source], directory) for source in SOURCE_NAMES}
+
+
+def build_sessions(
+    profiles: dict[str, dict[str, list[Profile]]], directory: Path = TEMPLATES_DIR
+) -> list[Session]:
+    """Instantiate every source's tier templates and verify the SPEC §1 invariants (fail fast)."""
+    sessions: list[Session] = []
+    for source in SOURCE_NAMES:
+        templates = {}
+        for tier in (1, 2, 3):
+            template = load_tier_template(source, tier, directory)
+            pool = profiles[source].get(template.profile) or [{}]
+            check_profile_columns(template, set(pool[0]))
+            templates[tier] = template
+        sessions.extend(generate_source(source, templates, profiles[source]))
+    sessions.sort(key=lambda s: s.session_id)
+    verify(t.__dict__ for s in sessions for t in s.turns)
+    return sessions

@@ -1,0 +1,121 @@
+"""Benchmark files a person can open: turns.jsonl (canonical), turns/sessions Parquet for dbt.
+
+JSON-valued fields (state_updates, stated_values, profile) are JSON text in Parquet so the
+columns keep one type; everything is written atomically and byte-identically for equal input.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from memsql_assets.lib.atomic import atomic_path, write_text_atomic
+from memsql_assets.lib.benchmark.generate import Session
+from memsql_assets.lib.benchmark.profiles import Profile
+from memsql_assets.lib.errors import SourceError
+
+EXPORT_FIELDS = (
+    "session_id",
+    "source",
+    "tier",
+    "turn_index",
+    "question",
+    "gt_sql",
+    "fallback_sql",
+    "requires_prior_context",
+    "referenced_context_keys",
+    "state_updates",
+    "memory_critical",
+)
+
+TURNS_SCHEMA = pa.schema(
+    [
+        ("session_id", pa.string()),
+        ("source", pa.string()),
+        ("tier", pa.int32()),
+        ("turn_index", pa.int32()),
+        ("question", pa.string()),
+        ("gt_sql", pa.string()),
+        ("fallback_sql", pa.string()),
+        ("requires_prior_context", pa.bool_()),
+        ("referenced_context_keys", pa.list_(pa.string())),
+        ("state_updates", pa.string()),
+        ("memory_critical", pa.bool_()),
+        ("sql_template", pa.string()),
+        ("stated_values", pa.string()),
+        ("variant_id", pa.string()),
+    ]
+)
+SESSIONS_SCHEMA = pa.schema(
+    [
+        ("session_id", pa.string()),
+        ("source", pa.string()),
+        ("source_name", pa.string()),
+        ("tier", pa.int32()),
+        ("n_turns", pa.int32()),
+        ("variant_id", pa.string()),
+        ("profile", pa.string()),
+    ]
+)
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def write_profiles(path: Path, profiles: Mapping[str, Mapping[str, list[Profile]]]) -> None:
+    write_text_atomic(path, _dumps(profiles) + "\n")
+
+
+def read_profiles(path: Path) -> dict[str, dict[str, list[Profile]]]:
+    if not path.exists():
+        raise SourceError(path, "profiles file does not exist", "the output of the profiles asset")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def write_benchmark(out_dir: Path, sessions: list[Session]) -> dict[str, Path]:
+    turns = [dataclasses.asdict(t) for s in sessions for t in s.turns]
+    paths = {
+        "turns_jsonl": out_dir / "turns.jsonl",
+        "turns_parquet": out_dir / "turns.parquet",
+        "sessions_parquet": out_dir / "sessions.parquet",
+    }
+    write_text_atomic(paths["turns_jsonl"], "".join(_dumps(t) + "\n" for t in turns))
+    turn_cols = {f.name: [] for f in TURNS_SCHEMA}
+    for t in turns:
+        for name in turn_cols:
+            value = t[name]
+            turn_cols[name].append(_dumps(value) if name in ("state_updates", "stated_values") else value)
+    _write_parquet(paths["turns_parquet"], pa.table(turn_cols, schema=TURNS_SCHEMA))
+    sess_cols: dict[str, list[Any]] = {f.name: [] for f in SESSIONS_SCHEMA}
+    for s in sessions:
+        for name in sess_cols:
+            value = getattr(s, name)
+            sess_cols[name].append(_dumps(value) if name == "profile" else value)
+    _write_parquet(paths["sessions_parquet"], pa.table(sess_cols, schema=SESSIONS_SCHEMA))
+    return paths
+
+
+def _write_parquet(target: Path, table: pa.Table) -> None:
+    with atomic_path(target) as tmp:
+        pq.write_table(table, tmp, compression="zstd")
+
+
+def read_turns(bench_dir: Path) -> list[dict[str, Any]]:
+    path = bench_dir / "turns.jsonl"
+    if not path.exists():
+        raise SourceError(path, "benchmark turns file does not exist", "the output of the sessions asset")
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def export_jsonl(turns: Iterable[Mapping[str, Any]], target: Path) -> int:
+    """`memsql export-benchmark`: one JSON object per turn with exactly the SPEC §1 fields."""
+    lines = [_dumps({k: t[k] for k in EXPORT_FIELDS}) + "\n" for t in turns]
+    write_text_atomic(target, "".join(lines))
+    return len(lines)

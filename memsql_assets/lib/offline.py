@@ -1,0 +1,20 @@
+"""Offline by construction: the switches that stop dependencies from phoning home (STACK.md)."""
+
+from __future__ import annotations
+
+import os
+
+OFFLINE_ENV = {
+    "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "DBT_SEND_ANONYMOUS_USAGE_STATS": "False",
+    "GX_ANALYTICS_ENABLED": "False",
+    "ANONYMIZED_TELEMETRY": "False",
+    "DAGSTER_DISABLE_TELEMETRY": "1",
+}
+
+
+def enforce_offline() -> None:
+    for key, value in OFFLINE_ENV.items():
+        os.environ.setdefault(key, value)

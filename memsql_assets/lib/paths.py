@@ -1,0 +1,30 @@
+"""Where memsql keeps its data: one directory outside git, laid out by what produced it."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def memsql_home() -> Path:
+    """`MEMSQL_HOME`, else `.memsql/` at the repository root."""
+    env = os.environ.get("MEMSQL_HOME")
+    return Path(env).expanduser().resolve() if env else REPO_ROOT / ".memsql"
+
+
+def sources_dir(home: Path) -> Path:
+    return home / "sources"
+
+
+def source_db_path(home: Path, source_name: str) -> Path:
+    return sources_dir(home) / f"{source_name}.sqlite"
+
+
+def benchmark_dir(home: Path) -> Path:
+    return home / "benchmark"
+
+
+def dagster_home(home: Path) -> Path:
+    return home / "dagster_home"

@@ -1,0 +1,77 @@
+"""DataFrames the Great Expectations suites validate, derived from the benchmark's turns.
+
+GX expectations are per column, so the cross-row invariants (referenced keys bound by an earlier
+turn, contiguous turn indices, per-source tier splits) become derived columns here and the
+suites in expectations/ state the expected values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import pandas as pd
+
+
+def turns_frame(turns: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    rows = []
+    by_session: dict[str, list[Mapping[str, Any]]] = {}
+    for t in turns:
+        by_session.setdefault(t["session_id"], []).append(t)
+    for sid, ts in by_session.items():
+        bound: set[str] = set()
+        for position, t in enumerate(sorted(ts, key=lambda r: r["turn_index"]), start=1):
+            refs = list(t["referenced_context_keys"])
+            unbound = [k for k in refs if k not in bound]
+            rule = bool(refs) and not unbound
+            critical = bool(t["memory_critical"])
+            rows.append(
+                {
+                    "turn_id": f"{sid}#{t['turn_index']}",
+                    "session_id": sid,
+                    "turn_index": int(t["turn_index"]),
+                    "question": t.get("question") or None,
+                    "gt_sql": t.get("gt_sql") or None,
+                    "memory_critical_int": int(critical),
+                    "turn_index_contiguous": t["turn_index"] == position,
+                    "first_turn_critical": t["turn_index"] == 1 and critical,
+                    "later_turn_not_critical": t["turn_index"] > 1 and not critical,
+                    "unbound_reference_count": len(unbound),
+                    "critical_flag_matches_rule": critical == rule,
+                    "critical_without_fallback": critical and not t.get("fallback_sql"),
+                }
+            )
+            bound |= set(t["state_updates"])
+    return pd.DataFrame(rows)
+
+
+def sessions_frame(turns: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    sessions: dict[str, dict[str, Any]] = {}
+    for t in turns:
+        s = sessions.setdefault(
+            t["session_id"], {"source": t["source"], "tier": int(t["tier"]), "n_turns": 0}
+        )
+        s["n_turns"] += 1
+    rows = []
+    allowed = {1: {1}, 2: {4}, 3: {9, 10}}
+    for sid, s in sessions.items():
+        parts = sid.split("-")
+        src, tier, n = s["source"], s["tier"], s["n_turns"]
+        row: dict[str, Any] = {
+            "session_id": sid,
+            "source": src,
+            "tier": tier,
+            "n_turns": n,
+            "id_matches_fields": len(parts) == 3 and parts[0] == src and parts[1] == str(tier),
+            "turn_count_fits_tier": n in allowed.get(tier, set()),
+        }
+        for t in (1, 2, 3):
+            row[f"is_tier_{t}"] = int(tier == t)
+        for prefix in ("NW", "SEC", "BIRD"):
+            p = prefix.lower()
+            row[f"is_{p}"] = int(src == prefix)
+            for t in (1, 2, 3):
+                row[f"is_{p}_t{t}"] = int(src == prefix and tier == t)
+            row[f"is_ten_turn_{p}"] = int(src == prefix and tier == 3 and n == 10)
+        rows.append(row)
+    return pd.DataFrame(rows)

@@ -1,0 +1,934 @@
+"""BIRD `financial` (the PKDD'99 Czech bank data): embedded builder and real-data adapter.
+
+Both paths write BIRD's `financial.sqlite` layout: the eight tables, column names and declared
+types of BIRD (`order` is a reserved word and stays quoted), dates as ISO `YYYY-MM-DD` text.
+
+Real inputs (`build_real`) may be BIRD's `financial.sqlite` itself, or a folder of the original
+PKDD'99 files in either public form: the raw `.asc` layout (`;`-separated, `YYMMDD` dates, client
+`birth_number`, district key `A1`) or the CTU relational-repository export (`,`-separated, ISO
+dates, client `gender` + `birth_date`, district key `district_id`). The layout is recognised from
+the client file's header; conversion follows ../shared/data/bird_financial/PROVENANCE.md.
+
+The embedded builder (`build_embedded`) makes a synthetic bank shaped like the real one, so that
+benchmark templates written against it also make sense on the real data:
+- districts: the 77 Czech districts (okresy) of the 1990s, grouped under the 8 regions of `A3`
+  with the real per-region counts and ids in the same region order; the demographic columns
+  A4..A16 are invented but follow the real patterns (city districts have no small municipalities
+  and 100 % urban share; north Bohemia and north Moravia have the highest unemployment). One
+  district (Jesenik) has NULL A12/A15, like the `?` entries of the raw data.
+- row counts are the real ones as quotas, not expectations, so every seed has the same shape:
+  4,500 accounts, 5,369 clients, 4,500 OWNER + 869 DISPONENT dispositions, 682 loans
+  (A 203 / B 31 / C 403 / D 45), 892 cards (classic 659 / junior 145 / gold 88), 6,471 orders.
+- loans respect the real semantics of the status codes: A/B are finished contracts (date plus
+  duration ends before 1999), C/D are still running; a loan is granted at least 102 days after
+  the account was opened (the real minimum), `amount = duration * payments`, amounts span
+  4,980..590,820 (both ends are pinned to the real extremes), durations 12..60 months.
+- every (region, status) pair has at least one loan through the benchmark's join
+  loan -> account -> disp(OWNER) -> client -> district, because sessions are parameterised by that
+  pair; the real data lacks two of the 32 pairs (east Bohemia/B, north Bohemia/D). Beyond one
+  seed loan per pair, loans fall on random accounts, so regions get loans in proportion to their
+  clients, as in the real data.
+- clients live mostly (91 %) in their account's district, disponents are mostly spouses of the
+  owner (other gender, similar age); birth years follow the real decade mix within 1911..1987;
+  junior cards go to owners born 1974 or later; every loan account has one UVER permanent order
+  for its monthly payment.
+- `trans` has `trans_rows` rows (BIRD's has ~1.06 M; the benchmark never reads it): per account a
+  chronological ledger starting with the opening cash deposit, with a running balance that never
+  goes negative; older accounts get proportionally more transactions.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import math
+import random
+import re
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from memsql_assets.lib.errors import SourceError
+from memsql_assets.lib.sources.sqlite_db import (
+    new_database,
+    open_readonly,
+    require_tables,
+    user_tables,
+    write_meta,
+)
+
+SOURCE_NAME = "bird_financial"
+BUILDER_VERSION = 1
+
+# (column, declared type, nullable) in BIRD's order; the first column is the primary key.
+Column = tuple[str, str, bool]
+SCHEMA: dict[str, tuple[Column, ...]] = {
+    "district": (
+        ("district_id", "INTEGER", False),
+        ("A2", "TEXT", False),
+        ("A3", "TEXT", False),
+        ("A4", "TEXT", False),
+        ("A5", "TEXT", False),
+        ("A6", "TEXT", False),
+        ("A7", "TEXT", False),
+        ("A8", "INTEGER", False),
+        ("A9", "INTEGER", False),
+        ("A10", "REAL", False),
+        ("A11", "INTEGER", False),
+        ("A12", "REAL", True),
+        ("A13", "REAL", False),
+        ("A14", "INTEGER", False),
+        ("A15", "INTEGER", True),
+        ("A16", "INTEGER", False),
+    ),
+    "account": (
+        ("account_id", "INTEGER", False),
+        ("district_id", "INTEGER", False),
+        ("frequency", "TEXT", False),
+        ("date", "DATE", False),
+    ),
+    "client": (
+        ("client_id", "INTEGER", False),
+        ("gender", "TEXT", False),
+        ("birth_date", "DATE", False),
+        ("district_id", "INTEGER", False),
+    ),
+    "disp": (
+        ("disp_id", "INTEGER", False),
+        ("client_id", "INTEGER", False),
+        ("account_id", "INTEGER", False),
+        ("type", "TEXT", False),
+    ),
+    "card": (
+        ("card_id", "INTEGER", False),
+        ("disp_id", "INTEGER", False),
+        ("type", "TEXT", False),
+        ("issued", "DATE", False),
+    ),
+    "loan": (
+        ("loan_id", "INTEGER", False),
+        ("account_id", "INTEGER", False),
+        ("date", "DATE", False),
+        ("amount", "INTEGER", False),
+        ("duration", "INTEGER", False),
+        ("payments", "REAL", False),
+        ("status", "TEXT", False),
+    ),
+    "order": (
+        ("order_id", "INTEGER", False),
+        ("account_id", "INTEGER", False),
+        ("bank_to", "TEXT", False),
+        ("account_to", "INTEGER", False),
+        ("amount", "REAL", False),
+        ("k_symbol", "TEXT", False),
+    ),
+    "trans": (
+        ("trans_id", "INTEGER", False),
+        ("account_id", "INTEGER", False),
+        ("date", "DATE", False),
+        ("type", "TEXT", False),
+        ("operation", "TEXT", True),
+        ("amount", "INTEGER", False),
+        ("balance", "INTEGER", False),
+        ("k_symbol", "TEXT", True),
+        ("bank", "TEXT", True),
+        ("account", "INTEGER", True),
+    ),
+}
+
+FOREIGN_KEYS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "account": (("district_id", "district", "district_id"),),
+    "client": (("district_id", "district", "district_id"),),
+    "disp": (("account_id", "account", "account_id"), ("client_id", "client", "client_id")),
+    "card": (("disp_id", "disp", "disp_id"),),
+    "loan": (("account_id", "account", "account_id"),),
+    "order": (("account_id", "account", "account_id"),),
+    "trans": (("account_id", "account", "account_id"),),
+}
+
+# What the benchmark reads: the join chain loan -> account -> disp(OWNER) -> client -> district.
+REQUIRED: dict[str, list[str]] = {
+    "account": ["account_id", "district_id", "frequency", "date"],
+    "client": ["client_id", "gender", "birth_date", "district_id"],
+    "disp": ["disp_id", "client_id", "account_id", "type"],
+    "district": ["district_id", "A2", "A3"],
+    "loan": ["loan_id", "account_id", "date", "amount", "duration", "payments", "status"],
+}
+# Tables the benchmark never reads: a real input may lack them (recorded as "missing_tables").
+OPTIONAL_TABLES = ("card", "order", "trans")
+
+OPTION_DEFAULTS: dict[str, Any] = {"trans_rows": 20000}
+
+_EXPECTED_INPUT = (
+    "BIRD's financial.sqlite, or a folder of PKDD'99 files (account, client, disp, district, loan, "
+    "optionally card, order, trans as .csv/.asc) in the raw or the CTU relational layout"
+)
+
+
+def _create_schema(conn: sqlite3.Connection) -> None:
+    for table, columns in SCHEMA.items():
+        parts = []
+        for i, (name, decl, nullable) in enumerate(columns):
+            text = f"{name} {decl}"
+            if i == 0:
+                text += " NOT NULL PRIMARY KEY"
+            elif not nullable:
+                text += " NOT NULL"
+            parts.append(text)
+        for col, ref_table, ref_col in FOREIGN_KEYS.get(table, ()):
+            parts.append(f'FOREIGN KEY ({col}) REFERENCES "{ref_table}" ({ref_col})')
+        conn.execute(f'CREATE TABLE "{table}" (\n    ' + ",\n    ".join(parts) + "\n)")
+
+
+def _insert(conn: sqlite3.Connection, table: str, rows: Iterable[Sequence[object]]) -> None:
+    cols = [c[0] for c in SCHEMA[table]]
+    conn.executemany(
+        f'INSERT INTO "{table}" ({", ".join(cols)}) VALUES ({", ".join("?" * len(cols))})',
+        rows,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Embedded builder
+# --------------------------------------------------------------------------------------------
+
+# Region order and district names as in PKDD'99 (district ids 1..77 follow this order).
+REGIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Prague", ("Hl.m. Praha",)),
+    (
+        "central Bohemia",
+        (
+            "Benesov", "Beroun", "Kladno", "Kolin", "Kutna Hora", "Melnik", "Mlada Boleslav",
+            "Nymburk", "Praha - vychod", "Praha - zapad", "Pribram", "Rakovnik",
+        ),
+    ),
+    (
+        "south Bohemia",
+        (
+            "Ceske Budejovice", "Cesky Krumlov", "Jindrichuv Hradec", "Pelhrimov", "Pisek",
+            "Prachatice", "Strakonice", "Tabor",
+        ),
+    ),
+    (
+        "west Bohemia",
+        (
+            "Domazlice", "Cheb", "Karlovy Vary", "Klatovy", "Plzen - mesto", "Plzen - jih",
+            "Plzen - sever", "Rokycany", "Sokolov", "Tachov",
+        ),
+    ),
+    (
+        "north Bohemia",
+        (
+            "Ceska Lipa", "Decin", "Chomutov", "Jablonec n. Nisou", "Liberec", "Litomerice",
+            "Louny", "Most", "Teplice", "Usti nad Labem",
+        ),
+    ),
+    (
+        "east Bohemia",
+        (
+            "Havlickuv Brod", "Hradec Kralove", "Chrudim", "Jicin", "Nachod", "Pardubice",
+            "Rychnov nad Kneznou", "Semily", "Svitavy", "Trutnov", "Usti nad Orlici",
+        ),
+    ),
+    (
+        "south Moravia",
+        (
+            "Blansko", "Brno - mesto", "Brno - venkov", "Breclav", "Hodonin", "Jihlava", "Kromeriz",
+            "Prostejov", "Trebic", "Uherske Hradiste", "Vyskov", "Zlin", "Znojmo", "Zdar nad Sazavou",
+        ),
+    ),
+    (
+        "north Moravia",
+        (
+            "Bruntal", "Frydek - Mistek", "Jesenik", "Karvina", "Novy Jicin", "Olomouc", "Opava",
+            "Ostrava - mesto", "Prerov", "Sumperk", "Vsetin",
+        ),
+    ),
+)  # fmt: skip
+LOAN_STATUSES = ("A", "B", "C", "D")
+
+# Real quotas (PROVENANCE.md); the builder reproduces them exactly for every seed.
+N_ACCOUNTS = 4500
+N_DISPONENTS = 869
+LOAN_QUOTA = {"A": 203, "B": 31, "C": 403, "D": 45}
+CARD_QUOTA = {"classic": 659, "junior": 145, "gold": 88}
+# accounts with 1..5 permanent orders: 3,758 accounts, 6,471 orders
+ORDERS_PER_ACCOUNT = {1: 2103, 2: 949, 3: 416, 4: 228, 5: 62}
+FREQUENCIES = (("POPLATEK MESICNE", 4167), ("POPLATEK TYDNE", 240), ("POPLATEK PO OBRATU", 93))
+ACCOUNT_YEARS = ((1993, 1139), (1994, 439), (1995, 661), (1996, 1363), (1997, 898))
+BIRTH_DECADES = (
+    (1910, 114),
+    (1920, 487),
+    (1930, 653),
+    (1940, 992),
+    (1950, 976),
+    (1960, 959),
+    (1970, 1022),
+    (1980, 166),
+)
+BANKS = ("AB", "CD", "EF", "GH", "IJ", "KL", "MN", "OP", "QR", "ST", "UV", "WX", "YZ")
+CITY_DISTRICTS = ("Hl.m. Praha", "Plzen - mesto", "Brno - mesto", "Ostrava - mesto")
+# the bank's accounts per region (real counts): its branch network was not spread like the population
+REGION_ACCOUNTS = (
+    ("Prague", 554),
+    ("central Bohemia", 574),
+    ("south Bohemia", 370),
+    ("west Bohemia", 430),
+    ("north Bohemia", 457),
+    ("east Bohemia", 544),
+    ("south Moravia", 778),
+    ("north Moravia", 793),
+)
+# 1995 unemployment (%) around which a region's districts scatter
+REGION_UNEMPLOYMENT = {
+    "Prague": 0.3,
+    "central Bohemia": 2.0,
+    "south Bohemia": 2.0,
+    "west Bohemia": 2.2,
+    "north Bohemia": 4.5,
+    "east Bohemia": 1.9,
+    "south Moravia": 3.0,
+    "north Moravia": 4.3,
+}
+
+FIRST_DAY = dt.date(1993, 1, 1)
+DATA_END = dt.date(1998, 12, 31)  # the data set's horizon: loans "running" run past it
+HORIZON = dt.date(1999, 1, 1)
+FIRST_LOAN = dt.date(1993, 7, 5)
+LAST_LOAN = dt.date(1998, 12, 8)
+FIRST_CARD = dt.date(1993, 11, 7)
+LAST_CARD = dt.date(1998, 12, 29)
+LAST_ACCOUNT = dt.date(1997, 12, 29)
+LOAN_DELAY = dt.timedelta(days=102)  # real minimum between opening an account and its loan
+MIN_LOAN_AMOUNT, MAX_LOAN_AMOUNT = 4980, 590820
+DURATIONS = (12, 24, 36, 48, 60)
+# finished contracts (A/B) were mostly short ones, running ones (C/D) mostly long
+DURATION_WEIGHTS = {"finished": (30, 28, 22, 12, 8), "running": (8, 12, 20, 27, 33)}
+# monthly payment ranges (CZK) per status: defaulted loans (B/D) were larger
+PAYMENT_RANGE = {
+    "A": (319, 9736, 3000),
+    "B": (1671, 8308, 5000),
+    "C": (304, 9910, 3500),
+    "D": (1728, 9698, 5500),
+}
+
+
+def _option_values(target: Path, options: Mapping[str, Any]) -> dict[str, Any]:
+    unknown = sorted(set(options) - set(OPTION_DEFAULTS))
+    if unknown:
+        raise SourceError(
+            target,
+            f"unknown option '{unknown[0]}' for source {SOURCE_NAME}",
+            f"options among {sorted(OPTION_DEFAULTS)}",
+        )
+    values = {**OPTION_DEFAULTS, **options}
+    trans_rows = values["trans_rows"]
+    if isinstance(trans_rows, bool) or not isinstance(trans_rows, int) or trans_rows < 0:
+        raise SourceError(target, f"option 'trans_rows' is {trans_rows!r}", "a non-negative integer")
+    return values
+
+
+def _rand_date(rng: random.Random, lo: dt.date, hi: dt.date) -> dt.date:
+    return dt.date.fromordinal(rng.randint(lo.toordinal(), hi.toordinal()))
+
+
+def _years_before(day: dt.date, years: int) -> dt.date:
+    return day.replace(year=day.year - years)
+
+
+def _weighted(rng: random.Random, pairs: Sequence[tuple[Any, int]]) -> Any:
+    return rng.choices([p[0] for p in pairs], weights=[p[1] for p in pairs])[0]
+
+
+def _birth_date(rng: random.Random) -> dt.date:
+    decade = _weighted(rng, BIRTH_DECADES)
+    lo = dt.date(max(decade, 1911), 1, 1)
+    hi = dt.date(min(decade + 9, 1987), 12, 31)
+    return _rand_date(rng, lo, hi)
+
+
+def _districts(rng: random.Random) -> tuple[list[tuple[object, ...]], list[int]]:
+    """District rows (ids 1..77 in region order) and their populations."""
+    rows: list[tuple[object, ...]] = []
+    populations: list[int] = []
+    district_id = 0
+    for region, names in REGIONS:
+        for name in names:
+            district_id += 1
+            city = name in CITY_DISTRICTS
+            if name == "Hl.m. Praha":
+                population = rng.randint(1_150_000, 1_250_000)
+            elif city:
+                population = rng.randint(160_000, 400_000)
+            else:
+                population = min(290_000, max(40_000, int(rng.lognormvariate(math.log(105_000), 0.35))))
+            if city:
+                small, mid, large, over_10k, cities, urban = 0, 0, 0, 1, 1, 100.0
+            else:
+                small, mid, large = rng.randint(0, 150), rng.randint(4, 70), rng.randint(1, 20)
+                over_10k, cities = rng.randint(0, 5), rng.randint(1, 11)
+                urban = round(rng.uniform(33.0, 90.0), 1)
+            if name == "Hl.m. Praha":
+                salary = rng.randint(12_000, 12_600)
+            elif city:
+                salary = rng.randint(9_800, 10_800)
+            else:
+                salary = rng.randint(8_100, 9_900)
+            unemp95 = max(0.1, round(REGION_UNEMPLOYMENT[region] * rng.uniform(0.5, 1.6), 2))
+            unemp96 = round(unemp95 * rng.uniform(1.05, 1.5), 2)
+            entrepreneurs = rng.randint(81, 167)
+            crime_rate = rng.uniform(0.05, 0.08) if city else rng.uniform(0.012, 0.04)
+            crimes95 = int(population * crime_rate)
+            crimes96 = int(crimes95 * rng.uniform(0.85, 1.15))
+            populations.append(population)
+            a12: float | None = unemp95
+            a15: int | None = crimes95
+            if name == "Jesenik":  # the raw data has '?' here: keep queries honest about NULLs
+                a12, a15 = None, None
+            rows.append(
+                (
+                    district_id, name, region, str(population), str(small), str(mid), str(large),
+                    over_10k, cities, urban, salary, a12, unemp96, entrepreneurs, a15, crimes96,
+                )
+            )  # fmt: skip
+    return rows, populations
+
+
+def _loan_window(status: str, opened: dt.date, duration: int) -> tuple[dt.date, dt.date]:
+    """Dates on which a loan of this status and duration can have been granted."""
+    lo = max(opened + LOAN_DELAY, FIRST_LOAN)
+    first_running = _years_before(HORIZON, duration // 12)  # granted from then on, it outlives the data
+    if status in ("A", "B"):  # finished: the contract ended within the data
+        return lo, first_running - dt.timedelta(days=1)
+    return max(lo, first_running), LAST_LOAN
+
+
+def _feasible(status: str, opened: dt.date) -> list[int]:
+    return [d for d in DURATIONS if (w := _loan_window(status, opened, d))[0] <= w[1]]
+
+
+def _make_loan(
+    rng: random.Random, status: str, opened: dt.date, pinned: tuple[int, int] | None
+) -> tuple[str, int, int, float]:
+    if pinned is not None:
+        duration, payment = pinned
+    else:
+        kind = "finished" if status in ("A", "B") else "running"
+        weights = dict(zip(DURATIONS, DURATION_WEIGHTS[kind], strict=True))
+        options = _feasible(status, opened)
+        duration = rng.choices(options, weights=[weights[d] for d in options])[0]
+        low, high, mode = PAYMENT_RANGE[status]
+        payment = int(rng.triangular(low, high, mode))
+        payment = max(payment, math.ceil(MIN_LOAN_AMOUNT / duration))
+        payment = min(payment, MAX_LOAN_AMOUNT // duration)
+    lo, hi = _loan_window(status, opened, duration)
+    return _rand_date(rng, lo, hi).isoformat(), duration * payment, duration, float(payment)
+
+
+def _trans_rows(
+    rng: random.Random,
+    n_rows: int,
+    accounts: list[tuple[int, int, str, str]],
+    owner_birth: dict[int, dt.date],
+    loan_payment: dict[int, float],
+    has_card: set[int],
+) -> list[tuple[object, ...]]:
+    if n_rows == 0:
+        return []
+    opened = [dt.date.fromisoformat(a[3]) for a in accounts]
+    cum: list[float] = []
+    total = 0.0
+    for opened_on in opened:
+        total += (HORIZON - opened_on).days
+        cum.append(total)
+    per_account = [0] * len(accounts)
+    for idx in rng.choices(range(len(accounts)), cum_weights=cum, k=n_rows):
+        per_account[idx] += 1
+
+    events: list[tuple[int, int, int, tuple[object, ...]]] = []
+    kinds = ("deposit", "income", "interest", "cash", "fee", "remit", "card", "vyber")
+    kind_weights = (14, 10, 16, 30, 8, 17, 2, 3)
+    for (account_id, _district, _freq, _date), start, count in zip(
+        accounts, opened, per_account, strict=True
+    ):
+        if count == 0:
+            continue
+        days = [start.toordinal()] + sorted(
+            rng.randint(start.toordinal(), DATA_END.toordinal()) for _ in range(count - 1)
+        )
+        pensioner = owner_birth[account_id] < dt.date(1935, 1, 1)
+        income = rng.randint(2_000, 30_000)
+        income_bank, income_account = rng.choice(BANKS), rng.randint(10_000_000, 99_999_999)
+        balance = 0
+        for seq, day in enumerate(days):
+            kind = "open" if seq == 0 else rng.choices(kinds, weights=kind_weights)[0]
+            operation: str | None
+            k_symbol: str | None = None
+            bank: str | None = None
+            partner: int | None = None
+            if kind == "card" and account_id not in has_card:
+                kind = "cash"
+            if kind in ("cash", "fee", "remit", "card", "vyber"):
+                if kind == "fee":
+                    amount = 15
+                elif kind == "remit" and account_id in loan_payment and rng.random() < 0.4:
+                    amount = int(loan_payment[account_id])
+                else:
+                    amount = max(100, int(round(rng.lognormvariate(math.log(2_500), 0.8), -2)))
+                if amount > balance:  # a refused withdrawal: model the client topping up instead
+                    kind = "deposit"
+            if kind == "open":
+                ttype, operation, amount = "PRIJEM", "VKLAD", rng.randint(2, 10) * 100
+            elif kind == "deposit":
+                ttype, operation = "PRIJEM", "VKLAD"
+                amount = max(100, int(round(rng.lognormvariate(math.log(6_000), 0.8), -2)))
+            elif kind == "income":
+                ttype, operation, amount = "PRIJEM", "PREVOD Z UCTU", income
+                k_symbol = "DUCHOD" if pensioner else None
+                bank, partner = income_bank, income_account
+            elif kind == "interest":
+                ttype, operation, k_symbol = "PRIJEM", None, "UROK"
+                amount = max(1, round(balance * rng.uniform(0.001, 0.004)))
+            elif kind == "cash":
+                ttype, operation = "VYDAJ", "VYBER"
+            elif kind == "fee":
+                ttype, operation, k_symbol = "VYDAJ", "VYBER", "SLUZBY"
+            elif kind == "remit":
+                ttype, operation = "VYDAJ", "PREVOD NA UCET"
+                if account_id in loan_payment and amount == int(loan_payment[account_id]):
+                    k_symbol = "UVER"
+                else:
+                    k_symbol = rng.choices(("SIPO", "POJISTNE", "LEASING", None), weights=(50, 15, 5, 30))[0]
+                bank, partner = rng.choice(BANKS), rng.randint(10_000_000, 99_999_999)
+            elif kind == "card":
+                ttype, operation = "VYDAJ", "VYBER KARTOU"
+            else:
+                ttype, operation = "VYBER", "VYBER"
+            balance += amount if ttype == "PRIJEM" else -amount
+            row: tuple[object, ...] = (
+                account_id, dt.date.fromordinal(day).isoformat(), ttype, operation, amount, balance,
+                k_symbol, bank, partner,
+            )  # fmt: skip
+            events.append((day, account_id, seq, row))
+    events.sort(key=lambda e: (e[0], e[1], e[2]))  # a ledger numbers transactions in time order
+    rows: list[tuple[object, ...]] = []
+    trans_id = 0
+    for _day, _account, _seq, row in events:
+        trans_id += rng.randint(1, 4)
+        rows.append((trans_id, *row))
+    return rows
+
+
+def build_embedded(target: Path, *, seed: int, options: Mapping[str, Any]) -> None:
+    """Write a deterministic synthetic `financial.sqlite` (same seed and options => same bytes)."""
+    values = _option_values(target, options)
+    rng = random.Random(seed)
+
+    districts, populations = _districts(rng)
+    district_ids = list(range(1, len(districts) + 1))
+    region_of = dict(zip(district_ids, [region for region, names in REGIONS for _ in names], strict=True))
+
+    region_districts = {region: [d for d in district_ids if region_of[d] == region] for region, _ in REGIONS}
+
+    def pick_district() -> int:
+        region = _weighted(rng, REGION_ACCOUNTS)
+        members = region_districts[region]
+        return rng.choices(members, weights=[populations[d - 1] for d in members])[0]
+
+    # accounts: sparse ids as in the real data (max id 11,382)
+    accounts: list[tuple[int, int, str, str]] = []
+    for account_id in sorted(rng.sample(range(1, 11_383), N_ACCOUNTS)):
+        year = _weighted(rng, ACCOUNT_YEARS)
+        opened = _rand_date(rng, dt.date(year, 1, 1), min(dt.date(year, 12, 31), LAST_ACCOUNT))
+        accounts.append((account_id, pick_district(), _weighted(rng, FREQUENCIES), opened.isoformat()))
+
+    with_disponent = set(rng.sample([a[0] for a in accounts], N_DISPONENTS))
+    clients: list[tuple[object, ...]] = []
+    disps: list[tuple[object, ...]] = []
+    owner_disp: dict[int, int] = {}
+    owner_district: dict[int, int] = {}
+    owner_birth: dict[int, dt.date] = {}
+    next_id = 0
+    for account_id, district_id, _freq, _opened in accounts:
+        next_id += rng.randint(1, 4)
+        home = district_id if rng.random() < 0.91 else pick_district()
+        gender = "M" if rng.random() < 0.507 else "F"
+        born = _birth_date(rng)
+        clients.append((next_id, gender, born.isoformat(), home))
+        disps.append((next_id, next_id, account_id, "OWNER"))
+        owner_disp[account_id], owner_district[account_id], owner_birth[account_id] = next_id, home, born
+        if account_id in with_disponent:
+            next_id += rng.randint(1, 4)
+            partner_gender = {"M": "F", "F": "M"}[gender] if rng.random() < 0.8 else gender
+            partner_born = born + dt.timedelta(days=rng.randint(-8 * 365, 8 * 365))
+            partner_born = min(max(partner_born, dt.date(1911, 1, 1)), dt.date(1987, 12, 31))
+            partner_home = home if rng.random() < 0.9 else pick_district()
+            clients.append((next_id, partner_gender, partner_born.isoformat(), partner_home))
+            disps.append((next_id, next_id, account_id, "DISPONENT"))
+
+    # loans: one seed loan per (region, status), then the remaining quota on random accounts
+    opened_of = {a[0]: dt.date.fromisoformat(a[3]) for a in accounts}
+    by_region: dict[str, list[int]] = {region: [] for region, _ in REGIONS}
+    for account_id, _d, _f, _o in accounts:
+        by_region[region_of[owner_district[account_id]]].append(account_id)
+    assigned: list[tuple[int, str]] = []
+    used: set[int] = set()
+    for region, _names in REGIONS:
+        for status in LOAN_STATUSES:
+            candidates = [a for a in by_region[region] if a not in used and _feasible(status, opened_of[a])]
+            account_id = rng.choice(candidates)
+            used.add(account_id)
+            assigned.append((account_id, status))
+    remaining = [s for s in LOAN_STATUSES for _ in range(LOAN_QUOTA[s] - len(REGIONS))]
+    rng.shuffle(remaining)
+    pool = [a[0] for a in accounts if a[0] not in used]
+    rng.shuffle(pool)
+    for status in remaining:
+        idx = next(i for i, a in enumerate(pool) if _feasible(status, opened_of[a]))
+        assigned.append((pool.pop(idx), status))
+    # pin the real extremes on the first seed loans: Prague/A is the smallest, Prague/C the largest
+    pins = {0: (12, MIN_LOAN_AMOUNT // 12), 2: (60, MAX_LOAN_AMOUNT // 60)}
+    loan_data = {
+        account_id: (status, _make_loan(rng, status, opened_of[account_id], pins.get(i)))
+        for i, (account_id, status) in enumerate(assigned)
+    }
+    loans: list[tuple[object, ...]] = []
+    loan_id = 4958
+    for account_id in sorted(loan_data):
+        status, (date, amount, duration, payments) = loan_data[account_id]
+        loan_id += rng.randint(1, 6)
+        loans.append((loan_id, account_id, date, amount, duration, payments, status))
+    loan_payment = {account_id: data[1][3] for account_id, data in loan_data.items()}
+
+    # cards: on owners' dispositions only; junior cards need an owner born 1974 or later
+    owners = [a[0] for a in accounts]
+    young = [a for a in owners if owner_birth[a] >= dt.date(1974, 1, 1)]
+    juniors = rng.sample(young, CARD_QUOTA["junior"])
+    junior_set = set(juniors)
+    adults = rng.sample(
+        [a for a in owners if a not in junior_set], CARD_QUOTA["gold"] + CARD_QUOTA["classic"]
+    )
+    card_type = {a: "junior" for a in juniors}
+    card_type.update({a: ("gold" if i < CARD_QUOTA["gold"] else "classic") for i, a in enumerate(adults)})
+    cards: list[tuple[object, ...]] = []
+    card_id = 0
+    for account_id in sorted(card_type, key=lambda a: owner_disp[a]):
+        card_id += rng.choices((1, 2), weights=(6, 4))[0]
+        issued = _rand_date(rng, max(opened_of[account_id], FIRST_CARD), LAST_CARD)
+        cards.append((card_id, owner_disp[account_id], card_type[account_id], issued.isoformat()))
+
+    # permanent orders: every loan account pays its instalment by an UVER order
+    n_order_accounts = sum(ORDERS_PER_ACCOUNT.values())
+    others = [a for a in owners if a not in loan_payment]
+    order_accounts = sorted([*loan_payment, *rng.sample(others, n_order_accounts - len(loan_payment))])
+    counts = [n for n, k in ORDERS_PER_ACCOUNT.items() for _ in range(k)]
+    rng.shuffle(counts)
+    symbols = (("SIPO", 3502), (" ", 1379), ("POJISTNE", 532), ("LEASING", 341), ("UVER", 35))
+    orders: list[tuple[object, ...]] = []
+    order_id = 29400
+    for account_id, count in zip(order_accounts, counts, strict=True):
+        for k in range(count):
+            order_id += rng.randint(1, 4)
+            if k == 0 and account_id in loan_payment:
+                symbol, order_amount = "UVER", loan_payment[account_id]
+            else:
+                symbol = _weighted(rng, symbols)
+                if symbol == "LEASING":
+                    order_amount = round(rng.uniform(397.0, 4975.0), 1)
+                elif symbol == "UVER":
+                    order_amount = float(rng.randint(304, 9910))
+                else:
+                    median = {"SIPO": 3000.0, "POJISTNE": 900.0, " ": 1500.0}[symbol]
+                    order_amount = min(14882.0, max(1.0, round(rng.lognormvariate(math.log(median), 0.7), 1)))
+            orders.append(
+                (
+                    order_id,
+                    account_id,
+                    rng.choice(BANKS),
+                    rng.randint(10_000_000, 99_999_999),
+                    order_amount,
+                    symbol,
+                )
+            )
+
+    trans = _trans_rows(rng, values["trans_rows"], accounts, owner_birth, loan_payment, set(card_type))
+
+    with new_database(target) as conn:
+        _create_schema(conn)
+        _insert(conn, "district", districts)
+        _insert(conn, "account", accounts)
+        _insert(conn, "client", clients)
+        _insert(conn, "disp", disps)
+        _insert(conn, "card", cards)
+        _insert(conn, "loan", loans)
+        _insert(conn, "order", orders)
+        _insert(conn, "trans", trans)
+        write_meta(
+            conn,
+            {
+                "kind": "embedded",
+                "synthetic": True,
+                "source": SOURCE_NAME,
+                "builder_version": BUILDER_VERSION,
+                "seed": seed,
+                "options": values,
+            },
+        )
+        require_tables(conn, target, REQUIRED)
+
+
+# --------------------------------------------------------------------------------------------
+# Real-data adapter
+# --------------------------------------------------------------------------------------------
+
+FORMAT_SQLITE = "bird_sqlite"
+FORMAT_RAW = "pkdd99_raw"
+FORMAT_CTU = "ctu_relational"
+
+# header names a file may use for a BIRD column (matched case-insensitively)
+_ALIASES: dict[tuple[str, str], tuple[str, ...]] = {("district", "district_id"): ("district_id", "A1")}
+
+_YYMMDD = re.compile(r"^(\d{2})(\d{2})(\d{2})(?: 00:00:00)?$")
+_ISO = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[ T]\d{2}:\d{2}:\d{2}(?:\.\d+)?)?$")
+
+
+def build_real(target: Path, input_path: Path) -> None:
+    """Write BIRD's layout from `financial.sqlite` or a PKDD'99 folder (raw or CTU layout)."""
+    input_path = Path(input_path)
+    if not input_path.exists():
+        raise SourceError(input_path, "does not exist", _EXPECTED_INPUT)
+    if input_path.is_dir():
+        tables, input_format, inputs = _read_folder(input_path)
+    else:
+        tables, input_format, inputs = _read_sqlite(input_path)
+    missing = [t for t in SCHEMA if t not in tables]
+    with new_database(target) as conn:
+        _create_schema(conn)
+        for table in SCHEMA:
+            if table in tables:
+                try:
+                    _insert(conn, table, tables[table])
+                except sqlite3.IntegrityError as exc:  # only reachable from a copied BIRD file
+                    raise SourceError(
+                        input_path, f"table '{table}': {exc}", "values allowed by BIRD's schema"
+                    ) from exc
+        write_meta(
+            conn,
+            {
+                "kind": "real",
+                "synthetic": False,
+                "source": SOURCE_NAME,
+                "builder_version": BUILDER_VERSION,
+                "inputs": inputs,
+                "input_format": input_format,
+                "missing_tables": missing,
+            },
+        )
+        require_tables(conn, target, REQUIRED)
+
+
+def _read_sqlite(path: Path) -> tuple[dict[str, Iterable[Sequence[object]]], str, list[str]]:
+    src = open_readonly(path)  # raises SourceError unless an intact SQLite file
+    require_tables(src, path, REQUIRED)
+    present = {t.lower(): t for t in user_tables(src)}
+    tables: dict[str, Iterable[Sequence[object]]] = {}
+    for table, columns in SCHEMA.items():
+        actual = present.get(table)
+        if actual is None:
+            if table in OPTIONAL_TABLES:
+                continue
+            raise SourceError(path, f"table '{table}' is missing", f"tables {sorted(REQUIRED)}")
+        have = {r[1].lower(): r[1] for r in src.execute(f'PRAGMA table_info("{actual}")')}
+        names = []
+        for col, _decl, _nullable in columns:
+            if col.lower() not in have:
+                raise SourceError(
+                    path, f"column '{table}.{col}' is missing", f"BIRD's columns {[c[0] for c in columns]}"
+                )
+            names.append(f'"{have[col.lower()]}"')
+        # read fully: the source connection must not outlive this function
+        tables[table] = src.execute(
+            f'SELECT {", ".join(names)} FROM "{actual}" ORDER BY {names[0]}'
+        ).fetchall()
+    src.close()
+    return tables, FORMAT_SQLITE, [path.name]
+
+
+def _find_file(folder: Path, table: str) -> Path | None:
+    wanted = {f"{table}.csv", f"{table}.asc"}
+    matches = sorted(p for p in folder.iterdir() if p.is_file() and p.name.lower() in wanted)
+    if len(matches) > 1:
+        raise SourceError(
+            folder, f"several files for table '{table}': {[p.name for p in matches]}", "exactly one of them"
+        )
+    return matches[0] if matches else None
+
+
+def _read_rows(path: Path) -> tuple[dict[str, int], Iterator[tuple[int, list[str]]]]:
+    """Header (lower-cased name -> index) and a stream of (line number, fields) of a `;`/`,` file.
+
+    Streaming keeps a full PKDD'99 trans file (about a million lines) from being held twice.
+    """
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        text = data.decode("cp1250")  # the original PKDD'99 files are Czech Windows text
+    first = text.split("\n", 1)[0]
+    if not first.strip():
+        raise SourceError(path, "has no header line", "a header naming the columns")
+    delimiter = ";" if first.count(";") > first.count(",") else ","
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, quotechar='"')
+    header = [h.strip() for h in next(reader)]
+    index = {h.lower(): i for i, h in enumerate(header)}
+
+    def rows() -> Iterator[tuple[int, list[str]]]:
+        for fields in reader:
+            if not fields or (len(fields) == 1 and not fields[0].strip()):
+                continue
+            if len(fields) != len(header):
+                raise SourceError(
+                    path,
+                    f"line {reader.line_num} has {len(fields)} fields",
+                    f"{len(header)} fields as in the header",
+                )
+            yield reader.line_num, fields
+
+    return index, rows()
+
+
+def _column_index(path: Path, index: Mapping[str, int], table: str, column: str) -> int:
+    names = _ALIASES.get((table, column), (column,))
+    for name in names:
+        if name.lower() in index:
+            return index[name.lower()]
+    raise SourceError(
+        path, f"column '{column}' is missing", f"a column {' or '.join(repr(n) for n in names)}"
+    )
+
+
+def _to_date(raw: str) -> dt.date:
+    text = raw.strip()
+    if m := _YYMMDD.match(text):
+        return dt.date(1900 + int(m[1]), int(m[2]), int(m[3]))
+    if m := _ISO.match(text):
+        return dt.date(int(m[1]), int(m[2]), int(m[3]))
+    raise ValueError(text)
+
+
+def _to_int(raw: str) -> int | float:
+    text = raw.strip()
+    try:
+        return int(text)
+    except ValueError:
+        value = float(text)
+        # a fractional value in an INTEGER column is kept, not truncated (SQLite stores it as REAL)
+        return int(value) if value.is_integer() else value
+
+
+_CONVERTERS: dict[str, tuple[Callable[[str], object], str]] = {
+    "INTEGER": (_to_int, "a number"),
+    "REAL": (lambda s: float(s.strip()), "a number"),
+    "DATE": (lambda s: _to_date(s).isoformat(), "a date YYMMDD or YYYY-MM-DD"),
+}
+
+
+def _convert(path: Path, table: str, column: Column, raw: str, line: int) -> object:
+    name, decl, nullable = column
+    value: object = raw
+    if table == "district" and name not in ("district_id", "A2", "A3") and raw.strip() == "?":
+        value = None  # PKDD'99 marks unknown district figures with '?'
+    elif decl in _CONVERTERS:
+        if not raw.strip():
+            value = None
+        else:
+            convert, expected = _CONVERTERS[decl]
+            try:
+                value = convert(raw)
+            except ValueError as exc:
+                raise SourceError(
+                    path, f"column '{name}' line {line}: {raw!r} is not valid", expected
+                ) from exc
+    if value is None and not nullable:
+        raise SourceError(
+            path, f"column '{name}' line {line}: value is missing", f"a {decl} value in every row"
+        )
+    return value
+
+
+def _birth(path: Path, raw: str, line: int) -> tuple[str, str]:
+    """PKDD'99 birth_number YYMMDD (women: month + 50) -> (gender, ISO birth date)."""
+    text = raw.strip()
+    try:
+        if not re.fullmatch(r"\d{6}", text):
+            raise ValueError(text)
+        month = int(text[2:4])
+        gender = "F" if month > 50 else "M"
+        born = dt.date(1900 + int(text[:2]), month - 50 if month > 50 else month, int(text[4:6]))
+    except ValueError as exc:
+        raise SourceError(
+            path, f"column 'birth_number' line {line}: {raw!r} is not valid", "YYMMDD, month + 50 for women"
+        ) from exc
+    return gender, born.isoformat()
+
+
+def _detect_layout(path: Path, index: Mapping[str, int]) -> str:
+    if "gender" in index and "birth_date" in index:
+        return FORMAT_CTU
+    if "birth_number" in index:
+        return FORMAT_RAW
+    raise SourceError(
+        path,
+        "column 'birth_number' (PKDD'99 raw layout) or 'gender' + 'birth_date' (CTU layout) is missing",
+        "the client file of one of the two layouts",
+    )
+
+
+def _read_folder(folder: Path) -> tuple[dict[str, Iterable[Sequence[object]]], str, list[str]]:
+    files: dict[str, Path] = {}
+    for table in SCHEMA:
+        found = _find_file(folder, table)
+        if found is not None:
+            files[table] = found
+        elif table not in OPTIONAL_TABLES:
+            raise SourceError(
+                folder, f"no file for table '{table}'", f"{table}.csv or {table}.asc; {_EXPECTED_INPUT}"
+            )
+
+    client_index, _ = _read_rows(files["client"])
+    layout = _detect_layout(files["client"], client_index)
+    tables: dict[str, Iterable[Sequence[object]]] = {}
+    for table, path in files.items():
+        index, rows = _read_rows(path)
+        columns = SCHEMA[table]
+        derive_birth = table == "client" and layout == FORMAT_RAW
+        positions: list[int | None] = []
+        for column in columns:
+            if derive_birth and column[0] in ("gender", "birth_date"):
+                positions.append(None)
+            else:
+                positions.append(_column_index(path, index, table, column[0]))
+        birth_pos = _column_index(path, index, table, "birth_number") if derive_birth else None
+        out: list[tuple[object, ...]] = []
+        for line, fields in rows:
+            values: list[object] = []
+            derived = _birth(path, fields[birth_pos], line) if birth_pos is not None else None
+            for column, pos in zip(columns, positions, strict=True):
+                if pos is None:
+                    assert derived is not None
+                    values.append(derived[0] if column[0] == "gender" else derived[1])
+                else:
+                    values.append(_convert(path, table, column, fields[pos], line))
+            out.append(tuple(values))
+        key = columns[0][0]
+        for row in out:
+            if not isinstance(row[0], int):
+                raise SourceError(path, f"column '{key}': {row[0]!r} is not an integer id", "integer ids")
+        out.sort(key=lambda r: r[0])  # type: ignore[arg-type,return-value]
+        for prev, row in zip(out, out[1:], strict=False):
+            if prev[0] == row[0]:
+                raise SourceError(path, f"column '{key}': id {row[0]} occurs twice", "unique ids")
+        tables[table] = out
+    return tables, layout, sorted(p.name for p in files.values())

@@ -1,0 +1,85 @@
+"""The sources configuration (`sources/sources.yaml`): which database each source asset builds."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from memsql_assets.lib.errors import ConfigError
+from memsql_assets.lib.paths import REPO_ROOT
+
+SOURCE_NAMES = ("bird_financial", "sec_edgar", "northwind")
+PREFIX = {"bird_financial": "BIRD", "sec_edgar": "SEC", "northwind": "NW"}
+DEFAULT_SOURCES_FILE = REPO_ROOT / "sources" / "sources.yaml"
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    name: str
+    kind: Literal["embedded", "real"]
+    seed: int = 0
+    real_path: Path | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def prefix(self) -> str:
+        return PREFIX[self.name]
+
+
+def env_var_for(name: str) -> str:
+    return f"MEMSQL_SOURCE_{name.upper()}"
+
+
+def sources_file() -> Path:
+    return Path(os.environ.get("MEMSQL_SOURCES_FILE", DEFAULT_SOURCES_FILE)).expanduser().resolve()
+
+
+def load_sources(path: Path | None = None, environ: dict[str, str] | None = None) -> dict[str, SourceSpec]:
+    """Parse the sources file, apply MEMSQL_SOURCE_<NAME> overrides, and validate every field."""
+    path = path or sources_file()
+    env = os.environ if environ is None else environ
+    if not path.exists():
+        raise ConfigError(path, "<file>", "sources configuration file does not exist")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(path, "<file>", f"not valid YAML: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise ConfigError(path, "<top level>", "expected a mapping of source name -> settings")
+    unknown = set(raw) - set(SOURCE_NAMES)
+    if unknown:
+        raise ConfigError(path, sorted(unknown)[0], f"unknown source; expected one of {list(SOURCE_NAMES)}")
+    specs: dict[str, SourceSpec] = {}
+    for name in SOURCE_NAMES:
+        entry = raw.get(name) or {}
+        if not isinstance(entry, dict):
+            raise ConfigError(path, name, "expected a mapping with kind/seed/real_path/options")
+        kind = entry.get("kind", "embedded")
+        real_path = entry.get("real_path")
+        override = env.get(env_var_for(name))
+        if override:
+            kind, real_path = "real", override
+        if kind not in ("embedded", "real"):
+            raise ConfigError(path, f"{name}.kind", f"got {kind!r}; expected 'embedded' or 'real'")
+        seed = entry.get("seed", 0)
+        if not isinstance(seed, int):
+            raise ConfigError(path, f"{name}.seed", f"got {seed!r}; expected an integer")
+        options = entry.get("options") or {}
+        if not isinstance(options, dict):
+            raise ConfigError(path, f"{name}.options", "expected a mapping")
+        resolved: Path | None = None
+        if real_path:
+            resolved = Path(str(real_path)).expanduser()
+            if not resolved.is_absolute():
+                resolved = (path.parent / resolved).resolve()
+        if kind == "real":
+            if resolved is None:
+                raise ConfigError(path, f"{name}.real_path", "kind is 'real' but no real_path is set")
+            if not resolved.exists():
+                raise ConfigError(path, f"{name}.real_path", f"{resolved} does not exist")
+        specs[name] = SourceSpec(name=name, kind=kind, seed=seed, real_path=resolved, options=options)
+    return specs

@@ -1,0 +1,51 @@
+"""Shared fixtures: embedded source databases and a generated benchmark, built once per session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memsql_assets.lib.benchmark.generate import Session
+from memsql_assets.lib.benchmark.pipeline import build_sessions, extract_all_profiles
+from memsql_assets.lib.sources.build import build_source
+from memsql_assets.lib.sources.config import SOURCE_NAMES, load_sources
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def embedded_dbs(tmp_path_factory) -> dict[str, Path]:
+    """The three embedded source databases, built with the default seeds of sources/sources.yaml."""
+    out = tmp_path_factory.mktemp("embedded_sources")
+    specs = load_sources(environ={})
+    return {name: build_source(specs[name], out / f"{name}.sqlite").path for name in SOURCE_NAMES}
+
+
+@pytest.fixture(scope="session")
+def embedded_profiles(embedded_dbs):
+    return extract_all_profiles(embedded_dbs)
+
+
+@pytest.fixture(scope="session")
+def embedded_sessions(embedded_profiles) -> list[Session]:
+    return build_sessions(embedded_profiles)
+
+
+@pytest.fixture(scope="session")
+def embedded_turns(embedded_sessions) -> list[dict]:
+    return [dict(t.__dict__) for s in embedded_sessions for t in s.turns]
+
+
+@pytest.fixture(scope="session")
+def shared_data():
+    """`shared_data("northwind")` -> the real-data path, or skip the test when it is absent."""
+
+    def _path(*parts: str) -> Path:
+        path = SHARED_DATA.joinpath(*parts)
+        if not path.exists():
+            pytest.skip(f"real data not available at {path}")
+        return path
+
+    return _path

@@ -1,0 +1,74 @@
+"""The `memsql` console command, as a user runs it (a real subprocess)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+
+def _memsql(*args, env=None, check=True):
+    proc = subprocess.run(
+        [sys.executable, "-m", "memsql_assets.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    if check:
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc
+
+
+@pytest.fixture(scope="module")
+def cli_env(tmp_path_factory):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSQL_SOURCE_")}
+    env["MEMSQL_HOME"] = str(tmp_path_factory.mktemp("cli_home"))
+    return env
+
+
+def test_run_then_sources_list_and_export(cli_env, tmp_path):
+    before = json.loads(_memsql("sources", "list", "--json", env=cli_env).stdout)
+    assert [r["name"] for r in before] == ["bird_financial", "sec_edgar", "northwind"]
+    assert all(r["built"] is False and r["row_counts"] is None for r in before)
+
+    summary = json.loads(_memsql("run", "--json", env=cli_env).stdout)
+    assert summary["success"] and all(summary["checks"].values())
+    assert summary["benchmark"]["sessions"] == 300 and summary["benchmark"]["turns"] == 1400
+    assert os.path.exists(os.path.join(cli_env["MEMSQL_HOME"], "dagster_home", "dagster.yaml"))
+
+    listed = {r["name"]: r for r in json.loads(_memsql("sources", "list", "--json", env=cli_env).stdout)}
+    assert listed["northwind"]["kind"] == "embedded" and listed["northwind"]["row_counts"]["Customers"] == 93
+    assert listed["bird_financial"]["row_counts"]["loan"] > 600
+    assert listed["sec_edgar"]["path"].endswith("sec_edgar.sqlite")
+
+    target = tmp_path / "bench.jsonl"
+    _memsql("export-benchmark", str(target), env=cli_env)
+    rows = [json.loads(line) for line in target.read_text().splitlines()]
+    assert len(rows) == 1400
+    assert set(rows[0]) == {
+        "session_id",
+        "source",
+        "tier",
+        "turn_index",
+        "question",
+        "gt_sql",
+        "fallback_sql",
+        "requires_prior_context",
+        "referenced_context_keys",
+        "state_updates",
+        "memory_critical",
+    }
+
+
+def test_bad_sources_config_is_a_clear_error(cli_env, tmp_path):
+    env = dict(cli_env, MEMSQL_SOURCE_SEC_EDGAR=str(tmp_path / "missing"))
+    proc = _memsql("sources", "list", env=env, check=False)
+    assert proc.returncode == 2
+    assert "sec_edgar.real_path" in proc.stderr and "does not exist" in proc.stderr
+    assert "Traceback" not in proc.stderr

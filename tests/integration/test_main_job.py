@@ -1,0 +1,76 @@
+"""The main job through Dagster: sources -> profiles -> sessions with their blocking checks."""
+
+from __future__ import annotations
+
+import json
+
+import dagster as dg
+import pytest
+
+from memsql_assets.definitions import defs
+from memsql_assets.defs.jobs import MAIN_JOB
+from memsql_assets.lib.paths import benchmark_dir
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture()
+def memsql_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMSQL_HOME", str(tmp_path / "home"))
+    for name in ("BIRD_FINANCIAL", "SEC_EDGAR", "NORTHWIND"):
+        monkeypatch.delenv(f"MEMSQL_SOURCE_{name}", raising=False)
+    return tmp_path / "home"
+
+
+def test_definitions_load_with_lineage():
+    repo = defs.get_repository_def()
+    keys = {k.to_user_string() for k in repo.asset_graph.get_all_asset_keys()}
+    assert {"bird_financial", "sec_edgar", "northwind", "profiles", "sessions"} <= keys
+    sessions_node = repo.asset_graph.get(dg.AssetKey("sessions"))
+    assert dg.AssetKey("profiles") in sessions_node.parent_keys
+    checks = {c.name for c in repo.asset_graph.asset_check_keys}
+    assert {"sessions_suite", "turns_suite", "ground_truth_executes"} <= checks
+
+
+def test_main_job_materializes_everything_and_checks_pass(memsql_home):
+    with dg.instance_for_test() as instance:
+        result = defs.resolve_job_def(MAIN_JOB).execute_in_process(instance=instance)
+        assert result.success
+        evaluations = {e.check_name: e for e in result.get_asset_check_evaluations()}
+        assert set(evaluations) == {"sessions_suite", "turns_suite", "ground_truth_executes"}
+        assert all(e.passed for e in evaluations.values()), {k: e.description for k, e in evaluations.items()}
+        gt = evaluations["ground_truth_executes"].metadata
+        assert gt["queries_executed"].value == 1400 + 1100  # every GT and every fallback
+
+        mats = {m.asset_key.to_user_string(): m for m in result.get_asset_materialization_events()}
+        assert set(mats) == {"bird_financial", "sec_edgar", "northwind", "profiles", "sessions"}
+        sec_meta = mats["sec_edgar"].materialization.metadata
+        assert sec_meta["kind"].value == "embedded" and sec_meta["synthetic"].value is True
+        assert len(sec_meta["content_hash"].value) == 64
+        sessions_meta = mats["sessions"].materialization.metadata
+        assert sessions_meta["sessions"].value == 300 and sessions_meta["turns"].value == 1400
+        assert sessions_meta["memory_critical_turns"].value == 1100
+
+        # The run is recorded in the instance: what the UI reads afterwards.
+        latest = instance.get_latest_materialization_event(dg.AssetKey("sessions"))
+        assert latest is not None and latest.run_id == result.run_id
+
+    rows = [
+        json.loads(line) for line in (benchmark_dir(memsql_home) / "turns.jsonl").read_text().splitlines()
+    ]
+    assert len(rows) == 1400 and rows[0]["session_id"] == "BIRD-1-001"
+
+
+def test_corrupt_real_source_stops_the_lineage(memsql_home, tmp_path, monkeypatch):
+    bad = tmp_path / "financial.sqlite"
+    bad.write_bytes(b"garbage, not sqlite" * 64)
+    monkeypatch.setenv("MEMSQL_SOURCE_BIRD_FINANCIAL", str(bad))
+    with dg.instance_for_test() as instance:
+        result = defs.resolve_job_def(MAIN_JOB).execute_in_process(instance=instance, raise_on_error=False)
+        assert not result.success
+        failures = [e for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
+        error = failures[0].event_specific_data.error.to_string()
+        assert "financial.sqlite: is not a SQLite database" in error
+        materialized = {m.asset_key.to_user_string() for m in result.get_asset_materialization_events()}
+        assert "bird_financial" not in materialized
+        assert not {"profiles", "sessions"} & materialized

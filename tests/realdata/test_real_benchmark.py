@@ -1,0 +1,77 @@
+"""The real public data in ../shared/data builds all three sources and a valid 300 / 1,400 benchmark."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from memsql_assets.lib.benchmark.gt_check import check_ground_truth
+from memsql_assets.lib.benchmark.invariants import violations
+from memsql_assets.lib.benchmark.pipeline import build_sessions, extract_all_profiles
+from memsql_assets.lib.sources.build import build_source
+from memsql_assets.lib.sources.config import SOURCE_NAMES, load_sources
+
+pytestmark = pytest.mark.realdata
+
+
+@pytest.fixture(scope="module")
+def real_dbs(tmp_path_factory, shared_data):
+    env = {
+        "MEMSQL_SOURCE_BIRD_FINANCIAL": str(shared_data("bird_financial", "berka_raw")),
+        "MEMSQL_SOURCE_SEC_EDGAR": str(shared_data("sec_edgar", "companyfacts")),
+        "MEMSQL_SOURCE_NORTHWIND": str(shared_data("northwind")),
+    }
+    specs = load_sources(environ=env)
+    out = tmp_path_factory.mktemp("real_sources")
+    built = {name: build_source(specs[name], out / f"{name}.sqlite") for name in SOURCE_NAMES}
+    assert {b.kind for b in built.values()} == {"real"}
+    return {name: b.path for name, b in built.items()}
+
+
+def test_real_sources_yield_a_valid_benchmark(real_dbs):
+    profiles = extract_all_profiles(real_dbs)
+    assert {t for t in profiles["sec_edgar"]["ticker_metric"] for t in [t["ticker"]]} == {
+        "AAPL",
+        "MSFT",
+        "GOOGL",
+        "NVDA",
+        "META",
+        "TSLA",
+    }
+    sessions = build_sessions(profiles)
+    turns = [t.__dict__ for s in sessions for t in s.turns]
+    assert violations(turns) == []
+    by = Counter((s.source, s.tier) for s in sessions)
+    assert by == {
+        ("NW", 1): 30,
+        ("NW", 2): 40,
+        ("NW", 3): 30,
+        ("SEC", 1): 36,
+        ("SEC", 2): 48,
+        ("SEC", 3): 36,
+        ("BIRD", 1): 24,
+        ("BIRD", 2): 32,
+        ("BIRD", 3): 24,
+    }
+    assert len(turns) == 1400 and sum(t["memory_critical"] for t in turns) == 1100
+    report = check_ground_truth(turns, real_dbs)
+    assert report.ok, report.failures[:10]
+    assert report.executed == 2500
+
+
+def test_real_sec_example_session_has_the_papers_shape(real_dbs):
+    sessions = {s.session_id: s for s in build_sessions(extract_all_profiles(real_dbs))}
+    first = sessions["SEC-3-001"].turns
+    assert first[0].question.startswith("Show ") and " revenue for " in first[0].question
+    assert [t.question for t in first[1:9]] == [
+        "Which year was higher?",
+        "Now show net income for those same two years.",
+        "Which year was higher there?",
+        "Show cash for those years.",
+        "Which year was higher for cash?",
+        "Show total assets for those years.",
+        "Which year was higher for total assets?",
+        "And total liabilities?",
+    ]
+    assert first[8].referenced_context_keys == ["ticker", "older_year", "newer_year"]

@@ -1,0 +1,103 @@
+"""Each SPEC §1 invariant, broken on purpose, fails its GX suite with a message naming what broke."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from memsql_assets.lib.benchmark.invariants import violations
+from memsql_assets.lib.quality.frames import sessions_frame, turns_frame
+from memsql_assets.lib.quality.gx_suites import validate
+
+
+def _check(turns):
+    s = validate(sessions_frame(turns), "benchmark_sessions", "session_id")
+    t = validate(turns_frame(turns), "benchmark_turns", "turn_id")
+    return s, t
+
+
+def test_generated_benchmark_passes_both_suites(embedded_turns):
+    s, t = _check(embedded_turns)
+    assert s.success, s.failures
+    assert t.success, t.failures
+    assert s.evaluated >= 20 and t.evaluated >= 10
+
+
+def _drop_session(turns, sid="NW-1-003"):
+    return [t for t in turns if t["session_id"] != sid]
+
+
+def _flag_first_turn(turns):
+    for t in turns:
+        if t["session_id"] == "SEC-2-005" and t["turn_index"] == 1:
+            t["memory_critical"] = True
+    return turns
+
+
+def _unbind_key(turns):
+    for t in turns:
+        if t["session_id"] == "BIRD-3-002" and t["turn_index"] == 1:
+            t["state_updates"] = {"loan_status": t["state_updates"]["loan_status"]}
+    return turns
+
+
+def _duplicate_id(turns):
+    for t in turns:
+        if t["session_id"] == "SEC-1-002":
+            t["session_id"] = "SEC-1-001"
+    return turns
+
+
+def _bad_id_format(turns):
+    for t in turns:
+        if t["session_id"] == "NW-1-001":
+            t["session_id"] = "NW-1-1"
+    return turns
+
+
+def _eleventh_ten_turn(turns):
+    # a tenth turn appended to a nine-turn NW session: eight ten-turn NW sessions.
+    extra = copy.deepcopy(next(t for t in turns if t["session_id"] == "NW-3-001" and t["turn_index"] == 10))
+    extra["session_id"] = "NW-3-002"
+    return turns + [extra]
+
+
+def _drop_fallback(turns):
+    for t in turns:
+        if t["session_id"] == "NW-2-007" and t["turn_index"] == 3:
+            t["fallback_sql"] = None
+    return turns
+
+
+def _wrong_tier_shape(turns):
+    return [t for t in turns if not (t["session_id"] == "BIRD-2-004" and t["turn_index"] == 4)]
+
+
+CASES = [
+    (_drop_session, "sessions", "300 sessions", None),
+    (_drop_session, "turns", "1,400 turns", None),
+    (_flag_first_turn, "turns", "turn 1 is never memory-critical", "SEC-2-005#1"),
+    (_unbind_key, "turns", "every referenced key is bound by an earlier state_updates", "BIRD-3-002#2"),
+    (_duplicate_id, "turns", "one row per (session, turn index)", None),
+    (_bad_id_format, "sessions", "session id format PREFIX-TIER-NNN", "NW-1-1"),
+    (_eleventh_ten_turn, "sessions", "7 ten-turn NW sessions", None),
+    (_drop_fallback, "turns", "every memory-critical turn has fallback_sql", "NW-2-007#3"),
+    (_wrong_tier_shape, "sessions", "T1 = 1 turn, T2 = 4 turns", "BIRD-2-004"),
+    (_wrong_tier_shape, "turns", "1,100 memory-critical turns", None),
+]
+
+
+@pytest.mark.parametrize(
+    ("breaker", "suite", "invariant", "failing_id"), CASES, ids=[c[0].__name__ + "-" + c[1] for c in CASES]
+)
+def test_broken_invariant_fails_with_named_message(embedded_turns, breaker, suite, invariant, failing_id):
+    broken = breaker(copy.deepcopy(embedded_turns))
+    s, t = _check(broken)
+    report = s if suite == "sessions" else t
+    assert not report.success
+    matching = [f for f in report.failures if invariant in f]
+    assert matching, report.failures
+    if failing_id:
+        assert failing_id in " ".join(matching)
+    assert violations(broken), "the generator's own fail-fast verification must agree"
