@@ -14,6 +14,9 @@ from typing import Any
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.paths import REPO_ROOT, benchmark_dir, memsql_home, source_db_path
 
+# Step-level DEBUG events are for the UI; the terminal gets INFO and above.
+QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
+
 
 def _sources_list(args: argparse.Namespace) -> int:
     from memsql_assets.lib.sources.build import describe_source
@@ -68,7 +71,9 @@ def _run(args: argparse.Namespace) -> int:
     home = memsql_home()
     ensure_dagster_home(home)
     with DagsterInstance.get() as instance:
-        result = defs.resolve_job_def(MAIN_JOB).execute_in_process(instance=instance, raise_on_error=False)
+        result = defs.resolve_job_def(MAIN_JOB).execute_in_process(
+            instance=instance, raise_on_error=False, run_config=QUIET_RUN_CONFIG
+        )
         checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
     summary = _summary(home, result.run_id, result.success, checks)
     if args.json:
