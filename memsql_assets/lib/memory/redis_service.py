@@ -1,0 +1,379 @@
+"""Working memory's Redis: the configured server (`MEMSQL_REDIS_URL`) or a private one we start and stop.
+
+A private server listens only on a unix socket under the data directory (no TCP port, so nothing else
+on the machine can reach it and two projects never collide on a port), keeps nothing on disk
+(`--save ""`, no AOF: working memory is per-run scratch state), and runs in its own session so a
+Ctrl-C aimed at the parent does not kill it half-way through a SHUTDOWN.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import stat
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+from urllib.parse import urlsplit, urlunsplit
+
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from memsql_assets.lib.memory.errors import MemoryServiceError
+
+REDIS_URL_ENV = "MEMSQL_REDIS_URL"
+CONNECT_TIMEOUT_S = 2.0
+COMMAND_TIMEOUT_S = 10.0
+START_TIMEOUT_S = 10.0
+# Linux's sockaddr_un.sun_path holds 108 bytes including the NUL, macOS's 104: stay safely below both.
+SOCKET_PATH_LIMIT = 100
+OWNER_FILE = "owner.json"
+FALLBACK_PREFIX = "memsql-redis-"
+
+
+def redis_dir(home: Path) -> Path:
+    return home / "redis"
+
+
+def socket_path_for(home: Path) -> Path:
+    """`home/redis/redis.sock`, or a short per-user, per-home directory under /tmp when that is too long.
+
+    A unix socket path longer than sun_path cannot be bound at all, and deep data directories (pytest's
+    tmp paths, CI workspaces) easily exceed it. The fallback name is derived from the home path (not
+    random) so that a second process using the same home finds the same server; it is created 0700 and
+    must be owned by us, so another user cannot pre-create it and intercept the socket.
+    """
+    home = home.absolute()  # redis-server runs with another cwd: a relative path would point elsewhere
+    preferred = redis_dir(home) / "redis.sock"
+    if len(os.fsencode(str(preferred))) <= SOCKET_PATH_LIMIT:
+        return preferred
+    digest = hashlib.sha256(os.fsencode(str(home.resolve()))).hexdigest()[:12]
+    short_dir = Path("/tmp") / f"{FALLBACK_PREFIX}{os.getuid()}-{digest}"
+    _ensure_private_dir(short_dir)
+    return short_dir / "redis.sock"
+
+
+def _ensure_private_dir(path: Path) -> None:
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = path.lstat()
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+        raise MemoryServiceError(
+            f"{path}: socket directory is not a directory owned by this user; remove it and retry"
+        )
+    os.chmod(path, 0o700)
+
+
+def redact_url(url: str) -> str:
+    """The URL with any password replaced, so that error messages and logs can name it."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparseable URL>"
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.rsplit("@", 1)[1]
+    user = parts.username or ""
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc}"))
+
+
+def _no_retry() -> Retry:
+    # One retry policy, in WorkingMemory: redis-py's default (3 retries with backoff up to 10 s) would
+    # turn "unreachable" into a long hang and hide restarts from our own accounting.
+    return Retry(NoBackoff(), 0)
+
+
+def unix_client(socket_path: Path, connect_timeout_s: float = CONNECT_TIMEOUT_S) -> redis.Redis:
+    return redis.Redis(
+        unix_socket_path=str(socket_path),
+        socket_connect_timeout=connect_timeout_s,
+        socket_timeout=COMMAND_TIMEOUT_S,
+        retry=_no_retry(),
+        decode_responses=True,
+    )
+
+
+def connect_url(url: str) -> redis.Redis:
+    """A client for a configured Redis, checked with PING; unreachable fails within ~2 s, never hangs."""
+    shown = redact_url(url)
+    try:
+        client = redis.Redis.from_url(
+            url,
+            socket_connect_timeout=CONNECT_TIMEOUT_S,
+            socket_timeout=COMMAND_TIMEOUT_S,
+            retry=_no_retry(),
+            decode_responses=True,
+        )
+        client.ping()
+    except (redis.RedisError, OSError, ValueError) as exc:
+        raise MemoryServiceError(
+            f"Redis at {shown} is unreachable ({type(exc).__name__}: {exc}); "
+            f"start it, fix {REDIS_URL_ENV}, or unset {REDIS_URL_ENV} to use a private redis-server"
+        ) from exc
+    return client
+
+
+def _answers(socket_path: Path) -> bool:
+    if not socket_path.exists():
+        return False
+    client = unix_client(socket_path, connect_timeout_s=0.5)
+    try:
+        return bool(client.ping())
+    except (redis.RedisError, OSError):
+        return False
+    finally:
+        client.close()
+
+
+def _log_tail(path: Path, lines: int = 20) -> str:
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return "(no log)"
+    return "\n".join(text.splitlines()[-lines:]) or "(empty log)"
+
+
+class RedisServer:
+    """One private `redis-server` process on a unix socket; start, stop and restart it.
+
+    Used by `redis_connection` and directly by tests (e.g. "Redis restarts mid-run"). The server keeps
+    no data across a restart (`--save ""`), which is what working memory wants.
+    """
+
+    def __init__(self, socket_path: Path, log_path: Path | None = None, binary: str | None = None):
+        self.socket_path = socket_path.absolute()
+        self.log_path = (log_path or socket_path.with_name("redis.log")).absolute()
+        self._binary = binary
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._log: IO[bytes] | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def _resolve_binary(self) -> str:
+        found = self._binary or shutil.which("redis-server")
+        if not found:
+            raise MemoryServiceError(
+                "redis-server not found on PATH: install it (e.g. `apt-get install -y redis-server`) "
+                f"or point {REDIS_URL_ENV} at a running Redis"
+            )
+        return found
+
+    def start(self, timeout_s: float = START_TIMEOUT_S) -> None:
+        if self.running:
+            return
+        binary = self._resolve_binary()
+        self.socket_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        if _answers(self.socket_path):
+            raise MemoryServiceError(
+                f"another Redis already answers on {self.socket_path}; stop it or use redis_connection(), "
+                "which reuses it"
+            )
+        # A socket file left by a killed server would make us think it's up; redis unlinks it anyway.
+        with contextlib.suppress(FileNotFoundError):
+            self.socket_path.unlink()
+        args = [
+            binary,
+            "--port", "0",
+            "--unixsocket", str(self.socket_path),
+            "--unixsocketperm", "700",
+            "--save", "",
+            "--appendonly", "no",
+            "--bind", "127.0.0.1",
+            "--daemonize", "no",
+            "--dir", str(self.log_path.parent),
+        ]  # fmt: skip
+        # No --logfile: redis logs to stdout, which goes to our log together with startup errors
+        # ("FATAL CONFIG FILE ERROR") that redis prints before it would open a logfile.
+        self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
+        self._proc = subprocess.Popen(
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            cwd=self.log_path.parent,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                code = self._proc.returncode
+                self._cleanup()
+                raise MemoryServiceError(
+                    f"redis-server exited with code {code} while starting on {self.socket_path}; "
+                    f"log {self.log_path}:\n{_log_tail(self.log_path)}"
+                )
+            if _answers(self.socket_path):
+                return
+            time.sleep(0.02)
+        self.stop()
+        raise MemoryServiceError(
+            f"redis-server did not answer PING on {self.socket_path} within {timeout_s:.0f} s; "
+            f"log {self.log_path}:\n{_log_tail(self.log_path)}"
+        )
+
+    def client(self) -> redis.Redis:
+        return unix_client(self.socket_path)
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        """SHUTDOWN NOSAVE, then SIGTERM, then SIGKILL: never leaves the process behind."""
+        proc = self._proc
+        if proc is None:
+            return
+        if proc.poll() is None:
+            client = unix_client(self.socket_path, connect_timeout_s=0.5)
+            # The server closes the connection as it exits, so SHUTDOWN "fails" when it works.
+            with contextlib.suppress(redis.RedisError, OSError):
+                client.shutdown(nosave=True)
+            client.close()
+            try:
+                proc.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=2.0)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+        self._cleanup()
+
+    def restart(self, timeout_s: float = START_TIMEOUT_S) -> None:
+        self.stop()
+        self.start(timeout_s)
+
+    def _cleanup(self) -> None:
+        self._proc = None
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+        with contextlib.suppress(FileNotFoundError):
+            self.socket_path.unlink()
+        if self.socket_path.parent.name.startswith(
+            FALLBACK_PREFIX
+        ) and self.socket_path.parent.parent == Path("/tmp"):
+            with contextlib.suppress(OSError):  # the short fallback dir of socket_path_for: remove once empty
+                self.socket_path.parent.rmdir()
+
+    def __enter__(self) -> RedisServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+@contextlib.contextmanager
+def _start_lock(directory: Path) -> Iterator[None]:
+    """Serialise check-then-start between processes sharing one home (else both would start a server)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    with open(directory / "start.lock", "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _read_owner(directory: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads((directory / OWNER_FILE).read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("owner_pid"), int) else None
+
+
+def _write_owner(directory: Path, server: RedisServer) -> None:
+    record = {"owner_pid": os.getpid(), "server_pid": server.pid, "socket": str(server.socket_path)}
+    (directory / OWNER_FILE).write_text(json.dumps(record))
+
+
+def _clear_owner(directory: Path) -> None:
+    owner = _read_owner(directory)
+    if owner is not None and owner["owner_pid"] == os.getpid():
+        with contextlib.suppress(FileNotFoundError):
+            (directory / OWNER_FILE).unlink()
+
+
+@contextlib.contextmanager
+def redis_connection(home: Path, url: str | None = None) -> Iterator[redis.Redis]:
+    """A Redis client for working memory, for the duration of the block.
+
+    - `url` (else `MEMSQL_REDIS_URL`): connect and PING; unreachable raises MemoryServiceError at once.
+    - Otherwise a private server on `socket_path_for(home)`, stopped when the block exits (also on
+      exceptions). Reuse: when a server of ours is already answering there for another live process
+      (`home/redis/owner.json` names it), we connect to it and leave it running — its owner stops it,
+      and if that happens while we still use it, our calls fail with MemoryServiceError after retries.
+      A server whose owner died (kill -9) is an orphan: it is shut down and replaced (its contents were
+      scratch state of a dead run). A server answering without any owner record is not ours to stop:
+      we use it and leave it alone.
+    """
+    url = url or os.environ.get(REDIS_URL_ENV) or None
+    if url:
+        client = connect_url(url)
+        try:
+            yield client
+        finally:
+            client.close()
+        return
+
+    home = home.absolute()
+    directory = redis_dir(home)
+    server: RedisServer | None = None
+    with _start_lock(directory):
+        sock = socket_path_for(home)
+        if _answers(sock):
+            owner = _read_owner(directory)
+            if owner is not None and not _pid_alive(owner["owner_pid"]):
+                orphan = unix_client(sock, connect_timeout_s=0.5)
+                with contextlib.suppress(redis.RedisError, OSError):
+                    orphan.shutdown(nosave=True)
+                orphan.close()
+                _wait_gone(sock)
+        if not _answers(sock):
+            server = RedisServer(sock, log_path=directory / "redis.log")
+            server.start()
+            _write_owner(directory, server)
+    try:
+        client = server.client() if server is not None else unix_client(sock)
+        try:
+            yield client
+        finally:
+            client.close()
+    finally:
+        if server is not None:
+            # Under the lock: a process about to reuse or start a server must not see it half-gone.
+            with _start_lock(directory):
+                server.stop()
+                _clear_owner(directory)
+
+
+def _wait_gone(sock: Path, timeout_s: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while _answers(sock):
+        if time.monotonic() > deadline:
+            raise MemoryServiceError(
+                f"an orphaned redis-server on {sock} did not shut down; kill it and retry"
+            )
+        time.sleep(0.05)
