@@ -1,0 +1,139 @@
+"""Score one turn: extract the SQL, run it and the ground truth, compare, classify.
+
+Everything runs on the caller's connection, which must be read-only (sqlite_db.open_readonly):
+the sandbox for generated SQL is that connection plus run_query's time limit and row cap.
+
+Ground-truth results are cached by SQL text in `gt_cache` (one cache per source database: the
+key does not name the database). The fallback SQL of a turn is the next session's ground truth,
+so it is looked up in, and stored into, the same cache. The fallback runs only when it can
+matter: the generated SQL ran and was not strictly correct.
+
+A ground truth that fails, or that hits the row cap (so that a comparison would see only part of
+it), is a harness bug, not a model error: the turn is scored as not correct and the problem is
+recorded in `gt_error`, which the gold check reports.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping, MutableMapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from memsql_assets.lib.errors import MemsqlError
+from memsql_assets.lib.evaluation.compare import bag_equal, set_equal, strict_equal
+from memsql_assets.lib.evaluation.contamination import is_contaminated
+from memsql_assets.lib.evaluation.extract import extract_sql
+from memsql_assets.lib.evaluation.taxonomy import classify, error_message
+from memsql_assets.lib.sql.execute import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S, QueryResult, run_query
+
+SUMMARY_MAX_CHARS = 300
+
+
+class TurnInputError(MemsqlError):
+    """A benchmark turn given to the scorer lacks a field or has one of the wrong type."""
+
+    def __init__(self, turn: Mapping[str, Any], field: str, problem: str):
+        self.turn = turn_label(turn)
+        self.field = field
+        super().__init__(f"turn {self.turn}: field '{field}': {problem}")
+
+
+@dataclass(frozen=True)
+class TurnScore:
+    extracted_sql: str | None
+    ex_strict: bool
+    ex_bag: bool
+    ex_set: bool
+    error_class: str
+    error_message: str | None
+    contaminated: bool
+    gt_error: str | None
+    generated_row_count: int | None
+    result_summary: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def turn_label(turn: Mapping[str, Any]) -> str:
+    return f"{turn.get('session_id', '?')}#{turn.get('turn_index', '?')}"
+
+
+def score_turn(
+    turn: Mapping[str, Any],
+    raw_output: str | None,
+    conn: sqlite3.Connection,
+    gt_cache: MutableMapping[str, QueryResult] | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    row_cap: int = DEFAULT_ROW_CAP,
+) -> TurnScore:
+    gt_sql = turn.get("gt_sql")
+    if not isinstance(gt_sql, str) or not gt_sql.strip():
+        raise TurnInputError(turn, "gt_sql", f"expected non-empty SQL text, got {gt_sql!r}")
+    fallback_sql = turn.get("fallback_sql")
+    if fallback_sql is not None and not isinstance(fallback_sql, str):
+        raise TurnInputError(turn, "fallback_sql", f"expected SQL text or null, got {fallback_sql!r}")
+    if raw_output is not None and not isinstance(raw_output, str):
+        raise TurnInputError(turn, "raw_output", f"expected text or None, got {type(raw_output).__name__}")
+
+    def cached(sql: str) -> QueryResult:
+        if gt_cache is not None and sql in gt_cache:
+            return gt_cache[sql]
+        result = run_query(conn, sql, timeout_s, row_cap)
+        if gt_cache is not None:
+            gt_cache[sql] = result
+        return result
+
+    gt = cached(gt_sql)
+    gt_error = gt.error
+    if gt.ok and gt.truncated:
+        gt_error = f"ground truth returned more than the row cap ({row_cap} rows): comparison not trusted"
+
+    extraction = extract_sql(raw_output)
+    generated = run_query(conn, extraction.sql, timeout_s, row_cap) if extraction.sql else None
+
+    comparable = gt_error is None and generated is not None and generated.ok and not generated.truncated
+    gen_rows = generated.rows if generated is not None else None
+    ex_strict = comparable and strict_equal(gen_rows, gt.rows)
+    ex_bag = comparable and bag_equal(gen_rows, gt.rows)
+    ex_set = comparable and set_equal(gen_rows, gt.rows)
+
+    contaminated = False
+    if fallback_sql and not ex_strict and generated is not None and generated.ok:
+        fallback = cached(fallback_sql)
+        fb_rows = fallback.rows if fallback.ok and not fallback.truncated else None
+        contaminated = is_contaminated(ex_strict, gen_rows, fb_rows)
+
+    error_class = classify(extraction, generated, ex_strict)
+    return TurnScore(
+        extracted_sql=extraction.sql,
+        ex_strict=ex_strict,
+        ex_bag=ex_bag,
+        ex_set=ex_set,
+        error_class=error_class,
+        error_message=error_message(error_class, extraction, generated, gt),
+        contaminated=contaminated,
+        gt_error=gt_error,
+        generated_row_count=len(gen_rows) if generated is not None and gen_rows is not None else None,
+        result_summary=summarize_result(generated, raw_output),
+    )
+
+
+def summarize_result(result: QueryResult | None, raw_output: str | None = None) -> str:
+    """A short text of a result for memory payloads: row count, columns, first rows (<= 300 chars)."""
+    if result is None:
+        text = "no SQL" if raw_output and raw_output.strip() else "no output"
+    elif not result.ok:
+        text = f"error: {result.error}"
+    else:
+        rows = result.rows or []
+        head = f"{len(rows)}{'+' if result.truncated else ''} row{'s' if len(rows) != 1 else ''}"
+        cols = ", ".join(result.columns)
+        shown = "; ".join("(" + ", ".join(map(str, row)) + ")" for row in rows[:5])
+        text = f"{head} [{cols}]" + (f": {shown}" if shown else "")
+        if len(rows) > 5:
+            text += "; …"
+    if len(text) > SUMMARY_MAX_CHARS:
+        text = text[: SUMMARY_MAX_CHARS - 1] + "…"
+    return text

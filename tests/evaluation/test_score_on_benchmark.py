@@ -1,0 +1,58 @@
+"""The scorer against the embedded benchmark: gold answers score 100 %, fallback answers are
+flagged as contaminated whenever they differ from the ground truth."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
+from memsql_assets.lib.evaluation.compare import strict_equal
+from memsql_assets.lib.evaluation.score import score_turn, turn_label
+from memsql_assets.lib.sources.sqlite_db import open_readonly
+
+
+@pytest.fixture(scope="module")
+def conns(embedded_dbs):
+    opened = {prefix: open_readonly(embedded_dbs[name]) for prefix, name in SOURCE_BY_PREFIX.items()}
+    yield opened
+    for c in opened.values():
+        c.close()
+
+
+@pytest.fixture(scope="module")
+def caches():
+    """One ground-truth cache per source database, shared by both tests."""
+    return {prefix: {} for prefix in SOURCE_BY_PREFIX}
+
+
+def test_gold_answers_score_100_percent(embedded_turns, conns, caches):
+    failures = []
+    classes: Counter[str] = Counter()
+    for t in embedded_turns:
+        s = score_turn(t, t["gt_sql"], conns[t["source"]], caches[t["source"]])
+        classes[s.error_class] += 1
+        if not (s.ex_strict and s.ex_bag and s.ex_set) or s.gt_error or s.contaminated:
+            failures.append((turn_label(t), s.error_class, s.error_message, s.gt_error))
+    assert not failures, failures[:10]
+    assert classes == {"correct": len(embedded_turns)}
+
+
+def test_fallback_answers_are_contaminated(embedded_turns, conns, caches):
+    critical = [t for t in embedded_turns if t["memory_critical"]]
+    assert critical and all(t["fallback_sql"] for t in critical)
+    contaminated = 0
+    for t in critical:
+        cache = caches[t["source"]]
+        s = score_turn(t, t["fallback_sql"], conns[t["source"]], cache)
+        gt, fb = cache[t["gt_sql"]], cache.get(t["fallback_sql"])
+        if fb is None:  # the fallback ran as the generated SQL only when the turn was correct
+            assert s.ex_strict, turn_label(t)
+            continue
+        if strict_equal(fb.rows, gt.rows):
+            assert s.ex_strict and not s.contaminated, turn_label(t)
+        else:
+            assert s.contaminated and s.error_class == "wrong_result", turn_label(t)
+            contaminated += 1
+    assert contaminated > len(critical) // 2  # the probe is not vacuous
