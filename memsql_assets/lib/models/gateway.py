@@ -1,0 +1,443 @@
+"""The one door to every model: request store lookup, litellm call, retry policy, typed errors.
+
+Why here and only here: litellm's own retries are off (`num_retries=0`) because they can swallow
+429s and double-count attempts; this module owns the single retry policy (exponential backoff
+with jitter, `Retry-After` honoured), the per-model concurrency limit and the rule that a model
+failure becomes a typed error on the turn's reply, never an exception that drops a row.
+
+What is stored: successful replies and permanent failures (a re-run then reproduces the same row
+with zero calls). Not stored: transient failures that are retried, `unavailable` (a missing API
+key or weights: fixing the environment must take effect) and `internal_error` (a bug here must
+not be cached).
+
+Request key for built-ins: their answer depends on turn fields besides the messages (gold on
+gt_sql; recall-probe on the template, key names and stated values), and two turns can share
+identical messages (e.g. the same follow-up question under condition A), so the key includes
+exactly the fields the built-in reads (builtins.BUILTIN_CONTEXT_FIELDS) — not the turn id, which
+would add nothing and would tie the cache to session numbering. Re-runs of the same benchmark
+produce the same fields, hence the same keys, hence cache hits. For API models the turn context
+plays no part in the key and is not sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import os
+import random
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import litellm
+
+from memsql_assets.lib.errors import MemsqlError
+from memsql_assets.lib.models.builtins import (
+    BUILTIN_CONTEXT_FIELDS,
+    METADATA_KEY,
+    message_text,
+    register_builtins,
+)
+from memsql_assets.lib.models.registry import ModelEntry, Registry
+from memsql_assets.lib.models.request_store import RequestStore, request_key, scrub
+from memsql_assets.lib.paths import memsql_home
+
+litellm.suppress_debug_info = True  # no "Give Feedback" banners in run logs
+
+DEFAULT_MAX_CHARS = 200_000
+
+# Typed errors on a reply (error_type). Transient ones are retried; the rest are permanent.
+TRANSIENT = frozenset({"rate_limited", "server_error", "timeout", "connection_error"})
+ERROR_TYPES = TRANSIENT | {
+    "bad_request",
+    "auth_error",
+    "permission_denied",
+    "not_found",
+    "context_window_exceeded",
+    "content_policy",
+    "malformed_response",
+    "unavailable",
+    "internal_error",
+}
+NOT_STORED = frozenset({"unavailable", "internal_error"})
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    text: str
+    reasoning: str
+    prompt_tokens: int
+    completion_tokens: int
+    latency_s: float
+    cost_usd: float
+    cache_hit: bool
+    attempts: int  # calls made for this reply now (0 on a cache hit)
+    error_type: str | None
+    error_message: str | None
+    request_key: str
+
+    @property
+    def ok(self) -> bool:
+        return self.error_type is None
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Exponential backoff: base·2^(n-1) capped at max_delay_s, with "equal jitter" (half fixed,
+    half uniform) drawn from a seeded RNG; `jitter=False` makes delays exact for tests. A server's
+    Retry-After wins over the computed delay (capped at max_retry_after_s)."""
+
+    max_attempts: int = 6
+    base_delay_s: float = 1.0
+    max_delay_s: float = 60.0
+    max_retry_after_s: float = 300.0
+    jitter: bool = True
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise ValueError("max_attempts must be >= 1")
+
+    def delay(self, attempt: int, retry_after_s: float | None, rng: random.Random) -> float:
+        if retry_after_s is not None:
+            return max(0.0, min(retry_after_s, self.max_retry_after_s))
+        delay = min(self.max_delay_s, self.base_delay_s * (2 ** (attempt - 1)))
+        if self.jitter:
+            delay = delay / 2 + rng.uniform(0, delay / 2)
+        return delay
+
+
+@dataclass(frozen=True)
+class _Failure:
+    error_type: str
+    message: str
+    retry_after_s: float | None = None
+    status_code: int | None = None
+
+    @property
+    def transient(self) -> bool:
+        return self.error_type in TRANSIENT
+
+
+class MalformedResponse(Exception):
+    """The provider answered, but not with usable text."""
+
+
+def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = None) -> float | None:
+    """Seconds to wait from `retry-after-ms`, or `retry-after` as seconds or an HTTP date."""
+    if not headers:
+        return None
+    lowered = {str(k).lower(): v for k, v in headers.items()}
+    if "retry-after-ms" in lowered:
+        try:
+            return max(0.0, float(lowered["retry-after-ms"]) / 1000)
+        except (TypeError, ValueError):
+            pass
+    value = lowered.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except (TypeError, ValueError):
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(str(value))
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def _headers_of(exc: BaseException) -> Mapping[str, str] | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers:
+        return headers
+    return getattr(exc, "litellm_response_headers", None)
+
+
+def classify(exc: BaseException) -> _Failure:
+    """Map an exception from a model call to a typed failure (order: most specific first)."""
+    message = str(exc) or type(exc).__name__
+    status = getattr(exc, "status_code", None)
+    status = status if isinstance(status, int) else None
+    if isinstance(exc, MalformedResponse):
+        return _Failure("malformed_response", message)
+    if isinstance(exc, litellm.RateLimitError) or status == 429:
+        return _Failure("rate_limited", message, parse_retry_after(_headers_of(exc)), 429)
+    if isinstance(exc, litellm.Timeout | asyncio.TimeoutError | TimeoutError) or status == 408:
+        return _Failure("timeout", message, None, status)
+    if isinstance(exc, litellm.ContextWindowExceededError):
+        return _Failure("context_window_exceeded", message, None, status)
+    if isinstance(exc, litellm.ContentPolicyViolationError):
+        return _Failure("content_policy", message, None, status)
+    if isinstance(exc, litellm.AuthenticationError) or status == 401:
+        return _Failure("auth_error", message, None, status)
+    if isinstance(exc, litellm.PermissionDeniedError) or status == 403:
+        return _Failure("permission_denied", message, None, status)
+    if isinstance(exc, litellm.NotFoundError) or status == 404:
+        return _Failure("not_found", message, None, status)
+    if isinstance(exc, litellm.APIConnectionError):
+        return _Failure("connection_error", message, None, status)
+    if isinstance(exc, litellm.InternalServerError | litellm.ServiceUnavailableError) or (
+        status is not None and status >= 500
+    ):
+        return _Failure("server_error", message, parse_retry_after(_headers_of(exc)), status)
+    if isinstance(exc, litellm.BadRequestError) or (status is not None and 400 <= status < 500):
+        return _Failure("bad_request", message, None, status)
+    if isinstance(exc, ConnectionError):
+        return _Failure("connection_error", message, None, None)
+    return _Failure("internal_error", f"{type(exc).__name__}: {message}", None, status)
+
+
+def extract_reply(response: Any, max_chars: int) -> tuple[str, str, int, int]:
+    """(text, reasoning, prompt_tokens, completion_tokens). Text comes from message content only;
+    reasoning (reasoning_content / thinking blocks) is kept apart and never used for SQL."""
+    choices = getattr(response, "choices", None)
+    if not choices:
+        raise MalformedResponse("response has no choices")
+    message = getattr(choices[0], "message", None)
+    if message is None:
+        raise MalformedResponse("first choice has no message")
+    content = getattr(message, "content", None)
+    if isinstance(content, list):  # content blocks: keep text blocks only
+        content = message_text({"content": content})
+    if content is None:
+        raise MalformedResponse("message content is None")
+    if not isinstance(content, str):
+        raise MalformedResponse(f"message content is {type(content).__name__}, expected text")
+    try:
+        content.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise MalformedResponse(f"message content is not valid UTF-8 ({exc.reason})") from None
+    if len(content) > max_chars:
+        raise MalformedResponse(f"message content is {len(content):,} chars, over the {max_chars:,} limit")
+    reasoning = getattr(message, "reasoning_content", None) or ""
+    if not reasoning:
+        blocks = getattr(message, "thinking_blocks", None) or []
+        reasoning = "\n".join(str(b.get("thinking", "")) for b in blocks if isinstance(b, Mapping))
+    usage = getattr(response, "usage", None)
+    prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+    completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+    return content, str(reasoning), prompt_tokens, completion_tokens
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+class ModelGateway:
+    """`acomplete(model_key, messages, turn_context) -> ModelReply`; safe to call concurrently."""
+
+    def __init__(
+        self,
+        registry: Registry,
+        store: RequestStore,
+        *,
+        home: Path | None = None,
+        retry: RetryPolicy | None = None,
+        timeout_s: float = 300.0,
+        max_chars: int = DEFAULT_MAX_CHARS,
+        environ: Mapping[str, str] | None = None,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+        refresh_errors: bool = False,
+    ):
+        self.registry = registry
+        self.store = store
+        self.home = Path(home) if home is not None else memsql_home()
+        self.retry = retry or RetryPolicy()
+        self.timeout_s = timeout_s
+        self.max_chars = max_chars
+        self.environ = os.environ if environ is None else environ
+        self.sleep = sleep
+        self.refresh_errors = refresh_errors  # re-call turns whose stored record is a failure
+        self._rng = random.Random(self.retry.seed)
+        self._semaphores: dict[str, asyncio.Semaphore] = {}
+        self.calls = 0  # litellm calls made by this gateway (all models, all attempts)
+        # Every key value the registry points at is redacted from stored records.
+        store.add_secret_values(
+            self.environ.get(e.api_key_env, "") for e in registry.entries.values() if e.api_key_env
+        )
+        register_builtins(self.home)
+
+    def _semaphore(self, entry: ModelEntry) -> asyncio.Semaphore:
+        sem = self._semaphores.get(entry.key)
+        if sem is None:
+            sem = self._semaphores[entry.key] = asyncio.Semaphore(entry.max_concurrency)
+        return sem
+
+    def request_key_for(
+        self, model_key: str, messages: list[dict[str, Any]], turn_context: Mapping[str, Any]
+    ) -> str:
+        entry = self.registry.get(model_key)
+        return request_key(
+            entry.litellm_model, entry.call_params(), messages, self._builtin_context(entry, turn_context)
+        )
+
+    @staticmethod
+    def _builtin_context(entry: ModelEntry, turn_context: Mapping[str, Any]) -> dict[str, Any] | None:
+        name = entry.builtin_name
+        if name is None:
+            return None
+        fields = BUILTIN_CONTEXT_FIELDS[name]
+        missing = [f for f in fields if f not in turn_context]
+        if missing:  # a wiring bug in the caller, not a model failure: fail loudly
+            raise MemsqlError(
+                f"model {entry.key}: turn_context lacks {', '.join(missing)} (needs {', '.join(fields)})"
+            )
+        return {f: turn_context[f] for f in fields}
+
+    async def acomplete(
+        self, model_key: str, messages: list[dict[str, Any]], turn_context: Mapping[str, Any] | None = None
+    ) -> ModelReply:
+        entry = self.registry.get(model_key)
+        params = entry.call_params()
+        builtin_context = self._builtin_context(entry, turn_context or {})
+        key = request_key(entry.litellm_model, params, messages, builtin_context)
+
+        record = self.store.get(key)
+        if record is not None and not (self.refresh_errors and record.get("error")):
+            return self._reply_from_record(record, key)
+
+        available, reason = self.registry.available(model_key, environ=self.environ, home=self.home)
+        if not available:
+            return self._error_reply(
+                key, "unavailable", f"model {model_key} unavailable: {reason}", attempts=0
+            )
+
+        call_kwargs: dict[str, Any] = dict(params)
+        if entry.api_key_env:
+            call_kwargs["api_key"] = self.environ[entry.api_key_env]
+        if builtin_context is not None:
+            call_kwargs["metadata"] = {METADATA_KEY: builtin_context}
+
+        started_at = _now()
+        attempts = 0
+        async with self._semaphore(entry):
+            while True:
+                attempts += 1
+                self.calls += 1
+                t0 = time.monotonic()
+                try:
+                    response = await asyncio.wait_for(
+                        litellm.acompletion(
+                            model=entry.litellm_model,
+                            messages=messages,
+                            num_retries=0,
+                            timeout=self.timeout_s,
+                            **call_kwargs,
+                        ),
+                        timeout=self.timeout_s,  # also bounds providers that ignore `timeout`
+                    )
+                    latency = time.monotonic() - t0
+                    text, reasoning, p_tok, c_tok = extract_reply(response, self.max_chars)
+                except Exception as exc:  # noqa: BLE001 - every failure becomes a typed error
+                    latency = time.monotonic() - t0
+                    failure = classify(exc)
+                    if failure.transient and attempts < self.retry.max_attempts:
+                        await self.sleep(self.retry.delay(attempts, failure.retry_after_s, self._rng))
+                        continue
+                    if failure.transient:
+                        failure = _Failure(
+                            failure.error_type,
+                            f"gave up after {attempts} attempts: {failure.message}",
+                            failure.retry_after_s,
+                            failure.status_code,
+                        )
+                    return await self._finish_error(
+                        entry, key, params, messages, builtin_context, failure, attempts, latency, started_at
+                    )
+                break
+
+        cost = entry.cost_usd(p_tok, c_tok)
+        await asyncio.to_thread(  # fsync off the event loop
+            self.store.put,
+            key,
+            {
+                "model_key": entry.key,
+                "litellm_model": entry.litellm_model,
+                "request": {
+                    "params": scrub(params),
+                    "messages": messages,
+                    "builtin_context": builtin_context,
+                },
+                "response": {"text": text, "reasoning": reasoning},
+                "usage": {"prompt_tokens": p_tok, "completion_tokens": c_tok},
+                "latency_s": round(latency, 4),
+                "cost_usd": cost,
+                "attempts": attempts,
+                "started_at": started_at,
+                "finished_at": _now(),
+                "error": None,
+            },
+        )
+        return ModelReply(text, reasoning, p_tok, c_tok, latency, cost, False, attempts, None, None, key)
+
+    async def _finish_error(
+        self,
+        entry: ModelEntry,
+        key: str,
+        params: Mapping[str, Any],
+        messages: list[dict[str, Any]],
+        builtin_context: Mapping[str, Any] | None,
+        failure: _Failure,
+        attempts: int,
+        latency: float,
+        started_at: str,
+    ) -> ModelReply:
+        if failure.error_type not in NOT_STORED:
+            await asyncio.to_thread(
+                self.store.put,
+                key,
+                {
+                    "model_key": entry.key,
+                    "litellm_model": entry.litellm_model,
+                    "request": {
+                        "params": scrub(params),
+                        "messages": messages,
+                        "builtin_context": builtin_context,
+                    },
+                    "response": None,
+                    "usage": {"prompt_tokens": 0, "completion_tokens": 0},
+                    "latency_s": round(latency, 4),
+                    "cost_usd": 0.0,
+                    "attempts": attempts,
+                    "started_at": started_at,
+                    "finished_at": _now(),
+                    "error": {
+                        "type": failure.error_type,
+                        "message": failure.message,
+                        "status_code": failure.status_code,
+                    },
+                },
+            )
+        return self._error_reply(key, failure.error_type, failure.message, attempts, latency)
+
+    @staticmethod
+    def _error_reply(
+        key: str, error_type: str, message: str, attempts: int, latency: float = 0.0
+    ) -> ModelReply:
+        return ModelReply("", "", 0, 0, latency, 0.0, False, attempts, error_type, message, key)
+
+    @staticmethod
+    def _reply_from_record(record: Mapping[str, Any], key: str) -> ModelReply:
+        usage = record.get("usage") or {}
+        error = record.get("error") or None
+        response = record.get("response") or {}
+        return ModelReply(
+            text=response.get("text", "") if response else "",
+            reasoning=response.get("reasoning", "") if response else "",
+            prompt_tokens=int(usage.get("prompt_tokens", 0)),
+            completion_tokens=int(usage.get("completion_tokens", 0)),
+            latency_s=float(record.get("latency_s", 0.0)),
+            cost_usd=float(record.get("cost_usd", 0.0)),
+            cache_hit=True,
+            attempts=0,
+            error_type=error["type"] if error else None,
+            error_message=error["message"] if error else None,
+            request_key=key,
+        )

@@ -1,0 +1,129 @@
+"""Content-addressed store of every model request and its response.
+
+It is the cache (a re-run makes zero calls), the resume point (a killed run finds what it already
+paid for), the audit trail and the cost ledger. The key is the sha256 of the canonical JSON of
+{litellm_model, params, messages[, builtin_context]}: everything that determines the answer and
+nothing that does not (no secrets, no timestamps). One JSON file per key, written atomically, so a
+kill -9 leaves either the old state or the complete record, never half a file.
+
+Secrets never reach disk: params/headers whose names look like credentials are scrubbed from the
+key material and the record, and any known secret value (the API keys the registry points at) is
+redacted from the serialized record wherever it appears (e.g. echoed in a provider error).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from memsql_assets.lib.atomic import write_text_atomic
+from memsql_assets.lib.models.registry import is_secret_name
+
+log = logging.getLogger(__name__)
+
+REDACTED = "[redacted]"
+RECORD_SCHEMA = 1
+
+
+def scrub(obj: Any) -> Any:
+    """A copy of `obj` without any mapping entry whose name looks like a credential (for params
+    and headers, recursively: `extra_headers: {"x-api-key": ...}` goes too)."""
+    if isinstance(obj, Mapping):
+        return {str(k): scrub(v) for k, v in obj.items() if not is_secret_name(str(k))}
+    if isinstance(obj, list | tuple):
+        return [scrub(v) for v in obj]
+    return obj
+
+
+def canonical_json(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def request_key(
+    litellm_model: str,
+    params: Mapping[str, Any],
+    messages: list[dict[str, Any]],
+    builtin_context: Mapping[str, Any] | None = None,
+) -> str:
+    """sha256 of what determines the answer. `builtin_context` is only for built-ins, whose answer
+    also depends on the turn fields they read (see gateway.py for why)."""
+    material: dict[str, Any] = {
+        "litellm_model": litellm_model,
+        "params": scrub(params),
+        "messages": messages,
+    }
+    if builtin_context is not None:
+        material["builtin_context"] = builtin_context
+    return hashlib.sha256(canonical_json(material).encode("utf-8")).hexdigest()
+
+
+class RequestStore:
+    """`root/<k[:2]>/<k>.json`; `secret_values` are redacted from every record written."""
+
+    def __init__(self, root: Path, secret_values: Iterable[str] = ()):
+        self.root = Path(root)
+        # Short strings would redact innocent text; real keys are long.
+        self._secrets = sorted({s for s in secret_values if s and len(s) >= 8}, key=len, reverse=True)
+
+    @classmethod
+    def at_home(cls, home: Path, secret_values: Iterable[str] = ()) -> RequestStore:
+        return cls(Path(home) / "requests", secret_values)
+
+    def add_secret_values(self, values: Iterable[str]) -> None:
+        merged = set(self._secrets) | {s for s in values if s and len(s) >= 8}
+        self._secrets = sorted(merged, key=len, reverse=True)
+
+    def path_for(self, key: str) -> Path:
+        if len(key) != 64 or any(c not in "0123456789abcdef" for c in key):
+            raise ValueError(f"not a request key (sha256 hex): {key!r}")
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The stored record, or None. An unreadable file (edited by hand) counts as a miss: the
+        request is made again and the file replaced, which is always safe for a cache."""
+        path = self.path_for(key)
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            log.warning("request store: ignoring unreadable record %s (%s)", path, exc)
+            return None
+        if not isinstance(record, dict) or record.get("key") != key:
+            log.warning("request store: ignoring record %s that does not carry its key", path)
+            return None
+        return record
+
+    def put(self, key: str, record: Mapping[str, Any]) -> Path:
+        """Write `record` under `key`. Name-based scrubbing applies to the request's params and
+        headers (where credentials travel); value-based redaction applies to the whole text."""
+        body = dict(record)
+        request = body.get("request")
+        if isinstance(request, Mapping):
+            request = dict(request)
+            for part in ("params", "headers"):
+                if part in request:
+                    request[part] = scrub(request[part])
+            body["request"] = request
+        body["key"] = key
+        body.setdefault("schema", RECORD_SCHEMA)
+        text = json.dumps(body, sort_keys=True, indent=1, ensure_ascii=False, default=str)
+        for secret in self._secrets:
+            text = text.replace(secret, REDACTED)
+            # json.dumps may escape characters of a secret; redact that spelling too.
+            escaped = json.dumps(secret, ensure_ascii=False)[1:-1]
+            if escaped != secret:
+                text = text.replace(escaped, REDACTED)
+        path = self.path_for(key)
+        write_text_atomic(path, text + "\n")
+        return path
+
+    def __contains__(self, key: str) -> bool:
+        return self.path_for(key).exists()
+
+    def count(self) -> int:
+        return sum(1 for _ in self.root.glob("??/*.json")) if self.root.exists() else 0

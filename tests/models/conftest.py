@@ -1,0 +1,40 @@
+"""Fixtures for the model layer (test doubles live in model_fakes.py, importable by the tests)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import litellm
+import pytest
+from model_fakes import FAKE_PROVIDER, TEST_REGISTRY, ScriptedProvider
+
+
+@pytest.fixture
+def fake_provider():
+    provider = ScriptedProvider()
+    before = list(litellm.custom_provider_map)
+    litellm.custom_provider_map = [p for p in before if p.get("provider") != FAKE_PROVIDER] + [
+        {"provider": FAKE_PROVIDER, "custom_handler": provider}
+    ]
+    yield provider
+    litellm.custom_provider_map = [
+        p for p in litellm.custom_provider_map if p.get("provider") != FAKE_PROVIDER
+    ]
+
+
+@pytest.fixture
+def write_registry(tmp_path):
+    def write(text: str, name: str = "models.yaml") -> Path:
+        path = tmp_path / name
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+        return path
+
+    return write
+
+
+@pytest.fixture
+def test_registry(write_registry):
+    from memsql_assets.lib.models.registry import load_registry
+
+    return load_registry(write_registry(TEST_REGISTRY))

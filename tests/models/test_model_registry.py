@@ -1,0 +1,185 @@
+"""The registry file: shipped entries, reasoning → litellm params, and every bad-input message."""
+
+from __future__ import annotations
+
+import pytest
+
+from memsql_assets.lib.errors import ConfigError
+from memsql_assets.lib.models.registry import DEFAULT_MODELS_FILE, load_registry
+
+PAPER_MODELS = {
+    "gpt-5-mini": "openai/gpt-5-mini-2025-08-07",
+    "gpt-5.2": "openai/gpt-5.2-2025-12-11",
+    "claude-sonnet-4.5": "anthropic/claude-sonnet-4-5-20250929",
+    "claude-sonnet-4.6": "anthropic/claude-sonnet-4-6",
+    "claude-opus-4.6": "anthropic/claude-opus-4-6",
+}
+
+GOOD_ENTRY = """
+models:
+  m1:
+    litellm_model: openai/gpt-5-mini-2025-08-07
+    kind: api
+    reasoning: {type: default}
+    api_key_env: OPENAI_API_KEY
+    max_concurrency: 2
+    price_per_mtok: {input: 0.25, output: 2.0}
+    enabled: true
+"""
+
+
+def test_shipped_registry_has_the_paper_models_and_builtins():
+    reg = load_registry(DEFAULT_MODELS_FILE)
+    for key, litellm_model in PAPER_MODELS.items():
+        entry = reg.get(key)
+        assert entry.litellm_model == litellm_model
+        assert entry.kind == "api" and entry.api_key_env and entry.temperature is None
+        assert entry.price_output_per_mtok > entry.price_input_per_mtok > 0
+    assert {reg.get(k).kind for k in ("gold", "recall-probe")} == {"builtin"}
+    assert reg.get("smollm2-135m").kind == "local"
+    assert reg.get("gold").cost_usd(10_000, 10_000) == 0.0
+    assert set(reg.enabled_keys()) >= set(PAPER_MODELS) | {"gold", "recall-probe"}
+
+
+def test_reasoning_becomes_litellm_params():
+    reg = load_registry(DEFAULT_MODELS_FILE)
+    assert "thinking" not in reg.get("gpt-5-mini").call_params()
+    assert "temperature" not in reg.get("gpt-5.2").call_params()
+    assert reg.get("claude-sonnet-4.5").call_params() == {
+        "max_tokens": 16000,
+        "thinking": {"type": "enabled", "budget_tokens": 5000},
+    }
+    for key in ("claude-sonnet-4.6", "claude-opus-4.6"):
+        assert reg.get(key).call_params()["reasoning_effort"] == "medium"
+
+
+def test_adaptive_effort_maps_to_anthropic_adaptive_thinking():
+    """litellm 1.110.2 turns reasoning_effort into adaptive thinking + output_config.effort for 4.6."""
+    from litellm.utils import get_optional_params
+
+    params = load_registry(DEFAULT_MODELS_FILE).get("claude-opus-4.6").call_params()
+    mapped = get_optional_params(model="claude-opus-4-6", custom_llm_provider="anthropic", **params)
+    assert mapped["thinking"]["type"] == "adaptive"
+    assert mapped["output_config"] == {"effort": "medium"}
+
+
+def test_cost_is_prices_times_tokens():
+    entry = load_registry(DEFAULT_MODELS_FILE).get("claude-sonnet-4.5")
+    assert entry.cost_usd(1_000_000, 100_000) == pytest.approx(3.0 + 1.5)
+
+
+def test_available_reports_missing_api_key_clearly(tmp_path):
+    reg = load_registry(DEFAULT_MODELS_FILE)
+    assert reg.available("gpt-5-mini", environ={}) == (False, "set OPENAI_API_KEY")
+    assert reg.available("claude-opus-4.6", environ={}) == (False, "set ANTHROPIC_API_KEY")
+    assert reg.available("gpt-5-mini", environ={"OPENAI_API_KEY": "sk-x"}) == (True, "ok")
+    assert reg.available("gold", environ={}) == (True, "ok")
+    ok, reason = reg.available("smollm2-135m", environ={}, home=tmp_path)
+    assert not ok and "memsql models fetch smollm2" in reason and str(tmp_path) in reason
+
+
+def test_env_var_overrides_the_registry_path(write_registry, monkeypatch):
+    path = write_registry(GOOD_ENTRY, "other.yaml")
+    monkeypatch.setenv("MEMSQL_MODELS_FILE", str(path))
+    reg = load_registry()
+    assert reg.path == path and reg.keys() == ["m1"]
+
+
+BAD_CASES = [
+    # (replace this, with that) in GOOD_ENTRY, expected field, expected words
+    ("enabled: true", "enabled: true\n    kind: api", "models.m1.kind", "duplicate key"),
+    ("    max_concurrency: 2\n", "", "models.m1.max_concurrency", "missing required field"),
+    ("max_concurrency: 2", "max_concurrency: two", "models.m1.max_concurrency", "expected an integer"),
+    ("max_concurrency: 2", "max_concurrency: 0", "models.m1.max_concurrency", "expected an integer >= 1"),
+    ("enabled: true", "enabled: yes please", "models.m1.enabled", "expected true or false"),
+    (
+        "{input: 0.25, output: 2.0}",
+        "{input: cheap, output: 2.0}",
+        "models.m1.price_per_mtok.input",
+        "expected a number",
+    ),
+    ("{input: 0.25, output: 2.0}", "{input: 0.25}", "models.m1.price_per_mtok", "input, output"),
+    ("{type: default}", "{type: turbo}", "models.m1.reasoning.type", "unknown reasoning type 'turbo'"),
+    (
+        "{type: default}",
+        "{type: enabled}",
+        "models.m1.reasoning.budget_tokens",
+        "expected an integer >= 1024",
+    ),
+    ("{type: default}", "{type: adaptive, effort: extreme}", "models.m1.reasoning.effort", "low|medium|high"),
+    (
+        "{type: default}",
+        "{type: default, budget_tokens: 5000}",
+        "models.m1.reasoning.budget_tokens",
+        "only for",
+    ),
+    ("kind: api", "kind: remote", "models.m1.kind", "api|builtin|local"),
+    ("enabled: true", "enabled: true\n    temperature: 0.0", "models.m1.temperature", "reasoning model"),
+    ("enabled: true", "enabled: true\n    colour: blue", "models.m1.colour", "unknown field"),
+    (
+        "api_key_env: OPENAI_API_KEY",
+        "api_key_env: sk-proj-abcdef123",
+        "models.m1.api_key_env",
+        "never the key itself",
+    ),
+    ("    api_key_env: OPENAI_API_KEY\n", "", "models.m1.api_key_env", "missing required field"),
+    (
+        "enabled: true",
+        "enabled: true\n    provider_params: {api_key: sk-x}",
+        "models.m1.provider_params.api_key",
+        "secrets",
+    ),
+    (
+        "enabled: true",
+        "enabled: true\n    provider_params: {extra_headers: {Authorization: Bearer x}}",
+        "models.m1.provider_params.extra_headers.Authorization",
+        "secrets",
+    ),
+    (
+        "enabled: true",
+        "enabled: true\n    provider_params: {thinking: {type: enabled}}",
+        "models.m1.provider_params.thinking",
+        "reasoning",
+    ),
+    ("openai/gpt-5-mini-2025-08-07", "gpt-5-mini", "models.m1.litellm_model", "provider/model"),
+    ("kind: api", "kind: builtin", "models.m1.litellm_model", "memsql/gold"),
+]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "field", "words"), BAD_CASES, ids=[c[2] + ":" + c[3] for c in BAD_CASES]
+)
+def test_bad_entries_name_file_field_and_expectation(write_registry, old, new, field, words):
+    assert old in GOOD_ENTRY
+    path = write_registry(GOOD_ENTRY.replace(old, new, 1))
+    with pytest.raises(ConfigError) as err:
+        load_registry(path)
+    assert err.value.field == field
+    assert str(path) in str(err.value)
+    assert words in str(err.value)
+
+
+def test_duplicate_model_key_is_an_error(write_registry):
+    body = GOOD_ENTRY.split("models:\n", 1)[1]
+    path = write_registry("models:\n" + body + body)
+    with pytest.raises(ConfigError) as err:
+        load_registry(path)
+    assert err.value.field == "models.m1" and "duplicate key (lines 2 and 10)" in str(err.value)
+
+
+def test_malformed_yaml_names_the_file(write_registry):
+    path = write_registry("models:\n  m1: {litellm_model: [unclosed\n")
+    with pytest.raises(ConfigError) as err:
+        load_registry(path)
+    assert str(path) in str(err.value) and "malformed YAML" in str(err.value)
+
+
+def test_missing_file_and_wrong_top_level(write_registry, tmp_path):
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_registry(tmp_path / "nope.yaml")
+    with pytest.raises(ConfigError) as err:
+        load_registry(write_registry("- just a list\n"))
+    assert err.value.field == "models"
+    with pytest.raises(ConfigError) as err:
+        load_registry(write_registry("models:\n  Bad|Key: {}\n"))
+    assert err.value.field == "models.Bad|Key" and "partition key" in str(err.value)
