@@ -1,0 +1,21 @@
+"""Condition E's trajectory reuse: the most similar synthetic question's trajectory (Eqs. 1-3)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
+from memsql_assets.lib.memory.chroma import chroma_client
+from memsql_assets.lib.trajectories.store import retrieve
+
+
+def trajectory_lookup(home: Path, server_url: str | None = None) -> Callable[[str, str], str | None]:
+    """(source prefix, question) -> the markdown trajectory of the nearest same-database question."""
+    client = chroma_client(home, server_url)
+
+    def lookup(source: str, question: str) -> str | None:
+        hit = retrieve(client, SOURCE_BY_PREFIX[source], question)
+        return hit.markdown if hit else None
+
+    return lookup

@@ -1,0 +1,377 @@
+"""The trajectory store: synthetic questions → exploration traces → per-phase markdown in ChromaDB.
+
+Two-pass build. Composite tools are mined from traces, and traces are what the explorer makes; so
+pass 1 explores every synthetic question with primitive tools only, composites (support ≥ θ,
+length ≤ max_len) are mined from those traces, and pass 2 explores the same questions again with
+the composites available. Pass 2's traces are stored; both passes feed the with/without-composites
+report (same questions, same policy: the difference is the composites alone).
+
+ChromaDB layout (one collection, rebuilt from scratch on every build): for each question a `full`
+document (the whole markdown trajectory) and one document per phase present. Every document of a
+question carries the *question's* embedding (not the markdown's): retrieval ranks synthetic
+questions by similarity to the new question (Eq. 2) and then loads that question's documents.
+Metadata: db, phase, question_id, question, template, step_count, phase_step_count, final_sql_ok.
+A human-readable JSON copy per question goes to `json_dir/<question_id>.json` (atomic writes).
+
+Retrieval (Eqs. 1–3): C = documents with `db` = the question's database (a Chroma `where` filter,
+so other databases are never candidates); q* = the candidate with the smallest embedding distance
+(similarity = 1 − d/2: Chroma's squared-L2 distance on unit vectors); τ = traj(q*), the `full`
+document or the one requested phase.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memsql_assets.lib.atomic import write_text_atomic
+from memsql_assets.lib.memory.chroma import open_collection, recreate_collection
+from memsql_assets.lib.memory.embeddings import embedding_function
+from memsql_assets.lib.sources.sqlite_db import open_readonly
+from memsql_assets.lib.trajectories.composites import (
+    CompositeTool,
+    compare_stats,
+    mine_composites,
+    trajectory_stats,
+)
+from memsql_assets.lib.trajectories.explorer import Explorer, Propose, make_explorer
+from memsql_assets.lib.trajectories.markdown import render_markdown, split_by_phase
+from memsql_assets.lib.trajectories.phases import PHASES, default_rules
+from memsql_assets.lib.trajectories.questions import SyntheticQuestion, generate_questions
+from memsql_assets.lib.trajectories.schema_stats import (
+    SchemaStats,
+    allocate_budget,
+    complexity_weight,
+    schema_stats,
+)
+from memsql_assets.lib.trajectories.tools import DbTools
+from memsql_assets.lib.trajectories.trace import Trace
+
+DEFAULT_COLLECTION = "memsql-trajectories-v1"
+FULL = "full"
+REPORT_FILE = "_store_report.json"
+_QUESTION_FILE = re.compile(r"^[A-Za-z0-9_]+-[0-9a-f]{12}\.json$")
+_BATCH = 1000
+
+
+# ---------------------------------------------------------------- questions (Algorithm 1)
+
+
+@dataclass(frozen=True)
+class QuestionPlan:
+    stats: dict[str, SchemaStats]
+    allocation: dict[str, int]
+    questions: dict[str, list[SyntheticQuestion]]
+
+    @property
+    def shortfall(self) -> dict[str, int]:
+        return {db: n - len(self.questions.get(db, [])) for db, n in self.allocation.items()}
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "schema": {db: s.as_json() for db, s in self.stats.items()},
+            "allocation": self.allocation,
+            "questions_per_db": {db: len(q) for db, q in self.questions.items()},
+            "shortfall": self.shortfall,
+        }
+
+    def to_file_json(self) -> dict[str, Any]:
+        """Summary plus every question: what the synthetic_questions asset writes."""
+        return {
+            **self.as_json(),
+            "questions": {db: [q.as_json() for q in qs] for db, qs in self.questions.items()},
+        }
+
+    @classmethod
+    def from_file_json(cls, data: dict[str, Any], db_paths: Mapping[str, Path]) -> QuestionPlan:
+        """Reload what `to_file_json` wrote (schema stats are re-read from the databases)."""
+        stats = {db: schema_stats(db, Path(db_paths[db])) for db in sorted(data["allocation"])}
+        questions = {db: [SyntheticQuestion.from_json(q) for q in qs] for db, qs in data["questions"].items()}
+        return cls(stats, {db: int(n) for db, n in data["allocation"].items()}, questions)
+
+
+def plan_questions(
+    db_paths: Mapping[str, Path], total_budget: int, seed: int, exclude_questions: set[str] | frozenset[str]
+) -> QuestionPlan:
+    """Allocate the budget by schema complexity and generate each database's questions."""
+    stats = {db: schema_stats(db, Path(p)) for db, p in sorted(db_paths.items())}
+    allocation = allocate_budget(stats, total_budget)
+    questions = {
+        db: generate_questions(db, Path(db_paths[db]), allocation[db], seed, exclude_questions)
+        for db in stats
+    }
+    return QuestionPlan(stats, allocation, questions)
+
+
+# ---------------------------------------------------------------- exploration
+
+
+def explore_all(
+    questions: Mapping[str, Sequence[SyntheticQuestion]], db_paths: Mapping[str, Path], explorer: Explorer
+) -> list[Trace]:
+    traces: list[Trace] = []
+    for db in sorted(questions):
+        conn = open_readonly(Path(db_paths[db]))
+        try:
+            tools = DbTools(conn, db)
+            traces += [explorer.explore(q, tools) for q in questions[db]]
+        finally:
+            conn.close()
+    return traces
+
+
+# ---------------------------------------------------------------- build
+
+
+@dataclass(frozen=True)
+class StoreReport:
+    collection: str
+    total_budget: int
+    seed: int
+    theta: float | int
+    max_len: int
+    explorer: str
+    plan: dict[str, Any]
+    weights: dict[str, float]
+    documents: int
+    phase_distribution: dict[str, int]
+    composites: list[CompositeTool]
+    composite_stats: dict[str, Any]
+    failed_final_sql: list[str]
+    build_seconds: float
+    json_dir: str
+    question_ids: list[str] = field(default_factory=list)
+
+    @property
+    def allocation(self) -> dict[str, int]:
+        return dict(self.plan["allocation"])
+
+    @property
+    def questions_per_db(self) -> dict[str, int]:
+        return dict(self.plan["questions_per_db"])
+
+    @property
+    def all_final_sql_ok(self) -> bool:
+        return not self.failed_final_sql
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "collection": self.collection,
+            "total_budget": self.total_budget,
+            "seed": self.seed,
+            "theta": self.theta,
+            "max_len": self.max_len,
+            "explorer": self.explorer,
+            **self.plan,
+            "weights": self.weights,
+            "documents": self.documents,
+            "phase_distribution": self.phase_distribution,
+            "composites": [c.as_json() for c in self.composites],
+            "composite_stats": self.composite_stats,
+            "failed_final_sql": self.failed_final_sql,
+            "build_seconds": round(self.build_seconds, 3),
+            "json_dir": self.json_dir,
+            "trajectories": len(self.question_ids),
+        }
+
+
+def build_trajectory_store(
+    db_paths: Mapping[str, Path],
+    total_budget: int,
+    seed: int,
+    theta: float | int,
+    max_len: int,
+    exclude_questions: set[str] | frozenset[str],
+    chroma_client: Any,
+    collection: str = DEFAULT_COLLECTION,
+    json_dir: Path | None = None,
+    *,
+    questions: QuestionPlan | None = None,
+    explorer_kind: str = "deterministic",
+    propose: Propose | None = None,
+) -> StoreReport:
+    """Build (replace) the store. Pass `questions` when the synthetic_questions asset made them."""
+    if json_dir is None:
+        raise ValueError("json_dir is required: the store keeps a human-readable JSON copy per question")
+    started = time.monotonic()
+    plan = questions or plan_questions(db_paths, total_budget, seed, exclude_questions)
+    first = explore_all(plan.questions, db_paths, make_explorer(explorer_kind, seed=seed, propose=propose))
+    composites = mine_composites(first, theta, max_len)
+    traces = explore_all(
+        plan.questions,
+        db_paths,
+        make_explorer(explorer_kind, seed=seed, composites=composites, propose=propose),
+    )
+    by_id = {q.id: q for qs in plan.questions.values() for q in qs}
+    documents = _write_chroma(chroma_client, collection, traces, by_id)
+    _write_json(Path(json_dir), traces, by_id)
+    rules = default_rules()
+    phase_distribution = dict.fromkeys(PHASES, 0)
+    for t in traces:
+        for s in t.steps:
+            phase_distribution[rules.classify(s)] += 1
+    report = StoreReport(
+        collection=collection,
+        total_budget=total_budget,
+        seed=seed,
+        theta=theta,
+        max_len=max_len,
+        explorer=explorer_kind,
+        plan=plan.as_json(),
+        weights={db: round(complexity_weight(s), 4) for db, s in plan.stats.items()},
+        documents=documents,
+        phase_distribution=phase_distribution,
+        composites=composites,
+        composite_stats=compare_stats(trajectory_stats(first), trajectory_stats(traces)),
+        failed_final_sql=sorted(t.question_id for t in traces if not t.final_sql_ok),
+        build_seconds=time.monotonic() - started,
+        json_dir=str(json_dir),
+        question_ids=[t.question_id for t in traces],
+    )
+    write_text_atomic(Path(json_dir) / REPORT_FILE, json.dumps(report.as_json(), indent=2) + "\n")
+    return report
+
+
+def _write_chroma(
+    client: Any, collection: str, traces: Sequence[Trace], by_id: Mapping[str, SyntheticQuestion]
+) -> int:
+    col = recreate_collection(client, collection)
+    if not traces:
+        return 0
+    vectors = embedding_function()([t.question for t in traces])
+    ids: list[str] = []
+    embeddings: list[Any] = []
+    docs: list[str] = []
+    metas: list[dict[str, Any]] = []
+    rules = default_rules()
+    for trace, vec in zip(traces, vectors, strict=True):
+        per_phase = split_by_phase(trace, rules)
+        phase_steps = dict.fromkeys(PHASES, 0)
+        for s in trace.steps:
+            phase_steps[rules.classify(s)] += 1
+        for phase, md in [(FULL, render_markdown(trace, rules)), *per_phase.items()]:
+            ids.append(f"{trace.question_id}::{phase}")
+            embeddings.append(vec)
+            docs.append(md)
+            metas.append(
+                {
+                    "db": trace.db,
+                    "phase": phase,
+                    "question_id": trace.question_id,
+                    "question": trace.question,
+                    "template": by_id[trace.question_id].template if trace.question_id in by_id else "",
+                    "step_count": len(trace.steps),
+                    "phase_step_count": len(trace.steps) if phase == FULL else phase_steps[phase],
+                    "final_sql_ok": trace.final_sql_ok,
+                    "explorer": trace.explorer,
+                }
+            )
+    for i in range(0, len(ids), _BATCH):
+        col.add(
+            ids=ids[i : i + _BATCH],
+            embeddings=embeddings[i : i + _BATCH],
+            documents=docs[i : i + _BATCH],
+            metadatas=metas[i : i + _BATCH],
+        )
+    return len(ids)
+
+
+def _write_json(json_dir: Path, traces: Sequence[Trace], by_id: Mapping[str, SyntheticQuestion]) -> None:
+    json_dir.mkdir(parents=True, exist_ok=True)
+    rules = default_rules()
+    keep = set()
+    for trace in traces:
+        name = f"{trace.question_id}.json"
+        keep.add(name)
+        traj = trace.as_json()
+        for step_json, step in zip(traj["steps"], trace.steps, strict=True):
+            step_json["phase"] = rules.classify(step)
+        q = by_id.get(trace.question_id)
+        doc = {
+            "question": q.as_json() if q else {"id": trace.question_id, "text": trace.question},
+            "trajectory": traj,
+            "markdown": {FULL: render_markdown(trace, rules), **split_by_phase(trace, rules)},
+        }
+        write_text_atomic(json_dir / name, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    for stale in json_dir.iterdir():
+        if _QUESTION_FILE.match(stale.name) and stale.name not in keep:
+            stale.unlink()
+
+
+def load_trajectory_json(json_dir: Path, question_id: str) -> dict[str, Any]:
+    path = Path(json_dir) / f"{question_id}.json"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+# ---------------------------------------------------------------- retrieval (Eqs. 1–3)
+
+
+@dataclass(frozen=True)
+class Retrieved:
+    question_id: str
+    question: str
+    similarity: float
+    markdown: str  # the whole trajectory, or the requested phase ("" when that phase is absent)
+    db: str
+    phase: str
+    step_count: int
+    final_sql_ok: bool
+
+
+def search(
+    chroma_client: Any, db: str, question: str, k: int = 3, collection: str = DEFAULT_COLLECTION
+) -> list[Retrieved]:
+    """The k synthetic questions of `db` most similar to `question`, each with its full trajectory."""
+    col = open_collection(chroma_client, collection, create=False)
+    res = col.query(
+        query_texts=[question],
+        n_results=max(1, k),
+        where={"$and": [{"db": db}, {"phase": FULL}]},
+        include=["documents", "metadatas", "distances"],
+    )
+    hits = [
+        Retrieved(
+            question_id=str(m["question_id"]),
+            question=str(m["question"]),
+            similarity=round(1.0 - float(d) / 2.0, 6),
+            markdown=str(doc),
+            db=str(m["db"]),
+            phase=FULL,
+            step_count=int(m["step_count"]),
+            final_sql_ok=bool(m["final_sql_ok"]),
+        )
+        for doc, m, d in zip(res["documents"][0], res["metadatas"][0], res["distances"][0], strict=True)
+    ]
+    return sorted(hits, key=lambda h: (-h.similarity, h.question_id))[:k]
+
+
+def retrieve(
+    chroma_client: Any, db: str, question: str, phase: str | None = None, collection: str = DEFAULT_COLLECTION
+) -> Retrieved | None:
+    """traj(argmax_{q' ∈ C(db)} sim(q', q)) — whole, or only `phase`; None when `db` has no trajectories."""
+    if phase is not None and phase not in PHASES:
+        raise ValueError(f"phase must be one of {list(PHASES)} or None, got {phase!r}")
+    hits = search(chroma_client, db, question, k=1, collection=collection)
+    if not hits:
+        return None
+    best = hits[0]
+    if phase is None:
+        return best
+    col = open_collection(chroma_client, collection, create=False)
+    got = col.get(ids=[f"{best.question_id}::{phase}"], include=["documents"])
+    markdown = got["documents"][0] if got["ids"] else ""
+    return Retrieved(
+        best.question_id,
+        best.question,
+        best.similarity,
+        markdown,
+        best.db,
+        phase,
+        best.step_count,
+        best.final_sql_ok,
+    )
