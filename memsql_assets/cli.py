@@ -61,12 +61,17 @@ def _export_benchmark(args: argparse.Namespace) -> int:
     return 0
 
 
+# The models the main command evaluates under every condition: offline, so it runs anywhere.
+REFERENCE_MODELS = ("gold", "recall-probe")
+
+
 def _run(args: argparse.Namespace) -> int:
     from dagster import DagsterInstance
 
     from memsql_assets.definitions import defs
     from memsql_assets.defs.instance import ensure_dagster_home
     from memsql_assets.defs.jobs import MAIN_JOB
+    from memsql_assets.lib.agent.conditions import CONDITIONS
 
     home = memsql_home()
     ensure_dagster_home(home)
@@ -75,12 +80,85 @@ def _run(args: argparse.Namespace) -> int:
             instance=instance, raise_on_error=False, run_config=QUIET_RUN_CONFIG
         )
         checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
+        ok = result.success and all(checks.values())
+        evaluations = []
+        models = [] if args.skip_eval or not ok else list(REFERENCE_MODELS)
+        for model in models:
+            for condition in CONDITIONS:
+                evaluations.append(_evaluate(instance, model, condition))
     summary = _summary(home, result.run_id, result.success, checks)
+    summary["evaluations"] = evaluations
+    ok = ok and all(e["success"] for e in evaluations)
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
         _print_summary(summary)
-    return 0 if result.success and all(checks.values()) else 1
+    return 0 if ok else 1
+
+
+def _evaluate(instance: Any, model: str, condition: str) -> dict[str, Any]:
+    """One turn_results partition through Dagster (recorded in the instance); returns its summary."""
+    from memsql_assets.definitions import defs
+    from memsql_assets.defs.evaluation.partitions import model_partitions, partition_key
+    from memsql_assets.defs.jobs import EVALUATE_JOB
+    from memsql_assets.lib.agent.conditions import get_condition
+    from memsql_assets.lib.harness.results import SUMMARY_FILE, partition_dir
+    from memsql_assets.lib.models.registry import load_registry
+
+    get_condition(condition)  # unknown condition: a clear error before anything runs
+    load_registry().get(model)  # unknown model: names the registry file
+    if not instance.has_dynamic_partition(model_partitions.name, model):
+        instance.add_dynamic_partitions(model_partitions.name, [model])
+    result = defs.resolve_job_def(EVALUATE_JOB).execute_in_process(
+        instance=instance,
+        partition_key=partition_key(model, condition),
+        raise_on_error=False,
+        run_config=QUIET_RUN_CONFIG,
+    )
+    checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
+    summary_path = partition_dir(memsql_home(), model, condition) / SUMMARY_FILE
+    out: dict[str, Any] = {"model": model, "condition": condition, "run_id": result.run_id}
+    if result.success and summary_path.exists():
+        out.update(json.loads(summary_path.read_text(encoding="utf-8")))
+    else:
+        failure = next((e for e in result.all_events if e.event_type_value == "STEP_FAILURE"), None)
+        if failure is not None:
+            error = failure.event_specific_data.error
+            cause = error.cause or error
+            out["error"] = cause.message.strip().splitlines()[-1]
+    out["checks"] = checks
+    out["success"] = bool(result.success and all(checks.values()))
+    return out
+
+
+def _eval(args: argparse.Namespace) -> int:
+    from dagster import DagsterInstance
+
+    from memsql_assets.defs.instance import ensure_dagster_home
+
+    ensure_dagster_home(memsql_home())
+    with DagsterInstance.get() as instance:
+        out = _evaluate(instance, args.model, args.condition)
+    if args.json:
+        print(json.dumps(out, indent=2))
+    elif "error" in out:
+        print(f"memsql eval {args.model}/{args.condition}: FAILED: {out['error']}", file=sys.stderr)
+    else:
+        _print_evaluations([out])
+    return 0 if out["success"] else 1
+
+
+def _print_evaluations(rows: list[dict[str, Any]]) -> None:
+    print(f"  {'model':<14} {'cond':<6} {'EX %':>6} {'EX crit %':>9} {'calls':>6} {'cache':>6}  classes")
+    for e in rows:
+        if "ex_strict" not in e:
+            print(f"  {e['model']:<14} {e['condition']:<6} FAILED: {e.get('error', 'see the Dagster run')}")
+            continue
+        classes = ", ".join(f"{k} {v}" for k, v in e["error_classes"].items() if v)
+        print(
+            f"  {e['model']:<14} {e['condition']:<6} {e['ex_strict']:>6.1f} {e['ex_memory_critical']:>9.1f} "
+            f"{e['calls']:>6} {e['cache_hits']:>6}  {classes}"
+        )
 
 
 def _summary(home: Path, run_id: str, success: bool, checks: dict[str, bool]) -> dict[str, Any]:
@@ -139,7 +217,63 @@ def _print_summary(s: dict[str, Any]) -> None:
     print("\nchecks:")
     for name, passed in sorted(s["checks"].items()):
         print(f"  {'PASS' if passed else 'FAIL'}  {name}")
+    if s.get("evaluations"):
+        print("\nreference evaluations (turn_results partitions):")
+        _print_evaluations(s["evaluations"])
     print("\nBrowse the run: memsql ui  (Dagster on http://127.0.0.1:3333)")
+
+
+def _models_list(args: argparse.Namespace) -> int:
+    from memsql_assets.lib.models.registry import load_registry
+
+    registry = load_registry()
+    rows = []
+    for key in registry.keys():  # noqa: SIM118 (Registry is not a dict)
+        entry = registry.get(key)
+        available, reason = registry.available(key)
+        rows.append(
+            {
+                "key": key,
+                "litellm_model": entry.litellm_model,
+                "kind": entry.kind,
+                "enabled": entry.enabled,
+                "available": available,
+                "reason": reason,
+            }
+        )
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        for r in rows:
+            state = "ready" if r["available"] else f"unavailable: {r['reason']}"
+            print(f"{r['key']:<18} {r['kind']:<8} {'on ' if r['enabled'] else 'off'}  {state}")
+    return 0
+
+
+def _models_fetch(args: argparse.Namespace) -> int:
+    from memsql_assets.lib.models.builtins import fetch_smollm2
+
+    path = fetch_smollm2(memsql_home())
+    print(f"smollm2 weights at {path}")
+    return 0
+
+
+def _trajectory_search(args: argparse.Namespace) -> int:
+    from memsql_assets.lib.memory.chroma import chroma_client
+    from memsql_assets.lib.trajectories.store import retrieve, search
+
+    client = chroma_client(memsql_home())
+    hits = search(client, args.db, args.question, k=args.k)
+    if not hits:
+        print(f"no trajectories for {args.db}: materialize trajectory_store (memsql run)")
+        return 1
+    for hit in hits:
+        print(f"{hit.similarity:.3f}  {hit.question_id}  {hit.question}  ({hit.step_count} steps)")
+    best = retrieve(client, args.db, args.question, phase=args.phase)
+    if best is not None:
+        print(f"\n--- trajectory of {best.question_id}{f' ({args.phase})' if args.phase else ''} ---\n")
+        print(best.markdown)
+    return 0
 
 
 def _ui(args: argparse.Namespace) -> int:
@@ -167,9 +301,34 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("run", help="materialize the main job (sources -> profiles -> sessions + checks)")
+    p = sub.add_parser("run", help="the main job, then gold and recall-probe under every condition")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--skip-eval", action="store_true", help="only the unpartitioned assets")
     p.set_defaults(func=_run)
+
+    p = sub.add_parser("eval", help="evaluate one model under one condition (a turn_results partition)")
+    p.add_argument("--model", required=True, help="a partition key of models.yaml")
+    p.add_argument("--condition", required=True, help="A, B, B_wm5, C, D or E")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_eval)
+
+    p = sub.add_parser("models", help="the model registry")
+    msub = p.add_subparsers(dest="models_command", required=True)
+    pl = msub.add_parser("list", help="every registry entry and whether it can run here")
+    pl.add_argument("--json", action="store_true")
+    pl.set_defaults(func=_models_list)
+    pf = msub.add_parser("fetch", help="fetch a local model's weights (explicit, never at run time)")
+    pf.add_argument("name", choices=["smollm2"])
+    pf.set_defaults(func=_models_fetch)
+
+    p = sub.add_parser("trajectory", help="the AgentSM trajectory store")
+    tsub = p.add_subparsers(dest="trajectory_command", required=True)
+    ps = tsub.add_parser("search", help="the synthetic questions of DB most similar to QUESTION")
+    ps.add_argument("db", choices=["bird_financial", "sec_edgar", "northwind"])
+    ps.add_argument("question")
+    ps.add_argument("-k", type=int, default=3)
+    ps.add_argument("--phase", choices=["explore", "execute", "validate"], help="print only this phase")
+    ps.set_defaults(func=_trajectory_search)
 
     p = sub.add_parser("sources", help="inspect the source databases")
     ssub = p.add_subparsers(dest="sources_command", required=True)

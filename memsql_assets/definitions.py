@@ -1,18 +1,35 @@
 """The one Definitions object of the project (workspace.yaml loads this module)."""
 
-from __future__ import annotations
-
 import dagster as dg
 
 from memsql_assets.defs.benchmark.assets import profiles, sessions
 from memsql_assets.defs.benchmark.checks import benchmark_checks
-from memsql_assets.defs.jobs import main_job
+from memsql_assets.defs.evaluation.assets import semantic_memory, turn_results
+from memsql_assets.defs.evaluation.automation import model_registry_sensor, reevaluate_stale_partitions
+from memsql_assets.defs.evaluation.resources import EvaluationSettings
+from memsql_assets.defs.jobs import evaluate_job, main_job
 from memsql_assets.defs.resources import MemsqlSettings
 from memsql_assets.defs.sources.assets import source_assets
+from memsql_assets.defs.trajectories.assets import synthetic_questions, trajectory_store
+from memsql_assets.defs.trajectories.resources import TrajectorySettings
 
 defs = dg.Definitions(
-    assets=[*source_assets, profiles, sessions],
+    assets=[
+        *source_assets,
+        profiles,
+        sessions,
+        semantic_memory,
+        synthetic_questions,
+        trajectory_store,
+        turn_results,
+    ],
     asset_checks=benchmark_checks,
-    jobs=[main_job],
-    resources={"memsql": MemsqlSettings()},
+    jobs=[main_job, evaluate_job],
+    sensors=[model_registry_sensor],
+    schedules=[reevaluate_stale_partitions],
+    resources={
+        "memsql": MemsqlSettings(),
+        "evaluation": EvaluationSettings(),
+        "trajectories": TrajectorySettings(),
+    },
 )

@@ -49,3 +49,25 @@ def shared_data():
         return path
 
     return _path
+
+
+@pytest.fixture(scope="session")
+def small_home(tmp_path_factory, embedded_dbs, embedded_sessions):
+    """A data directory with the embedded sources and every 10th session of the benchmark (30 sessions,
+    all sources and tiers, incl. ten-turn ones): partitions over it take seconds, not minutes."""
+    import shutil
+
+    from memsql_assets.lib.benchmark.store import write_benchmark
+    from memsql_assets.lib.memory.chroma import chroma_client
+    from memsql_assets.lib.memory.semantic import seed_semantic_memory
+    from memsql_assets.lib.paths import benchmark_dir, source_db_path
+
+    home = tmp_path_factory.mktemp("small_home")
+    for name, path in embedded_dbs.items():
+        target = source_db_path(home, name)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+    subset = [s for i, s in enumerate(embedded_sessions) if i % 10 == 0]
+    write_benchmark(benchmark_dir(home), subset)
+    seed_semantic_memory(chroma_client(home))
+    return home

@@ -1,14 +1,23 @@
-"""Jobs a user launches from the UI or `memsql run`."""
-
-from __future__ import annotations
+"""Jobs a user launches from the UI or the CLI."""
 
 import dagster as dg
 
-MAIN_JOB = "memsql_main"
+from memsql_assets.defs.evaluation.partitions import evaluation_partitions
 
-# The README's main command: every unpartitioned asset of the lineage with its blocking checks.
+MAIN_JOB = "memsql_main"
+EVALUATE_JOB = "evaluate"
+
+# The README's main command, first half: every unpartitioned asset of the lineage with its checks.
 main_job = dg.define_asset_job(
     MAIN_JOB,
-    selection=dg.AssetSelection.groups("sources", "benchmark"),
-    description="Sources -> profiles -> sessions with their blocking data-quality checks.",
+    selection=dg.AssetSelection.groups("sources", "benchmark", "memory", "trajectories"),
+    description="Sources -> profiles -> sessions, semantic memory and the trajectory store, with blocking checks.",
+)
+
+# One run per (model, condition) partition; the sensor, the schedule, backfills and `memsql eval` use it.
+evaluate_job = dg.define_asset_job(
+    EVALUATE_JOB,
+    selection=dg.AssetSelection.assets("turn_results"),
+    partitions_def=evaluation_partitions,
+    description="Evaluate one model under one memory condition (a turn_results partition).",
 )

@@ -15,6 +15,14 @@ OFFLINE_ENV = {
 }
 
 
+# Progress bars of model loading and metric computation clutter logs; memsql reports progress itself.
+QUIET_ENV = {
+    "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+    "TRANSFORMERS_VERBOSITY": "error",
+    "TQDM_DISABLE": "1",
+}
+
+
 def enforce_offline() -> None:
-    for key, value in OFFLINE_ENV.items():
+    for key, value in {**OFFLINE_ENV, **QUIET_ENV}.items():
         os.environ.setdefault(key, value)

@@ -37,8 +37,11 @@ def test_run_then_sources_list_and_export(cli_env, tmp_path):
     assert [r["name"] for r in before] == ["bird_financial", "sec_edgar", "northwind"]
     assert all(r["built"] is False and r["row_counts"] is None for r in before)
 
-    summary = json.loads(_memsql("run", "--json", env=cli_env).stdout)
+    summary = json.loads(_memsql("run", "--skip-eval", "--json", env=cli_env).stdout)
     assert summary["success"] and all(summary["checks"].values())
+    assert {"sessions_suite", "turns_suite", "ground_truth_executes", "final_sql_executes"} <= set(
+        summary["checks"]
+    )
     assert summary["benchmark"]["sessions"] == 300 and summary["benchmark"]["turns"] == 1400
     assert os.path.exists(os.path.join(cli_env["MEMSQL_HOME"], "dagster_home", "dagster.yaml"))
 
@@ -72,3 +75,20 @@ def test_bad_sources_config_is_a_clear_error(cli_env, tmp_path):
     assert proc.returncode == 2
     assert "sec_edgar.real_path" in proc.stderr and "does not exist" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_eval_runs_one_partition_through_dagster(cli_env):
+    _memsql("run", "--skip-eval", env=cli_env)
+    out = json.loads(_memsql("eval", "--model", "gold", "--condition", "A", "--json", env=cli_env).stdout)
+    assert out["success"] and out["model"] == "gold" and out["condition"] == "A"
+    assert out["turns"] == 1400 and out["ex_strict"] == 100.0 and out["checks"] == {"harness_integrity": True}
+    assert {"error_classes", "calls", "cache_hits"} <= set(out)
+    again = json.loads(_memsql("eval", "--model", "gold", "--condition", "A", "--json", env=cli_env).stdout)
+    assert again["calls"] == 0 and again["cache_hits"] == 1400
+
+
+def test_eval_rejects_unknown_condition_and_model(cli_env):
+    proc = _memsql("eval", "--model", "gold", "--condition", "Z", env=cli_env, check=False)
+    assert proc.returncode == 2 and "unknown condition 'Z'" in proc.stderr and "Traceback" not in proc.stderr
+    proc = _memsql("eval", "--model", "nope", "--condition", "A", env=cli_env, check=False)
+    assert proc.returncode == 2 and "nope" in proc.stderr and "Traceback" not in proc.stderr

@@ -25,7 +25,17 @@ def memsql_home(tmp_path, monkeypatch):
 def test_definitions_load_with_lineage():
     repo = defs.get_repository_def()
     keys = {k.to_user_string() for k in repo.asset_graph.get_all_asset_keys()}
-    assert {"bird_financial", "sec_edgar", "northwind", "profiles", "sessions"} <= keys
+    assert {
+        "bird_financial",
+        "sec_edgar",
+        "northwind",
+        "profiles",
+        "sessions",
+        "semantic_memory",
+        "synthetic_questions",
+        "trajectory_store",
+        "turn_results",
+    } <= keys
     sessions_node = repo.asset_graph.get(dg.AssetKey("sessions"))
     assert dg.AssetKey("profiles") in sessions_node.parent_keys
     checks = {c.name for c in repo.asset_graph.asset_check_keys}
@@ -37,13 +47,27 @@ def test_main_job_materializes_everything_and_checks_pass(memsql_home):
         result = defs.resolve_job_def(MAIN_JOB).execute_in_process(instance=instance)
         assert result.success
         evaluations = {e.check_name: e for e in result.get_asset_check_evaluations()}
-        assert set(evaluations) == {"sessions_suite", "turns_suite", "ground_truth_executes"}
+        assert set(evaluations) == {
+            "sessions_suite",
+            "turns_suite",
+            "ground_truth_executes",
+            "final_sql_executes",
+        }
         assert all(e.passed for e in evaluations.values()), {k: e.description for k, e in evaluations.items()}
         gt = evaluations["ground_truth_executes"].metadata
         assert gt["queries_executed"].value == 1400 + 1100  # every GT and every fallback
 
         mats = {m.asset_key.to_user_string(): m for m in result.get_asset_materialization_events()}
-        assert set(mats) == {"bird_financial", "sec_edgar", "northwind", "profiles", "sessions"}
+        assert set(mats) == {
+            "bird_financial",
+            "sec_edgar",
+            "northwind",
+            "profiles",
+            "sessions",
+            "semantic_memory",
+            "synthetic_questions",
+            "trajectory_store",
+        }
         sec_meta = mats["sec_edgar"].materialization.metadata
         assert sec_meta["kind"].value == "embedded" and sec_meta["synthetic"].value is True
         assert len(sec_meta["content_hash"].value) == 64

@@ -1,0 +1,118 @@
+"""Memory seed and evaluation assets: semantic_memory, and turn_results partitioned model × condition."""
+
+import time
+
+import dagster as dg
+
+from memsql_assets.defs.evaluation.partitions import evaluation_partitions
+from memsql_assets.defs.evaluation.resources import EvaluationSettings
+from memsql_assets.defs.resources import MemsqlSettings
+from memsql_assets.lib.harness.evaluate import evaluate_partition
+from memsql_assets.lib.harness.runner import RunStats
+from memsql_assets.lib.memory.chroma import chroma_client
+from memsql_assets.lib.memory.semantic import SEMANTIC_COLLECTION, SEMANTIC_HINTS, seed_semantic_memory
+from memsql_assets.lib.trajectories.lookup import trajectory_lookup
+
+
+@dg.asset(
+    group_name="memory",
+    kinds={"chromadb"},
+    description="Static semantic memory: the six hints of the paper's Appendix A.5, verbatim, in a read-only "
+    f"ChromaDB namespace ({SEMANTIC_COLLECTION}); condition D retrieves the top-1 hint of the turn's source.",
+)
+def semantic_memory(memsql: MemsqlSettings, evaluation: EvaluationSettings) -> dg.MaterializeResult:
+    count = seed_semantic_memory(chroma_client(memsql.home_path, evaluation.chroma_url or None))
+    table = "| id | hint |\n| --- | --- |\n" + "".join(f"| {h.id} | {h.text} |\n" for h in SEMANTIC_HINTS)
+    return dg.MaterializeResult(
+        metadata={"hints": count, "collection": SEMANTIC_COLLECTION, "seed": dg.MetadataValue.md(table)}
+    )
+
+
+def _table(title: str, values: dict) -> str:
+    return f"| {title} | EX % |\n| --- | ---: |\n" + "".join(
+        f"| {k} | {v:.1f} |\n" for k, v in values.items()
+    )
+
+
+@dg.asset(
+    group_name="evaluation",
+    kinds={"python", "parquet"},
+    partitions_def=evaluation_partitions,
+    deps=["sessions", semantic_memory, "trajectory_store"],
+    check_specs=[
+        dg.AssetCheckSpec(
+            "harness_integrity",
+            asset="turn_results",
+            blocking=True,
+            description="One row per benchmark turn, every ground truth executed, and 100.0 % EX for `gold` "
+            "(anything less is a harness bug); failing turns are listed.",
+        )
+    ],
+    description="Every benchmark turn evaluated for one model under one memory condition: the agent's prompt, "
+    "the model's reply (request store: cache, resume point and audit trail), strict/bag/set EX, the six-class "
+    "error taxonomy and contamination. Writes results/model=<m>/condition=<c>/turn_results.parquet atomically.",
+)
+def turn_results(
+    context: dg.AssetExecutionContext, memsql: MemsqlSettings, evaluation: EvaluationSettings
+) -> dg.MaterializeResult:
+    keys = context.partition_key.keys_by_dimension
+    model, condition = keys["model"], keys["condition"]
+    last_log = [0.0]
+
+    def progress(stats: RunStats) -> None:
+        now = time.monotonic()
+        if now - last_log[0] >= 5 or stats.done_turns == stats.total_turns:
+            last_log[0] = now
+            eta = f"{stats.eta_s:.0f}s" if stats.eta_s is not None else "?"
+            context.log.info(
+                f"{model}/{condition}: {stats.done_turns}/{stats.total_turns} turns, "
+                f"EX so far {stats.ex:.1f} %, ETA {eta}"
+            )
+
+    outcome = evaluate_partition(
+        memsql.home_path,
+        model,
+        condition,
+        settings=evaluation.settings(),
+        progress=progress,
+        trajectory_factory=trajectory_lookup,
+    )
+    s = outcome.summary
+    failing = [f"{r['session_id']}#{r['turn_index']}" for r in outcome.rows if r["gt_error"]]
+    if model == "gold":
+        failing += [f"{r['session_id']}#{r['turn_index']}" for r in outcome.rows if not r["ex_strict"]]
+    passed = not failing and s["turns"] > 0
+    check = dg.AssetCheckResult(
+        check_name="harness_integrity",
+        passed=passed,
+        description=f"{s['turns']} rows; gt errors {s['gt_errors']}; EX {s['ex_strict']} %"
+        + ("" if passed else f"; failing turns: {', '.join(sorted(set(failing))[:20])}"),
+        metadata={
+            "failing_turns": dg.MetadataValue.json(sorted(set(failing))[:200]),
+            "ex_strict": s["ex_strict"],
+        },
+    )
+    return dg.MaterializeResult(
+        metadata={
+            "ex_strict": s["ex_strict"],
+            "ex_bag": s["ex_bag"],
+            "ex_set": s["ex_set"],
+            "ex_memory_critical": s["ex_memory_critical"],
+            "ex_by_tier": dg.MetadataValue.md(_table("tier", s["ex_by_tier"])),
+            "ex_by_source": dg.MetadataValue.md(_table("source", s["ex_by_source"])),
+            "ex_by_turn": dg.MetadataValue.md(_table("turn", s["ex_by_turn_index"])),
+            "error_classes": dg.MetadataValue.json(s["error_classes"]),
+            "contaminated": s["contaminated"],
+            "model_calls": s["calls"],
+            "cache_hits": s["cache_hits"],
+            "model_errors": dg.MetadataValue.json(s["model_errors"]),
+            "prompt_tokens": s["prompt_tokens"],
+            "completion_tokens": s["completion_tokens"],
+            "cost_usd": s["cost_usd"],
+            "wall_s": s["wall_s"],
+            "resumed_sessions": s["resumed_sessions"],
+            "benchmark_version": s["benchmark_version"],
+            "path": dg.MetadataValue.path(str(outcome.result_path)),
+        },
+        check_results=[check],
+    )

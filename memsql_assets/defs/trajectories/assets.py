@@ -1,0 +1,116 @@
+"""AgentSM trajectory memory: synthetic questions -> explored, phase-structured trajectories."""
+
+import json
+
+import dagster as dg
+
+from memsql_assets.defs.resources import MemsqlSettings
+from memsql_assets.defs.trajectories.resources import TrajectorySettings
+from memsql_assets.lib.atomic import write_text_atomic
+from memsql_assets.lib.benchmark.store import read_turns
+from memsql_assets.lib.memory.chroma import chroma_client
+from memsql_assets.lib.paths import benchmark_dir, source_db_path
+from memsql_assets.lib.sources.config import SOURCE_NAMES
+from memsql_assets.lib.trajectories.phases import classifier_accuracy
+from memsql_assets.lib.trajectories.store import QuestionPlan, build_trajectory_store, plan_questions
+
+
+def _dir(memsql: MemsqlSettings):
+    return memsql.home_path / "trajectories"
+
+
+def _db_paths(memsql: MemsqlSettings):
+    return {s: source_db_path(memsql.home_path, s) for s in SOURCE_NAMES}
+
+
+def _md(mapping: dict, key: str, value: str) -> str:
+    return f"| {key} | {value} |\n| --- | ---: |\n" + "".join(f"| {k} | {v} |\n" for k, v in mapping.items())
+
+
+@dg.asset(
+    group_name="trajectories",
+    kinds={"sqlite", "json"},
+    deps=[*SOURCE_NAMES, "sessions"],
+    description="Algorithm 1: a budget of N synthetic questions allocated across the source databases by schema "
+    "complexity (weight = tables + columns/4 + 2·FK edges + log10(rows+1)), generated deterministically from the "
+    "schema and data, each with SQL verified to execute, none duplicating a benchmark question.",
+)
+def synthetic_questions(memsql: MemsqlSettings, trajectories: TrajectorySettings) -> dg.MaterializeResult:
+    exclude = {t["question"] for t in read_turns(benchmark_dir(memsql.home_path))}
+    plan = plan_questions(_db_paths(memsql), trajectories.budget, trajectories.seed, exclude)
+    path = _dir(memsql) / "questions.json"
+    data = plan.to_file_json()
+    write_text_atomic(path, json.dumps(data, indent=2, sort_keys=True))
+    info = plan.as_json()
+    return dg.MaterializeResult(
+        metadata={
+            "budget": trajectories.budget,
+            "allocation": dg.MetadataValue.md(_md(info["allocation"], "database", "questions")),
+            "questions_per_db": dg.MetadataValue.json(info["questions_per_db"]),
+            "shortfall": dg.MetadataValue.json(info.get("shortfall", {})),
+            "path": dg.MetadataValue.path(str(path)),
+        }
+    )
+
+
+@dg.asset(
+    group_name="trajectories",
+    kinds={"chromadb", "json"},
+    deps=[synthetic_questions],
+    check_specs=[
+        dg.AssetCheckSpec(
+            "final_sql_executes",
+            asset="trajectory_store",
+            blocking=True,
+            description="Every stored trajectory's final SQL executed without error.",
+        )
+    ],
+    description="Exploration traces of every synthetic question (deterministic explorer with real tools), "
+    "phase-classified by rules (explore / execute / validate), rewritten as markdown with a header per phase "
+    "segment, stored per phase in ChromaDB plus a JSON copy per question; composite tools mined in a first pass "
+    "are used by the second.",
+)
+def trajectory_store(memsql: MemsqlSettings, trajectories: TrajectorySettings) -> dg.MaterializeResult:
+    db_paths = _db_paths(memsql)
+    plan = QuestionPlan.from_file_json(
+        json.loads((_dir(memsql) / "questions.json").read_text(encoding="utf-8")), db_paths
+    )
+    report = build_trajectory_store(
+        db_paths,
+        trajectories.budget,
+        trajectories.seed,
+        trajectories.theta if trajectories.theta < 1 else int(trajectories.theta),
+        trajectories.max_len,
+        frozenset(),
+        chroma_client(memsql.home_path),
+        json_dir=_dir(memsql) / "json",
+        questions=plan,
+        explorer_kind=trajectories.explorer,
+    )
+    write_text_atomic(
+        _dir(memsql) / "composite_tools.json",
+        json.dumps([c.as_json() for c in report.composites], indent=2, sort_keys=True),
+    )
+    accuracy = classifier_accuracy().as_json()
+    check = dg.AssetCheckResult(
+        check_name="final_sql_executes",
+        passed=report.all_final_sql_ok,
+        metadata={"failed_questions": dg.MetadataValue.json(report.failed_final_sql[:100])},
+    )
+    stats = report.composite_stats
+    return dg.MaterializeResult(
+        metadata={
+            "documents": report.documents,
+            "questions_per_db": dg.MetadataValue.json(report.questions_per_db),
+            "phase_distribution": dg.MetadataValue.json(report.phase_distribution),
+            "composites_found": len(report.composites),
+            "composites": dg.MetadataValue.md(
+                "| name | steps | support |\n| --- | --- | ---: |\n"
+                + "".join(f"| {c.name} | {' + '.join(c.steps)} | {c.support} |\n" for c in report.composites)
+            ),
+            "with_vs_without_composites": dg.MetadataValue.json(stats),
+            "classifier_accuracy": dg.MetadataValue.json(accuracy),
+            "build_seconds": report.build_seconds,
+        },
+        check_results=[check],
+    )

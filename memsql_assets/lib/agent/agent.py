@@ -1,0 +1,163 @@
+"""`run_turn`: the condition-aware agent of SPEC §2.
+
+Four retrievals run concurrently (working-memory recall, episodic top-k, semantic top-k, and
+context resolution, which walks the first two as soon as they arrive), plus the trajectory lookup
+of condition E; the prompt is assembled from them, the model is called through the gateway, the
+SQL is scored, and the turn's payload is persisted to the stores the condition uses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from memsql_assets.lib.agent.conditions import Condition
+from memsql_assets.lib.agent.context import Resolution, resolve_context
+from memsql_assets.lib.agent.prompts import PromptParts, build_messages
+
+Payload = dict[str, Any]
+
+
+class WorkingStore(Protocol):
+    def append(self, session_id: str, payload: Payload, window: int) -> None: ...
+    def recall(self, session_id: str, window: int) -> list[Payload]: ...
+
+
+class EpisodicStore(Protocol):
+    def add(self, payload: Payload, embedding: list[float] | None = None) -> None: ...
+    def query(
+        self,
+        text: str,
+        k: int = 3,
+        source: str | None = None,
+        exclude_session: str | None = None,
+        embedding: list[float] | None = None,
+    ) -> list[Payload]: ...
+
+
+class SemanticStore(Protocol):
+    def query(
+        self, text: str, source: str, k: int = 1, embedding: list[float] | None = None
+    ) -> list[dict[str, Any]]: ...
+
+
+TrajectoryLookup = Callable[[str, str], str | None]  # (source prefix, question) -> markdown or None
+
+
+@dataclass
+class TurnPrompt:
+    messages: list[dict[str, str]]
+    resolution: Resolution
+    prompt_hash: str
+    retrieval_s: float
+    working: list[Payload] = field(default_factory=list)
+    episodic: list[Payload] = field(default_factory=list)
+
+
+def prompt_hash(messages: list[dict[str, str]]) -> str:
+    return hashlib.sha256(json.dumps(messages, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def turn_context(turn: Mapping[str, Any]) -> dict[str, Any]:
+    """What a built-in model may know about the turn (never the referenced keys' values)."""
+    return {
+        "turn_id": f"{turn['session_id']}#{turn['turn_index']}",
+        "gt_sql": turn["gt_sql"],
+        "sql_template": turn["sql_template"],
+        "referenced_context_keys": list(turn["referenced_context_keys"]),
+        "stated_values": dict(turn["stated_values"]),
+    }
+
+
+@dataclass
+class Agent:
+    condition: Condition
+    schemas: Mapping[str, str]  # source prefix -> schema text
+    working: WorkingStore | None = None
+    episodic: EpisodicStore | None = None
+    semantic: SemanticStore | None = None
+    trajectories: TrajectoryLookup | None = None
+    episodic_k: int = 3
+    embed: Callable[[str], list[float]] | None = None  # question -> vector, shared by all vector stores
+
+    def _vector(self, question: str) -> list[float] | None:
+        uses_vectors = self.condition.episodic or self.condition.semantic
+        return self.embed(question) if uses_vectors and self.embed else None
+
+    async def assemble(self, turn: Mapping[str, Any]) -> TurnPrompt:
+        started = time.perf_counter()
+        sid, question, source = turn["session_id"], turn["question"], turn["source"]
+        c = self.condition
+        vector = self._vector(question)
+
+        async def nothing() -> list[Any]:
+            return []
+
+        wm_task = asyncio.ensure_future(
+            asyncio.to_thread(self.working.recall, sid, c.window) if c.window and self.working else nothing()
+        )
+        ep_task = asyncio.ensure_future(
+            asyncio.to_thread(self.episodic.query, question, self.episodic_k, source, None, vector)
+            if c.episodic and self.episodic
+            else nothing()
+        )
+        sem_task = asyncio.ensure_future(
+            asyncio.to_thread(self.semantic.query, question, source, 1)
+            if c.semantic and self.semantic
+            else nothing()
+        )
+        traj_task = asyncio.ensure_future(
+            asyncio.to_thread(self.trajectories, source, question)
+            if c.trajectory and self.trajectories
+            else nothing()
+        )
+
+        async def resolve() -> Resolution:
+            return resolve_context(turn["referenced_context_keys"], await wm_task, await ep_task)
+
+        resolution, semantic_hits, trajectory = await asyncio.gather(resolve(), sem_task, traj_task)
+        working, episodic = wm_task.result(), ep_task.result()
+        parts = PromptParts(
+            source=source,
+            schema=self.schemas[source],
+            question=question,
+            semantic_hints=[h["text"] for h in semantic_hits],
+            episodic=episodic,
+            working=working,
+            trajectory=trajectory or None,
+            resolved=resolution.values or None,
+        )
+        messages = build_messages(parts)
+        return TurnPrompt(
+            messages=messages,
+            resolution=resolution,
+            prompt_hash=prompt_hash(messages),
+            retrieval_s=time.perf_counter() - started,
+            working=working,
+            episodic=episodic,
+        )
+
+    async def persist(self, turn: Mapping[str, Any], generated_sql: str | None, result_summary: str) -> None:
+        """Write the turn's payload to the stores this condition uses (semantic memory is read-only)."""
+        payload: Payload = {
+            "session_id": turn["session_id"],
+            "turn_index": turn["turn_index"],
+            "source": turn["source"],
+            "question": turn["question"],
+            "sql": generated_sql,
+            "result_summary": result_summary,
+            "state_updates": dict(turn["state_updates"]),
+        }
+        writes = []
+        if self.condition.window and self.working:
+            writes.append(
+                asyncio.to_thread(self.working.append, turn["session_id"], payload, self.condition.window)
+            )
+        if self.condition.episodic and self.episodic:
+            writes.append(asyncio.to_thread(self.episodic.add, payload, self._vector(turn["question"])))
+        await asyncio.gather(*writes)

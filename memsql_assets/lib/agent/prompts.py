@@ -1,0 +1,102 @@
+"""The paper's prompts, verbatim (Appendix A.1-A.4), and the per-condition prompt composition.
+
+The extracted paper text lost the spaces around code-formatted words ("inCustomers.CompanyName");
+they are restored here and nothing else is changed. Curly quotes in A.1 are the paper's.
+See docs/prompt_composition.md for the composition table (the paper's lost Table 11).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+SYSTEM_PROMPT = (
+    "You are an expert SQLite analyst. Generate one valid SQLite query for the user’s question. "
+    "Return SQL only. No markdown, comments, or explanation. Use only the provided schema and context. "
+    "If resolved structured context is provided, those values are authoritative and must be used exactly. "
+    "Match the requested result shape exactly. If the question asks for a total, return a single aggregate "
+    "value only, not supporting columns, not grouped rows, and not explanatory text."
+)
+
+SOURCE_GUIDANCE: dict[str, tuple[str, ...]] = {
+    "NW": (
+        "Customer names are stored in Customers.CompanyName.",
+        "Orders.CustomerID joins to Customers.CustomerID.",
+        "Sales totals come from [Order Details] using UnitPrice * Quantity * (1 - Discount).",
+        "For yearly sales questions, use Orders.OrderDate, not Orders.ShippedDate.",
+        "If the question asks for total sales for one customer and one year, return one row with one numeric "
+        "aggregate column only.",
+        "For those total-sales questions, do not return CompanyName, OrderID, or per-order subtotals.",
+        "Do not GROUP BY unless the user explicitly asks for a breakdown.",
+        "Do not confuse customer company names with product names or category names.",
+        "If resolved context contains customer_id, use that exact CustomerID.",
+    ),
+    "SEC": (
+        "annual_financials joins to companies by ticker.",
+        "Company names live in companies.company_name.",
+        "value_billions is the normalized metric used in benchmark queries.",
+        "Metric values must use exact lowercase stored values: revenue, net_income, cash, total_assets, "
+        "total_liabilities.",
+        "If resolved context contains ticker, metric, or years, use them exactly.",
+    ),
+    "BIRD": (
+        "Region names are in district.A3.",
+        "loan joins to account, then disp where type=’OWNER’, then client, then district.",
+        "Loan status values are raw codes A, B, C, D.",
+        "If resolved context contains region or loan_status, use them exactly.",
+    ),
+}
+
+# The contract with the recall-probe model (memsql_assets/lib/models/builtins.py): this header line,
+# then one "- key: <JSON value>" line per resolved key.
+RESOLVED_HEADER = "Resolved context:"
+
+
+@dataclass(frozen=True)
+class PromptParts:
+    """Everything a condition may put in front of the question; empty parts are left out."""
+
+    source: str
+    schema: str
+    question: str
+    semantic_hints: Sequence[str] = ()
+    episodic: Sequence[Mapping[str, Any]] = ()
+    working: Sequence[Mapping[str, Any]] = ()
+    trajectory: str | None = None
+    resolved: Mapping[str, Any] | None = None
+
+
+def _turn_lines(payload: Mapping[str, Any]) -> str:
+    return (
+        f"Q: {payload.get('question', '')}\n"
+        f"SQL: {payload.get('sql') or '(none)'}\n"
+        f"Result: {payload.get('result_summary') or '(none)'}"
+    )
+
+
+def render_resolved(resolved: Mapping[str, Any]) -> str:
+    lines = [RESOLVED_HEADER]
+    lines += [f"- {key}: {json.dumps(value, ensure_ascii=False)}" for key, value in resolved.items()]
+    return "\n".join(lines)
+
+
+def build_messages(parts: PromptParts) -> list[dict[str, str]]:
+    """System prompt (A.1) + one user message: guidance, schema, memory blocks, Resolved, question."""
+    guidance = "\n".join(f"- {line}" for line in SOURCE_GUIDANCE[parts.source])
+    blocks = [f"Source guidance:\n{guidance}", f"Schema:\n{parts.schema}"]
+    if parts.semantic_hints:
+        blocks.append("Semantic hints:\n" + "\n".join(f"- {h}" for h in parts.semantic_hints))
+    if parts.trajectory:
+        blocks.append("Reference trajectory from a similar solved question:\n" + parts.trajectory)
+    if parts.episodic:
+        blocks.append("Similar past turns:\n" + "\n\n".join(_turn_lines(p) for p in parts.episodic))
+    if parts.working:
+        # Working memory arrives most recent first; show it in conversation order.
+        history = "\n\n".join(_turn_lines(p) for p in reversed(list(parts.working)))
+        blocks.append("Recent conversation:\n" + history)
+    if parts.resolved:
+        blocks.append(render_resolved(parts.resolved))
+    blocks.append(f"Question: {parts.question}")
+    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": "\n\n".join(blocks)}]

@@ -1,0 +1,168 @@
+"""Evaluate one partition end to end: services up, agent built for the condition, run, publish.
+
+This is the one place that knows which stores a condition needs: Redis only when it has a
+working-memory window, episodic Chroma only for C/D (kept inside the partition's own result
+directory, so two partitions never write one Chroma database), semantic Chroma read-only for D,
+the trajectory store for E.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memsql_assets.lib.agent.agent import Agent
+from memsql_assets.lib.agent.conditions import Condition, get_condition
+from memsql_assets.lib.agent.schema import schema_text
+from memsql_assets.lib.atomic import sha256_file
+from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
+from memsql_assets.lib.benchmark.store import read_turns
+from memsql_assets.lib.errors import MemsqlError
+from memsql_assets.lib.harness.results import partition_dir
+from memsql_assets.lib.harness.runner import PartitionRunner, Progress
+from memsql_assets.lib.harness.summary import summarize
+from memsql_assets.lib.memory.chroma import chroma_client, collection_name
+from memsql_assets.lib.memory.embeddings import EmbeddingCache
+from memsql_assets.lib.memory.episodic import EpisodicMemory
+from memsql_assets.lib.memory.redis_service import redis_connection
+from memsql_assets.lib.memory.semantic import SemanticMemory
+from memsql_assets.lib.memory.working import WorkingMemory
+from memsql_assets.lib.models.gateway import ModelGateway
+from memsql_assets.lib.models.registry import ModelEntry, Registry, load_registry
+from memsql_assets.lib.models.request_store import RequestStore
+from memsql_assets.lib.paths import benchmark_dir, source_db_path
+
+
+class ModelUnavailableError(MemsqlError):
+    pass
+
+
+@dataclass(frozen=True)
+class EvalSettings:
+    redis_url: str | None = None
+    chroma_url: str | None = None
+    episodic_k: int = 3
+    timeout_s: float = 10.0
+    row_cap: int = 100_000
+
+
+@dataclass(frozen=True)
+class PartitionOutcome:
+    summary: dict[str, Any]
+    result_path: Path
+    rows: list[dict[str, Any]]
+
+
+def benchmark_version(home: Path) -> str:
+    return sha256_file(benchmark_dir(home) / "turns.jsonl")[:16]
+
+
+def model_fingerprint(entry: ModelEntry) -> str:
+    """Identity of what is called: a changed model id, params or reasoning config makes results stale."""
+    text = json.dumps(
+        {"model": entry.litellm_model, "params": entry.call_params()}, sort_keys=True, default=str
+    )
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+TrajectoryFactory = Callable[[Path], Callable[[str, str], str | None]]
+
+
+@contextlib.contextmanager
+def _working_memory(home: Path, condition: Condition, settings: EvalSettings, run_id: str) -> Iterator[Any]:
+    if not condition.window:
+        yield None, None
+        return
+    with redis_connection(home, settings.redis_url) as client:
+        yield client, WorkingMemory(client, run_id)
+
+
+def evaluate_partition(
+    home: Path,
+    model_key: str,
+    condition_name: str,
+    settings: EvalSettings | None = None,
+    registry: Registry | None = None,
+    progress: Progress | None = None,
+    trajectory_factory: TrajectoryFactory | None = None,
+    gateway: ModelGateway | None = None,
+) -> PartitionOutcome:
+    settings = settings or EvalSettings()
+    condition = get_condition(condition_name)
+    registry = registry or load_registry()
+    entry = registry.get(model_key)  # unknown key -> clear error naming the registry file
+    ok, reason = registry.available(model_key)
+    if not ok:
+        raise ModelUnavailableError(f"model {entry.key} is unavailable: {reason}")
+    if condition.trajectory and trajectory_factory is None:
+        raise MemsqlError("condition E needs the trajectory store: materialize trajectory_store first")
+
+    turns = read_turns(benchmark_dir(home))
+    version = benchmark_version(home)
+    db_paths = {prefix: source_db_path(home, name) for prefix, name in SOURCE_BY_PREFIX.items()}
+    schemas = {prefix: schema_text(path) for prefix, path in db_paths.items()}
+    gateway = gateway or ModelGateway(registry, RequestStore(home / "requests"), home=home)
+    run_id = f"{model_key}.{condition.name}.{version}"
+    started = time.monotonic()
+
+    with _working_memory(home, condition, settings, run_id) as (redis_client, working):
+        episodic = None
+        if condition.episodic:
+            client = chroma_client(partition_dir(home, model_key, condition.name), settings.chroma_url)
+            episodic = EpisodicMemory(client, collection_name("episodic", model_key, condition.name, version))
+        semantic = SemanticMemory(chroma_client(home, settings.chroma_url)) if condition.semantic else None
+        trajectories = trajectory_factory(home) if condition.trajectory and trajectory_factory else None
+        embed = None
+        if condition.episodic or condition.semantic:
+            embed = EmbeddingCache()
+            embed.warm([t["question"] for t in turns])  # one batch, fixed order: deterministic vectors
+        agent = Agent(
+            condition, schemas, working, episodic, semantic, trajectories, settings.episodic_k, embed
+        )
+
+        def reset_memory(fresh: bool) -> None:
+            if working is not None and fresh:
+                working.clear_run()
+            if episodic is not None and fresh:
+                episodic.reset()
+
+        def forget_session(session_id: str) -> None:
+            if working is not None:
+                working.clear(session_id)
+            if episodic is not None:
+                episodic.forget_session(session_id)
+
+        runner = PartitionRunner(
+            model_key=model_key,
+            agent=agent,
+            call_model=gateway.acomplete,
+            home=home,
+            db_paths=db_paths,
+            benchmark_version=version,
+            concurrency=entry.max_concurrency,
+            timeout_s=settings.timeout_s,
+            row_cap=settings.row_cap,
+            progress=progress,
+            session_guard=(lambda: str(redis_client.info("server")["run_id"])) if redis_client else None,
+            reset_memory=reset_memory,
+            forget_session=forget_session,
+            commit_session=episodic.flush if episodic is not None else None,
+        )
+        rows, stats = asyncio.run(runner.run(turns))
+    summary = summarize(rows, model_key, condition.name, time.monotonic() - started)
+    summary.update(
+        benchmark_version=version,
+        resumed_sessions=stats.resumed_sessions,
+        redone_sessions=stats.redone_sessions,
+        model_calls_this_run=gateway.calls,
+        model_fingerprint=model_fingerprint(entry),
+    )
+    path = runner.finish(rows, summary)
+    return PartitionOutcome(summary=summary, result_path=path, rows=rows)

@@ -1,0 +1,233 @@
+"""Run one partition (model × condition) over the benchmark, resumably.
+
+Sessions are the unit of work and of checkpointing: a finished session's rows are written under
+`_progress/` atomically, so a run killed at any point (kill -9) resumes by skipping finished
+sessions; the interrupted session is redone from its first turn, and its model calls come back
+from the request store, so the resumed run ends with exactly the rows of an uninterrupted one.
+
+Conditions without cross-session state (A, B, B_wm5, E) run sessions concurrently, bounded by the
+model's concurrency; conditions with episodic memory (C, D) run sessions one at a time in session
+order, because session i must see exactly sessions 1..i-1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import queue
+import shutil
+import sqlite3
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memsql_assets.lib.agent.agent import Agent, turn_context
+from memsql_assets.lib.atomic import write_text_atomic
+from memsql_assets.lib.evaluation.score import score_turn
+from memsql_assets.lib.harness.results import (
+    SCHEMA_VERSION,
+    partition_dir,
+    progress_dir,
+    read_checkpoints,
+    write_results,
+    write_session_checkpoint,
+)
+from memsql_assets.lib.sources.sqlite_db import check_sqlite_file, open_readonly
+
+Progress = Callable[["RunStats"], None]
+
+
+@dataclass
+class RunStats:
+    total_turns: int
+    done_turns: int = 0
+    correct: int = 0
+    resumed_sessions: int = 0
+    redone_sessions: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def ex(self) -> float:
+        return 100.0 * self.correct / self.done_turns if self.done_turns else 0.0
+
+    @property
+    def eta_s(self) -> float | None:
+        elapsed = time.monotonic() - self.started
+        if not self.done_turns or elapsed <= 0:
+            return None
+        return (self.total_turns - self.done_turns) * elapsed / self.done_turns
+
+
+class ConnectionPool:
+    """Read-only SQLite connections, one per concurrent user (sqlite3 objects are not shared).
+
+    The file is integrity-checked once; connections are opened as concurrency demands them.
+    """
+
+    def __init__(self, db_path: Path):
+        check_sqlite_file(db_path)
+        self._path = db_path
+        self._free: queue.SimpleQueue[sqlite3.Connection] = queue.SimpleQueue()
+
+    @contextmanager
+    def connection(self) -> Iterator[sqlite3.Connection]:
+        try:
+            conn = self._free.get_nowait()
+        except queue.Empty:
+            conn = open_readonly(self._path, check=False)
+        try:
+            yield conn
+        finally:
+            self._free.put(conn)
+
+
+class ServiceRestarted(Exception):
+    """Working memory was lost mid-session (Redis restarted): the session is redone from turn 1."""
+
+
+@dataclass
+class PartitionRunner:
+    model_key: str
+    agent: Agent
+    call_model: Callable[..., Any]  # gateway.acomplete
+    home: Path
+    db_paths: Mapping[str, Path]  # source prefix -> database
+    benchmark_version: str
+    concurrency: int = 1
+    timeout_s: float = 10.0
+    row_cap: int = 100_000
+    progress: Progress | None = None
+    session_guard: Callable[[], str] | None = None  # returns the memory server's identity (Redis run_id)
+    reset_memory: Callable[[bool], None] | None = None  # (fresh run?) -> clear this run's memories
+    forget_session: Callable[[str], None] | None = None  # drop one session's entries before (re)running it
+    commit_session: Callable[[], None] | None = None  # make a finished session's memory durable
+
+    def __post_init__(self) -> None:
+        self.condition = self.agent.condition
+        self.out_dir = partition_dir(self.home, self.model_key, self.condition.name)
+        self.progress_dir = progress_dir(self.home, self.model_key, self.condition.name)
+        self._gt_caches: dict[str, dict[str, Any]] = defaultdict(dict)  # per source: keyed by SQL text
+        self._pools: dict[str, ConnectionPool] = {}
+
+    def _pool(self, source: str) -> ConnectionPool:
+        if source not in self._pools:
+            self._pools[source] = ConnectionPool(self.db_paths[source])
+        return self._pools[source]
+
+    def _prepare_progress(self) -> dict[str, list[dict[str, Any]]]:
+        meta_path = self.progress_dir / "_meta.json"
+        if meta_path.exists():
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            if meta.get("benchmark_version") != self.benchmark_version:
+                shutil.rmtree(self.progress_dir)  # checkpoints of another benchmark version are void
+        self.progress_dir.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(meta_path, json.dumps({"benchmark_version": self.benchmark_version}))
+        return read_checkpoints(self.progress_dir)
+
+    async def run(self, turns: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], RunStats]:
+        sessions: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+        for t in turns:
+            sessions[t["session_id"]].append(t)
+        order = sorted(sessions)
+        done = self._prepare_progress()
+        stats = RunStats(total_turns=len(turns))
+        stats.resumed_sessions = sum(1 for s in order if s in done)
+        for sid in order:
+            if sid in done:
+                stats.done_turns += len(done[sid])
+                stats.correct += sum(1 for r in done[sid] if r["ex_strict"])
+        if self.reset_memory:
+            self.reset_memory(not done)
+        todo = [s for s in order if s not in done]
+        if self.condition.cross_session:
+            for sid in todo:
+                done[sid] = await self._run_session(sessions[sid], stats)
+        else:
+            gate = asyncio.Semaphore(max(1, self.concurrency))
+
+            async def one(sid: str) -> None:
+                async with gate:
+                    done[sid] = await self._run_session(sessions[sid], stats)
+
+            await asyncio.gather(*(one(s) for s in todo))
+        rows = [r for sid in order for r in done[sid]]
+        return rows, stats
+
+    async def _run_session(self, turns: Sequence[Mapping[str, Any]], stats: RunStats) -> list[dict[str, Any]]:
+        ordered = sorted(turns, key=lambda t: t["turn_index"])
+        sid = ordered[0]["session_id"]
+        while True:
+            if self.forget_session:
+                await asyncio.to_thread(self.forget_session, sid)
+            identity = self.session_guard() if self.session_guard else None
+            rows = []
+            for turn in ordered:
+                rows.append(await self._run_turn(turn))
+            if self.session_guard and self.session_guard() != identity:
+                stats.redone_sessions += 1  # memory vanished mid-session: results would not be faithful
+                continue
+            break
+        if self.commit_session:
+            await asyncio.to_thread(self.commit_session)
+        write_session_checkpoint(self.progress_dir, sid, rows)
+        if self.forget_session and not self.condition.cross_session:
+            await asyncio.to_thread(self.forget_session, sid)  # working memory is per session
+        stats.done_turns += len(rows)
+        stats.correct += sum(1 for r in rows if r["ex_strict"])
+        if self.progress:
+            self.progress(stats)
+        return rows
+
+    async def _run_turn(self, turn: Mapping[str, Any]) -> dict[str, Any]:
+        prompt = await self.agent.assemble(turn)
+        reply = await self.call_model(self.model_key, prompt.messages, turn_context(turn))
+        raw = reply.text if reply.ok else None
+        with self._pool(turn["source"]).connection() as conn:
+            score = await asyncio.to_thread(
+                score_turn, turn, raw, conn, self._gt_caches[turn["source"]], self.timeout_s, self.row_cap
+            )
+        await self.agent.persist(turn, score.extracted_sql, score.result_summary)
+        return {
+            "session_id": turn["session_id"],
+            "source": turn["source"],
+            "tier": turn["tier"],
+            "turn_index": turn["turn_index"],
+            "memory_critical": turn["memory_critical"],
+            "model": self.model_key,
+            "condition": self.condition.name,
+            "raw_output": raw,
+            "extracted_sql": score.extracted_sql,
+            "ex_strict": score.ex_strict,
+            "ex_bag": score.ex_bag,
+            "ex_set": score.ex_set,
+            "error_class": score.error_class,
+            "error_message": score.error_message
+            if reply.ok
+            else f"model error ({reply.error_type}): {reply.error_message}",
+            "contaminated": score.contaminated,
+            "gt_error": score.gt_error,
+            "model_error_type": reply.error_type,
+            "prompt_tokens": reply.prompt_tokens,
+            "completion_tokens": reply.completion_tokens,
+            "latency_s": reply.latency_s,
+            "cost_usd": reply.cost_usd,
+            "cache_hit": reply.cache_hit,
+            "attempts": reply.attempts,
+            "prompt_hash": prompt.prompt_hash,
+            "request_key": reply.request_key,
+            "resolved_keys": json.dumps(prompt.resolution.origins, sort_keys=True),
+            "missing_keys": json.dumps(prompt.resolution.missing),
+            "retrieval_ms": round(prompt.retrieval_s * 1000, 3),
+            "benchmark_version": self.benchmark_version,
+            "schema_version": SCHEMA_VERSION,
+        }
+
+    def finish(self, rows: list[dict[str, Any]], summary: Mapping[str, Any]) -> Path:
+        """Publish the partition's one file atomically, then drop the checkpoints."""
+        path = write_results(self.out_dir, rows, summary)
+        shutil.rmtree(self.progress_dir, ignore_errors=True)
+        return path

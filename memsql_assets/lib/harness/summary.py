@@ -1,0 +1,49 @@
+"""Partition summaries: the numbers a person reads in the Dagster UI and `memsql eval --json`."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+ERROR_CLASSES = ("correct", "wrong_result", "preamble", "syntax_error", "runtime_error", "empty")
+
+
+def _pct(num: int, den: int) -> float:
+    return round(100.0 * num / den, 2) if den else 0.0
+
+
+def _ex_by(rows: list[Mapping[str, Any]], key: str) -> dict[str, float]:
+    groups: dict[str, list[bool]] = defaultdict(list)
+    for r in rows:
+        groups[str(r[key])].append(bool(r["ex_strict"]))
+    return {k: _pct(sum(v), len(v)) for k, v in sorted(groups.items())}
+
+
+def summarize(rows: Iterable[Mapping[str, Any]], model: str, condition: str, wall_s: float) -> dict[str, Any]:
+    rows = list(rows)
+    n = len(rows)
+    classes = Counter(r["error_class"] for r in rows)
+    critical = [r for r in rows if r["memory_critical"]]
+    return {
+        "model": model,
+        "condition": condition,
+        "turns": n,
+        "ex_strict": _pct(sum(r["ex_strict"] for r in rows), n),
+        "ex_bag": _pct(sum(r["ex_bag"] for r in rows), n),
+        "ex_set": _pct(sum(r["ex_set"] for r in rows), n),
+        "ex_memory_critical": _pct(sum(r["ex_strict"] for r in critical), len(critical)),
+        "ex_by_tier": _ex_by(rows, "tier"),
+        "ex_by_source": _ex_by(rows, "source"),
+        "ex_by_turn_index": {int(k): v for k, v in _ex_by(rows, "turn_index").items()},
+        "error_classes": {c: classes.get(c, 0) for c in ERROR_CLASSES},
+        "contaminated": sum(bool(r["contaminated"]) for r in rows),
+        "gt_errors": sum(1 for r in rows if r["gt_error"]),
+        "model_errors": dict(Counter(r["model_error_type"] for r in rows if r["model_error_type"])),
+        "calls": sum(int(r["attempts"] or 0) for r in rows),
+        "cache_hits": sum(bool(r["cache_hit"]) for r in rows),
+        "prompt_tokens": sum(int(r["prompt_tokens"] or 0) for r in rows),
+        "completion_tokens": sum(int(r["completion_tokens"] or 0) for r in rows),
+        "cost_usd": round(sum(float(r["cost_usd"] or 0.0) for r in rows), 6),
+        "wall_s": round(wall_s, 2),
+    }
