@@ -86,9 +86,11 @@ def _run(args: argparse.Namespace) -> int:
         for model in models:
             for condition in CONDITIONS:
                 evaluations.append(_evaluate(instance, model, condition))
+        report = _metrics(instance) if evaluations else None
     summary = _summary(home, result.run_id, result.success, checks)
     summary["evaluations"] = evaluations
-    ok = ok and all(e["success"] for e in evaluations)
+    summary["report"] = report
+    ok = ok and all(e["success"] for e in evaluations) and (report is None or report["success"])
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
@@ -129,6 +131,49 @@ def _evaluate(instance: Any, model: str, condition: str) -> dict[str, Any]:
     out["checks"] = checks
     out["success"] = bool(result.success and all(checks.values()))
     return out
+
+
+def _metrics(instance: Any) -> dict[str, Any]:
+    """dbt build + the report, through Dagster; returns the report's path and summary table."""
+    from memsql_assets.definitions import defs
+    from memsql_assets.defs.jobs import METRICS_JOB
+
+    result = defs.resolve_job_def(METRICS_JOB).execute_in_process(
+        instance=instance, raise_on_error=False, run_config=QUIET_RUN_CONFIG
+    )
+    failed_checks = sorted(e.check_name for e in result.get_asset_check_evaluations() if not e.passed)
+    report_dir = memsql_home() / "report"
+    summary_file = report_dir / "summary.txt"
+    return {
+        "success": bool(result.success),
+        "run_id": result.run_id,
+        "failed_dbt_tests": failed_checks,
+        "html": str(report_dir / "report.html"),
+        "summary_text": summary_file.read_text(encoding="utf-8") if summary_file.exists() else "",
+    }
+
+
+def _docs(args: argparse.Namespace) -> int:
+    from memsql_assets.lib.report.dbt_cli import DBT_DIR, dbt_env, dbt_executable, run_dbt
+
+    home = memsql_home()
+    run_dbt(home, "docs", "generate")
+    print(f"dbt docs on http://{args.host}:{args.port} (Ctrl-C to stop)")
+    cmd = [
+        dbt_executable(),
+        "docs",
+        "serve",
+        "--host",
+        args.host,
+        "--port",
+        str(args.port),
+        "--no-browser",
+        "--project-dir",
+        str(DBT_DIR),
+        "--profiles-dir",
+        str(DBT_DIR),
+    ]
+    return subprocess.call(cmd, cwd=DBT_DIR, env=dbt_env(home))
 
 
 def _eval(args: argparse.Namespace) -> int:
@@ -220,6 +265,13 @@ def _print_summary(s: dict[str, Any]) -> None:
     if s.get("evaluations"):
         print("\nreference evaluations (turn_results partitions):")
         _print_evaluations(s["evaluations"])
+    report = s.get("report")
+    if report:
+        print("\nmetrics (dbt marts):" + ("" if report["success"] else "  FAILED: see the Dagster run"))
+        if report["summary_text"]:
+            print(report["summary_text"].rstrip())
+        print(f"\nreport: {report['html']}")
+        print("dbt docs: memsql docs  (http://127.0.0.1:8080)")
     print("\nBrowse the run: memsql ui  (Dagster on http://127.0.0.1:3333)")
 
 
@@ -339,6 +391,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("export-benchmark", help="write the benchmark as JSONL (one object per turn)")
     p.add_argument("path")
     p.set_defaults(func=_export_benchmark)
+
+    p = sub.add_parser("docs", help="generate the dbt docs and serve them on 127.0.0.1")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8080)
+    p.set_defaults(func=_docs)
 
     p = sub.add_parser("ui", help="serve the Dagster UI over this project's instance")
     p.add_argument("--host", default="127.0.0.1")

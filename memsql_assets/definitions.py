@@ -7,7 +7,8 @@ from memsql_assets.defs.benchmark.checks import benchmark_checks
 from memsql_assets.defs.evaluation.assets import semantic_memory, turn_results
 from memsql_assets.defs.evaluation.automation import model_registry_sensor, reevaluate_stale_partitions
 from memsql_assets.defs.evaluation.resources import EvaluationSettings
-from memsql_assets.defs.jobs import evaluate_job, main_job
+from memsql_assets.defs.jobs import evaluate_job, main_job, metrics_job
+from memsql_assets.defs.metrics.assets import dbt_resource, metrics_dbt, results_report
 from memsql_assets.defs.resources import MemsqlSettings
 from memsql_assets.defs.sources.assets import source_assets
 from memsql_assets.defs.trajectories.assets import synthetic_questions, trajectory_store
@@ -22,14 +23,17 @@ defs = dg.Definitions(
         synthetic_questions,
         trajectory_store,
         turn_results,
+        metrics_dbt,
+        results_report,
     ],
     asset_checks=benchmark_checks,
-    jobs=[main_job, evaluate_job],
+    jobs=[main_job, evaluate_job, metrics_job],
     sensors=[model_registry_sensor],
     schedules=[reevaluate_stale_partitions],
     resources={
         "memsql": MemsqlSettings(),
         "evaluation": EvaluationSettings(),
         "trajectories": TrajectorySettings(),
+        "dbt": dbt_resource(),
     },
 )

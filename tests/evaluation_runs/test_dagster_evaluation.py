@@ -38,3 +38,33 @@ def test_partition_materializes_with_metadata_and_check(small_home, monkeypatch)
         (probe_check,) = probe.get_asset_check_evaluations()
         assert probe_check.passed, "the integrity check demands 100 % only of gold"
         assert probe.get_asset_materialization_events()[0].materialization.metadata["ex_strict"].value < 50
+
+
+def test_metrics_job_builds_dbt_marts_and_report(small_home, monkeypatch, tmp_path):
+    import shutil
+
+    from memsql_assets.defs.jobs import METRICS_JOB
+    from memsql_assets.lib.harness.evaluate import evaluate_partition
+
+    home = tmp_path / "home"
+    shutil.copytree(small_home, home, ignore=shutil.ignore_patterns("results", "redis", "dbt", "report"))
+    for model, condition in (("gold", "A"), ("recall-probe", "A"), ("recall-probe", "B")):
+        evaluate_partition(home, model, condition)
+    monkeypatch.setenv("MEMSQL_HOME", str(home))
+    with dg.instance_for_test() as instance:
+        result = defs.resolve_job_def(METRICS_JOB).execute_in_process(instance=instance)
+        assert result.success
+        checks = result.get_asset_check_evaluations()
+        assert len(checks) > 50 and all(c.passed for c in checks), [
+            c.check_name for c in checks if not c.passed
+        ]
+        mats = {
+            m.asset_key.to_user_string(): m.materialization.metadata
+            for m in result.get_asset_materialization_events()
+        }
+        assert {"fct_turn_evaluations", "fct_mbs", "fct_ablation", "results_report"} <= set(mats)
+        report = mats["results_report"]
+        assert (home / "report" / "report.html").exists() and str(report["report"].value).endswith(
+            "report.html"
+        )
+        assert any(k.startswith("figure_") for k in report)

@@ -1,0 +1,50 @@
+{#- The result-file columns dbt uses, with their DuckDB types (memsql_assets/lib/harness/results.py
+    RESULT_SCHEMA). One list serves both the "files exist" and the "no file yet" branches of
+    stg_turn_results, so the two cannot drift apart. -#}
+{% macro result_columns() -%}
+{{ return([
+    ('session_id', 'varchar'),
+    ('source', 'varchar'),
+    ('tier', 'integer'),
+    ('turn_index', 'integer'),
+    ('memory_critical', 'boolean'),
+    ('raw_output', 'varchar'),
+    ('extracted_sql', 'varchar'),
+    ('ex_strict', 'boolean'),
+    ('ex_bag', 'boolean'),
+    ('ex_set', 'boolean'),
+    ('error_class', 'varchar'),
+    ('error_message', 'varchar'),
+    ('contaminated', 'boolean'),
+    ('gt_error', 'varchar'),
+    ('model_error_type', 'varchar'),
+    ('prompt_tokens', 'bigint'),
+    ('completion_tokens', 'bigint'),
+    ('latency_s', 'double'),
+    ('cost_usd', 'double'),
+    ('cache_hit', 'boolean'),
+    ('attempts', 'integer'),
+    ('prompt_hash', 'varchar'),
+    ('request_key', 'varchar'),
+    ('resolved_keys', 'varchar'),
+    ('missing_keys', 'varchar'),
+    ('retrieval_ms', 'double'),
+    ('benchmark_version', 'varchar'),
+    ('schema_version', 'integer'),
+]) }}
+{%- endmacro %}
+
+{#- Memory conditions in report order (SPEC §2; E = B_wm5 + trajectory reuse). -#}
+{% macro memsql_conditions() -%}
+{{ return(['A', 'B', 'B_wm5', 'C', 'D', 'E']) }}
+{%- endmacro %}
+
+{#- The six exclusive error classes (SPEC §3; memsql_assets/lib/evaluation/taxonomy.py). -#}
+{% macro memsql_error_classes() -%}
+{{ return(['correct', 'wrong_result', 'preamble', 'syntax_error', 'runtime_error', 'empty']) }}
+{%- endmacro %}
+
+{#- 100 * numerator / denominator as a double; null when the denominator is 0 (no turn to score). -#}
+{% macro pct(numerator, denominator) -%}
+(100.0 * ({{ numerator }}) / nullif({{ denominator }}, 0))
+{%- endmacro %}

@@ -1,0 +1,48 @@
+-- Result rows of usable partitions (evaluated against the current benchmark) joined to their
+-- benchmark turn. The benchmark is the authority for a turn's attributes (source, tier, flags);
+-- the test assert_results_agree_with_benchmark checks that the result files carry the same ones.
+select
+    r.model || '|' || r.condition || '|' || t.turn_key as turn_evaluation_id,
+    r.model,
+    r.condition,
+    r.session_id,
+    r.turn_index,
+    t.turn_key,
+    t.source,
+    t.tier,
+    t.memory_critical,
+    t.requires_prior_context,
+    t.n_referenced_keys,
+    t.fallback_sql is not null as has_fallback,
+    r.ex_strict,
+    r.ex_bag,
+    r.ex_set,
+    r.error_class,
+    r.contaminated,
+    r.gt_error,
+    r.model_error_type,
+    coalesce(r.prompt_tokens, 0) as prompt_tokens,
+    coalesce(r.completion_tokens, 0) as completion_tokens,
+    coalesce(r.prompt_tokens, 0) + coalesce(r.completion_tokens, 0) as total_tokens,
+    r.latency_s,
+    coalesce(r.cost_usd, 0.0) as cost_usd,
+    r.cache_hit,
+    r.attempts,
+    r.retrieval_ms,
+    r.extracted_sql,
+    r.error_message,
+    r.raw_output,
+    r.resolved_keys,
+    r.missing_keys,
+    r.request_key,
+    r.benchmark_version,
+    r.schema_version,
+    p.result_file,
+    p.partition_fingerprint
+from {{ ref('stg_turn_results') }} as r
+inner join {{ ref('int_partitions') }} as p
+    on p.result_file = r.result_file
+    and p.is_current_benchmark
+inner join {{ ref('stg_turns') }} as t
+    on t.session_id = r.session_id
+    and t.turn_index = r.turn_index

@@ -1,0 +1,34 @@
+-- One row per evaluated model x condition partition: the headline numbers (what `memsql` prints and
+-- the report's first table shows) and where they came from.
+with turns as (
+    select
+        model,
+        condition,
+        count(*) as n_turns,
+        count(*) filter (where ex_strict) as n_correct,
+        {{ pct('count(*) filter (where ex_strict)', 'count(*)') }} as ex_pct,
+        {{ pct('count(*) filter (where ex_strict and memory_critical)', 'count(*) filter (where memory_critical)') }}
+            as ex_memory_critical_pct,
+        {{ pct('count(*) filter (where ex_strict and turn_index = 1)', 'count(*) filter (where turn_index = 1)') }}
+            as ex_turn1_pct,
+        {{ pct('count(*) filter (where contaminated)', 'count(*)') }} as contamination_rate_pct,
+        count(*) filter (where gt_error is not null) as n_gt_errors,
+        count(*) filter (where model_error_type is not null) as n_model_errors,
+        cast(sum(total_tokens) as bigint) as total_tokens,
+        sum(cost_usd) as total_cost_usd,
+        avg(latency_s) as mean_latency_s
+    from {{ ref('fct_turn_evaluations') }}
+    group by model, condition
+)
+
+select
+    t.*,
+    p.is_complete,
+    p.benchmark_version,
+    p.dagster_partition_key,
+    p.result_file,
+    p.partition_fingerprint
+from turns as t
+inner join {{ ref('int_partitions') }} as p
+    on p.model = t.model
+    and p.condition = t.condition

@@ -1,0 +1,13 @@
+-- EX % per model x condition x source, plus source = 'ALL' for the whole benchmark (grouping sets).
+select
+    model,
+    condition,
+    coalesce(source, 'ALL') as source,
+    count(*) as n_turns,
+    count(*) filter (where ex_strict) as n_correct,
+    {{ pct('count(*) filter (where ex_strict)', 'count(*)') }} as ex_pct,
+    count(*) filter (where memory_critical) as n_memory_critical,
+    {{ pct('count(*) filter (where ex_strict and memory_critical)', 'count(*) filter (where memory_critical)') }}
+        as ex_memory_critical_pct
+from {{ ref('fct_turn_evaluations') }}
+group by grouping sets ((model, condition, source), (model, condition))

@@ -1,0 +1,75 @@
+"""Metrics: the dbt models as assets downstream of turn_results (dbt tests are asset checks), and
+the HTML report drawn from the marts."""
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import dagster as dg
+from dagster_dbt import (
+    DagsterDbtTranslator,
+    DagsterDbtTranslatorSettings,
+    DbtCliResource,
+    DbtProject,
+    dbt_assets,
+)
+
+from memsql_assets.defs.resources import MemsqlSettings
+from memsql_assets.lib.paths import memsql_home
+from memsql_assets.lib.report import MARTS, build_report
+from memsql_assets.lib.report.dbt_cli import DBT_DIR, dbt_env, dbt_executable, ensure_manifest
+
+ensure_manifest(memsql_home())
+dbt_project = DbtProject(project_dir=DBT_DIR, profiles_dir=DBT_DIR)
+
+
+class MetricsTranslator(DagsterDbtTranslator):
+    """Every dbt model in group `metrics`; sources map to `sessions` / `turn_results` through their
+    `meta.dagster.asset_key` (dbt_project/models/staging/_sources.yml)."""
+
+    def get_group_name(self, dbt_resource_props: Mapping[str, Any]) -> str | None:
+        return "metrics"
+
+    def get_automation_condition(
+        self, dbt_resource_props: Mapping[str, Any]
+    ) -> dg.AutomationCondition | None:
+        # A newly landed turn_results partition (or benchmark) rebuilds the metrics; the incremental
+        # fct_turn_evaluations reads only the changed partitions (dbt_project/README.md).
+        return dg.AutomationCondition.eager()
+
+
+@dbt_assets(
+    manifest=dbt_project.manifest_path,
+    project=dbt_project,
+    dagster_dbt_translator=MetricsTranslator(
+        settings=DagsterDbtTranslatorSettings(
+            enable_asset_checks=True, enable_duplicate_source_asset_keys=True
+        )
+    ),
+)
+def metrics_dbt(
+    context: dg.AssetExecutionContext, dbt: DbtCliResource, memsql: MemsqlSettings
+) -> Iterator[Any]:
+    dbt_env(memsql.home_path)
+    yield from dbt.cli(["build"], context=context).stream()
+
+
+@dg.asset(
+    group_name="metrics",
+    kinds={"html", "python"},
+    deps=[dg.AssetKey(m) for m in MARTS],
+    automation_condition=dg.AutomationCondition.eager(),
+    description="Static HTML report (PNG figures + tables) drawn from the dbt marts: MBS hook curve, "
+    "per-turn EX A vs B, ablation, error taxonomy, contamination, cost.",
+)
+def results_report(context: dg.AssetExecutionContext, memsql: MemsqlSettings) -> dg.MaterializeResult:
+    home = memsql.home_path
+    paths = build_report(home / "dbt" / "memsql.duckdb", home / "report")
+    context.log.info(f"report written to {paths.html}")
+    metadata: dict[str, Any] = {"report": dg.MetadataValue.path(str(paths.html))}
+    metadata.update({f"table_{k}": dg.MetadataValue.md(v) for k, v in paths.markdown.items()})
+    metadata.update({f"figure_{k}": dg.MetadataValue.md(v) for k, v in paths.figure_markdown.items()})
+    return dg.MaterializeResult(metadata=metadata)
+
+
+def dbt_resource() -> DbtCliResource:
+    return DbtCliResource(project_dir=dbt_project, dbt_executable=dbt_executable())

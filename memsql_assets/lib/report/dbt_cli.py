@@ -1,0 +1,44 @@
+"""Running the project's dbt (dbt_project/) from Python: environment, parse, build, docs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from memsql_assets.lib.errors import MemsqlError
+from memsql_assets.lib.paths import REPO_ROOT
+
+DBT_DIR = REPO_ROOT / "dbt_project"
+MANIFEST = DBT_DIR / "target" / "manifest.json"
+
+
+def dbt_executable() -> str:
+    """The venv's dbt: its bin/ is not necessarily on PATH."""
+    candidate = Path(sys.executable).with_name("dbt")
+    return str(candidate) if candidate.exists() else "dbt"
+
+
+def dbt_env(home: Path) -> dict[str, str]:
+    """dbt renders every path from MEMSQL_HOME, and DuckDB needs its folder to exist."""
+    (home / "dbt").mkdir(parents=True, exist_ok=True)
+    os.environ["MEMSQL_HOME"] = str(home)
+    os.environ["DBT_SEND_ANONYMOUS_USAGE_STATS"] = "False"
+    return dict(os.environ)
+
+
+def run_dbt(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    cmd = [dbt_executable(), *args, "--project-dir", str(DBT_DIR), "--profiles-dir", str(DBT_DIR)]
+    proc = subprocess.run(cmd, cwd=DBT_DIR, env=dbt_env(home), capture_output=True, text=True)
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
+        raise MemsqlError(f"`dbt {' '.join(args)}` failed in {DBT_DIR}:\n{tail}")
+    return proc
+
+
+def ensure_manifest(home: Path) -> Path:
+    """dagster-dbt loads target/manifest.json at import: parse the project once if it is missing."""
+    if not MANIFEST.exists():
+        run_dbt(home, "parse", "--quiet")
+    return MANIFEST

@@ -1,0 +1,231 @@
+"""PNG figures drawn from the marts with matplotlib's object API on the Agg canvas.
+
+No pyplot: pyplot keeps global figure state and picks a GUI backend, neither of which a Dagster
+run or a test wants. Every figure is written atomically; an empty mart gives a figure that says so
+rather than no file, so the report's layout never depends on what has been evaluated.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from memsql_assets.lib.atomic import atomic_path
+from memsql_assets.lib.report.marts import CONDITIONS, ERROR_CLASSES, Marts
+
+DPI = 110
+CONDITION_COLORS = {
+    "A": "#7f7f7f",
+    "B": "#1f77b4",
+    "B_wm5": "#2ca02c",
+    "C": "#ff7f0e",
+    "D": "#d62728",
+    "E": "#9467bd",
+}
+CLASS_COLORS = {
+    "correct": "#2ca02c",
+    "wrong_result": "#ff7f0e",
+    "preamble": "#9467bd",
+    "syntax_error": "#d62728",
+    "runtime_error": "#8c564b",
+    "empty": "#7f7f7f",
+}
+ABLATION_TERMS = (
+    ("win_pp", "Win"),
+    ("ep_pp", "Ep"),
+    ("sem_pp", "Sem"),
+    ("net_pp", "Net"),
+    ("traj_pp", "Traj"),
+)
+
+
+def _save(fig: Figure, path: Path) -> Path:
+    FigureCanvasAgg(fig)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=DPI, bbox_inches="tight", metadata={"Software": None})
+    return path
+
+
+def _empty(title: str) -> Figure:
+    fig = Figure(figsize=(6, 2.5))
+    ax = fig.subplots()
+    ax.axis("off")
+    ax.text(0.5, 0.5, f"{title}\n\nno evaluated partition yet", ha="center", va="center", fontsize=11)
+    return fig
+
+
+def _label(model: str, condition: str) -> str:
+    return f"{model} · {condition}"
+
+
+def mbs_hook(m: Marts) -> Figure:
+    """MBS_c(t) per model (one panel each), one line per condition: the paper's 'hook' curve."""
+    df = m.mbs.dropna(subset=["mbs_pp"])
+    if df.empty:
+        return _empty("MBS_c(t) = EX_c(t) − EX_A(t)")
+    models = sorted(df["model"].unique())
+    ncols = min(3, len(models))
+    nrows = math.ceil(len(models) / ncols)
+    fig = Figure(figsize=(4.6 * ncols, 3.4 * nrows), layout="constrained")
+    axes = fig.subplots(nrows, ncols, squeeze=False, sharey=True)
+    for ax, model in zip(axes.flat, models, strict=False):
+        sub = df[df["model"] == model]
+        for cond in CONDITIONS:
+            line = sub[sub["condition"] == cond].sort_values("turn_depth")
+            if not line.empty:
+                ax.plot(
+                    line["turn_depth"],
+                    line["mbs_pp"],
+                    marker="o",
+                    ms=3,
+                    label=cond,
+                    color=CONDITION_COLORS[cond],
+                )
+        ax.axhline(0, color="black", lw=0.8)
+        ax.set_title(model)
+        ax.set_xlabel("turn depth t")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("MBS (pp)")
+    for ax in list(axes.flat)[len(models) :]:
+        ax.axis("off")
+    fig.suptitle("Memory Benefit Score MBS_c(t) = EX_c(t) − EX_A(t)")
+    return fig
+
+
+def per_turn_ex(m: Marts) -> Figure:
+    """EX by turn depth, A (dashed) vs B (solid) per model: the paper's Fig. 2."""
+    df = m.ex_by_turn_depth[m.ex_by_turn_depth["condition"].isin(["A", "B"])]
+    if df.empty:
+        return _empty("EX by turn depth, A vs B")
+    fig = Figure(figsize=(7.5, 4.2), layout="constrained")
+    ax = fig.subplots()
+    colors = [f"C{i}" for i in range(10)]
+    for i, model in enumerate(sorted(df["model"].unique())):
+        for cond, style in (("A", "--"), ("B", "-")):
+            line = df[(df["model"] == model) & (df["condition"] == cond)].sort_values("turn_depth")
+            if not line.empty:
+                ax.plot(
+                    line["turn_depth"],
+                    line["ex_pct"],
+                    style,
+                    marker="o",
+                    ms=3,
+                    color=colors[i % len(colors)],
+                    label=_label(model, cond),
+                )
+    ax.set_ylim(-2, 102)
+    ax.set_xlabel("turn depth t")
+    ax.set_ylabel("EX (%)")
+    ax.set_title("EX by turn depth: stateless A (dashed) vs working memory B (solid)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, ncols=2)
+    return fig
+
+
+def ablation(m: Marts) -> Figure:
+    """Win / Ep / Sem / Net / Traj (pp) per model, all sources together."""
+    df = m.ablation[m.ablation["source"] == "ALL"]
+    terms = [(col, name) for col, name in ABLATION_TERMS if col in df and df[col].notna().any()]
+    if df.empty or not terms:
+        return _empty("Memory ablation (pp of EX)")
+    models = list(df["model"])
+    fig = Figure(figsize=(max(6.0, 1.4 * len(models) * len(terms) / 3), 4.0), layout="constrained")
+    ax = fig.subplots()
+    width = 0.8 / len(terms)
+    for j, (col, name) in enumerate(terms):
+        xs = [i + (j - (len(terms) - 1) / 2) * width for i in range(len(models))]
+        ax.bar(xs, df[col].astype(float), width, label=name)  # NaN (condition not evaluated): no bar
+    ax.set_xticks(range(len(models)), models)
+    ax.axhline(0, color="black", lw=0.8)
+    ax.set_ylabel("pp of EX")
+    ax.set_title("Ablation: Win = B_wm5 − B, Ep = C − B_wm5, Sem = D − C, Net = D − B, Traj = E − B_wm5")
+    ax.legend(fontsize=8)
+    ax.grid(axis="y", alpha=0.3)
+    return fig
+
+
+def error_taxonomy(m: Marts) -> Figure:
+    """Stacked shares of the six error classes per model × condition."""
+    df = m.error_taxonomy
+    if df.empty:
+        return _empty("Error taxonomy")
+    wide = df.pivot_table(index=["model", "condition"], columns="error_class", values="share_pct", sort=False)
+    labels = [_label(mo, c) for mo, c in wide.index]
+    fig = Figure(figsize=(8, 0.35 * len(labels) + 1.5), layout="constrained")
+    ax = fig.subplots()
+    left = pd.Series(0.0, index=wide.index)
+    for cls in ERROR_CLASSES:
+        vals = wide[cls] if cls in wide else pd.Series(0.0, index=wide.index)
+        ax.barh(labels, vals, left=left, color=CLASS_COLORS[cls], label=cls)
+        left = left + vals
+    ax.invert_yaxis()
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("% of turns")
+    ax.set_title("Error taxonomy")
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside right center", fontsize=8)
+    return fig
+
+
+def contamination(m: Marts) -> Figure:
+    df = m.contamination
+    if df.empty:
+        return _empty("Cross-session contamination")
+    labels = [_label(mo, c) for mo, c in zip(df["model"], df["condition"], strict=True)]
+    fig = Figure(figsize=(8, 0.35 * len(labels) + 1.5), layout="constrained")
+    ax = fig.subplots()
+    ax.barh(
+        labels,
+        df["contamination_rate_pct"].astype(float),
+        color=[CONDITION_COLORS.get(c, "C0") for c in df["condition"]],
+    )
+    ax.invert_yaxis()
+    ax.set_xlabel("contaminated turns, % of all turns")
+    ax.set_title("Cross-session contamination (failed turn = next session's answer)")
+    ax.grid(axis="x", alpha=0.3)
+    return fig
+
+
+def cost(m: Marts) -> Figure:
+    df = m.cost
+    if df.empty:
+        return _empty("Tokens, latency and cost")
+    labels = [_label(mo, c) for mo, c in zip(df["model"], df["condition"], strict=True)]
+    panels = [
+        ("mean_tokens_per_turn", "tokens per turn"),
+        ("mean_latency_s", "mean latency (s)"),
+        ("total_cost_usd", "total cost (USD)"),
+    ]
+    fig = Figure(figsize=(12, 0.35 * len(labels) + 1.5), layout="constrained")
+    axes = fig.subplots(1, len(panels), sharey=True)
+    colors = [CONDITION_COLORS.get(c, "C0") for c in df["condition"]]
+    for ax, (col, title) in zip(axes, panels, strict=True):
+        values = df[col].astype(float).fillna(0.0)
+        ax.barh(labels, values, color=colors)
+        ax.set_title(title)
+        ax.grid(axis="x", alpha=0.3)
+        if not values.any():  # offline models: say so instead of drawing an empty axis
+            ax.text(0.5, 0.5, "all zero", transform=ax.transAxes, ha="center", va="center", color="#666")
+            ax.set_xticks([])
+    axes[0].invert_yaxis()
+    return fig
+
+
+FIGURES: dict[str, tuple[str, Callable[[Marts], Figure]]] = {
+    "mbs_hook": ("MBS hook curve", mbs_hook),
+    "per_turn_ex": ("EX by turn depth, A vs B (Table 7 / Fig. 2)", per_turn_ex),
+    "ablation": ("Memory ablation", ablation),
+    "error_taxonomy": ("Error taxonomy", error_taxonomy),
+    "contamination": ("Contamination", contamination),
+    "cost": ("Tokens, latency and cost", cost),
+}
+
+
+def write_figures(m: Marts, directory: Path) -> dict[str, Path]:
+    return {key: _save(draw(m), directory / f"{key}.png") for key, (_, draw) in FIGURES.items()}

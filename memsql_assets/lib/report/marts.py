@@ -1,0 +1,110 @@
+"""Read the dbt marts the report needs from the DuckDB file, read-only.
+
+Only dbt writes the DuckDB file (DESIGN.md, storage); the report opens it read-only, so it can run
+while nothing else holds it, and it never changes a number: every figure and table is drawn from
+these frames as they are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+
+from memsql_assets.lib.errors import MemsqlError
+
+CONDITIONS = ("A", "B", "B_wm5", "C", "D", "E")
+SOURCES = ("NW", "SEC", "BIRD", "ALL")
+ERROR_CLASSES = ("correct", "wrong_result", "preamble", "syntax_error", "runtime_error", "empty")
+
+MARTS = (
+    "fct_condition_summary",
+    "fct_ex_by_turn_depth",
+    "fct_ex_by_source",
+    "fct_ex_by_source_tier",
+    "fct_mbs",
+    "fct_ablation",
+    "fct_error_taxonomy",
+    "fct_contamination",
+    "fct_cost",
+    "fct_model_pair_gaps",
+    "fct_comparator_sensitivity",
+)
+
+
+class ReportError(MemsqlError):
+    """The marts cannot be read: no DuckDB file, or a mart missing (dbt build has not run)."""
+
+
+@dataclass(frozen=True)
+class Marts:
+    """One DataFrame per mart, rows in report order (model, then condition A → E, then depth/source)."""
+
+    condition_summary: pd.DataFrame
+    ex_by_turn_depth: pd.DataFrame
+    ex_by_source: pd.DataFrame
+    ex_by_source_tier: pd.DataFrame
+    mbs: pd.DataFrame
+    ablation: pd.DataFrame
+    error_taxonomy: pd.DataFrame
+    contamination: pd.DataFrame
+    cost: pd.DataFrame
+    model_pair_gaps: pd.DataFrame
+    comparator_sensitivity: pd.DataFrame
+
+    @property
+    def models(self) -> list[str]:
+        return sorted(self.condition_summary["model"].unique().tolist())
+
+    @property
+    def is_empty(self) -> bool:
+        return self.condition_summary.empty
+
+
+def _order(df: pd.DataFrame) -> pd.DataFrame:
+    """Sort by the columns a reader scans: model, condition in SPEC order, then the rest."""
+    keys: list[str] = []
+    df = df.copy()
+    for col in ("model", "model_a", "model_b"):
+        if col in df.columns:
+            keys.append(col)
+    if "condition" in df.columns:
+        df["_cond"] = df["condition"].map({c: i for i, c in enumerate(CONDITIONS)}).fillna(len(CONDITIONS))
+        keys.append("_cond")
+    if "source" in df.columns:
+        df["_src"] = df["source"].map({s: i for i, s in enumerate(SOURCES)}).fillna(len(SOURCES))
+        keys.append("_src")
+    if "error_class" in df.columns:
+        df["_cls"] = df["error_class"].map({c: i for i, c in enumerate(ERROR_CLASSES)})
+        keys.append("_cls")
+    for col in ("tier", "turn_depth"):
+        if col in df.columns:
+            keys.append(col)
+    if keys:
+        df = df.sort_values(keys, kind="stable")
+    return df.drop(columns=[c for c in ("_cond", "_src", "_cls") if c in df.columns]).reset_index(drop=True)
+
+
+def load_marts(duckdb_path: Path) -> Marts:
+    path = Path(duckdb_path)
+    if not path.exists():
+        raise ReportError(f"{path}: DuckDB file does not exist (run `dbt build` in dbt_project/ first)")
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        present = {
+            r[0]
+            for r in con.execute(
+                "select table_name from information_schema.tables where table_schema = 'main'"
+            ).fetchall()
+        }
+        missing = [m for m in MARTS if m not in present]
+        if missing:
+            raise ReportError(
+                f"{path}: missing mart(s) {', '.join(missing)} in schema main (run `dbt build`)"
+            )
+        frames = {m: _order(con.execute(f"select * from main.{m}").df()) for m in MARTS}
+    finally:
+        con.close()
+    return Marts(**{m.removeprefix("fct_"): df for m, df in frames.items()})

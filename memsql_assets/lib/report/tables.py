@@ -1,0 +1,272 @@
+"""The report's tables, built from the marts with the shared formats (fmt.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import pandas as pd
+
+from memsql_assets.lib.report import fmt
+from memsql_assets.lib.report.fmt import Table
+from memsql_assets.lib.report.marts import CONDITIONS, ERROR_CLASSES, SOURCES, Marts
+
+
+def _rows(
+    df: pd.DataFrame, spec: Iterable[tuple[str, str, Callable[[Any], str]]]
+) -> tuple[tuple[str, ...], ...]:
+    spec = list(spec)
+    return tuple(tuple(f(rec[col]) for _, col, f in spec) for rec in df.to_dict("records"))
+
+
+def _table(
+    key: str, title: str, df: pd.DataFrame, spec: list[tuple[str, str, Callable[[Any], str]]], note: str = ""
+) -> Table:
+    return Table(key, title, tuple(h for h, _, _ in spec), _rows(df, spec), note)
+
+
+def _text(v: Any) -> str:
+    return fmt.MISSING if v is None else str(v)
+
+
+def summary_table(m: Marts) -> Table:
+    return _table(
+        "summary",
+        "Headline EX per model × condition",
+        m.condition_summary,
+        [
+            ("model", "model", _text),
+            ("condition", "condition", _text),
+            ("turns", "n_turns", fmt.count),
+            ("EX %", "ex_pct", fmt.pct),
+            ("EX mem-critical %", "ex_memory_critical_pct", fmt.pct),
+            ("EX turn 1 %", "ex_turn1_pct", fmt.pct),
+            ("contaminated %", "contamination_rate_pct", fmt.pct),
+            ("tokens", "total_tokens", fmt.count),
+            ("cost USD", "total_cost_usd", fmt.usd),
+            ("complete", "is_complete", fmt.flag),
+        ],
+        "EX = strict execution accuracy (fct_condition_summary).",
+    )
+
+
+def _by_depth(
+    df: pd.DataFrame,
+    value: str,
+    conditions: Iterable[str],
+    key: str,
+    title: str,
+    fmt_fn: Callable[[Any], str],
+    note: str,
+) -> Table:
+    df = df[df["condition"].isin(list(conditions))]
+    depths = sorted(int(d) for d in df["turn_depth"].unique())
+    cells: dict[tuple[str, str], dict[int, Any]] = {}
+    for rec in df.to_dict("records"):
+        cells.setdefault((rec["model"], rec["condition"]), {})[int(rec["turn_depth"])] = rec[value]
+    rows = tuple(
+        (model, cond, *(fmt_fn(cells[(model, cond)].get(t)) for t in depths))
+        for (model, cond) in cells  # df is already in report order
+    )
+    return Table(key, title, ("model", "condition", *(f"t={t}" for t in depths)), rows, note)
+
+
+def per_turn_ex_table(m: Marts, conditions: Iterable[str] = ("A", "B")) -> Table:
+    conds = tuple(conditions)
+    label = " vs ".join(conds) if len(conds) <= 3 else "every condition"
+    return _by_depth(
+        m.ex_by_turn_depth,
+        "ex_pct",
+        conds,
+        "per_turn_ex" if conds == ("A", "B") else "per_turn_ex_all",
+        f"EX % by turn depth, {label}",
+        fmt.pct,
+        "EX_c(t) = 100 × correct / turns at depth t (fct_ex_by_turn_depth); paper Table 7 / Fig. 2.",
+    )
+
+
+def mbs_table(m: Marts) -> Table:
+    return _by_depth(
+        m.mbs,
+        "mbs_pp",
+        CONDITIONS,
+        "mbs",
+        "MBS_c(t) = EX_c(t) − EX_A(t), pp",
+        fmt.pp,
+        "fct_mbs; MBS(1) ≈ 0 is the sanity check.",
+    )
+
+
+def ablation_table(m: Marts) -> Table:
+    return _table(
+        "ablation",
+        "Memory ablation per model × source (pp of EX)",
+        m.ablation,
+        [
+            ("model", "model", _text),
+            ("source", "source", _text),
+            ("EX B", "ex_b_pct", fmt.pct),
+            ("EX B_wm5", "ex_b_wm5_pct", fmt.pct),
+            ("EX C", "ex_c_pct", fmt.pct),
+            ("EX D", "ex_d_pct", fmt.pct),
+            ("EX E", "ex_e_pct", fmt.pct),
+            ("Win", "win_pp", fmt.pp),
+            ("Ep", "ep_pp", fmt.pp),
+            ("Sem", "sem_pp", fmt.pp),
+            ("Net", "net_pp", fmt.pp),
+            ("Traj", "traj_pp", fmt.pp),
+        ],
+        "Win = B_wm5 − B, Ep = C − B_wm5, Sem = D − C, Net = D − B, Traj = E − B_wm5; "
+        "– where a condition has not been evaluated (fct_ablation).",
+    )
+
+
+def ex_by_source_table(m: Marts) -> Table:
+    df = m.ex_by_source
+    cells: dict[tuple[str, str], dict[str, Any]] = {}
+    for rec in df.to_dict("records"):
+        cells.setdefault((rec["model"], rec["condition"]), {})[rec["source"]] = rec["ex_pct"]
+    rows = tuple((mo, c, *(fmt.pct(v.get(s)) for s in SOURCES)) for (mo, c), v in cells.items())
+    return Table(
+        "ex_by_source",
+        "EX % by source",
+        ("model", "condition", *SOURCES),
+        rows,
+        "fct_ex_by_source; ALL = every turn of the model × condition.",
+    )
+
+
+def ex_by_source_tier_table(m: Marts) -> Table:
+    df = m.ex_by_source_tier
+    cells: dict[tuple[str, str, str], dict[int, Any]] = {}
+    for rec in df.to_dict("records"):
+        cells.setdefault((rec["model"], rec["condition"], rec["source"]), {})[int(rec["tier"])] = rec[
+            "ex_pct"
+        ]
+    rows = tuple((mo, c, s, *(fmt.pct(v.get(t)) for t in (1, 2, 3))) for (mo, c, s), v in cells.items())
+    return Table(
+        "ex_by_source_tier",
+        "EX % by source × tier",
+        ("model", "condition", "source", "T1", "T2", "T3"),
+        rows,
+        "fct_ex_by_source_tier.",
+    )
+
+
+def error_taxonomy_table(m: Marts) -> Table:
+    df = m.error_taxonomy
+    cells: dict[tuple[str, str], dict[str, Any]] = {}
+    for rec in df.to_dict("records"):
+        cells.setdefault((rec["model"], rec["condition"]), {})[rec["error_class"]] = rec["share_pct"]
+    rows = tuple((mo, c, *(fmt.pct(v.get(k)) for k in ERROR_CLASSES)) for (mo, c), v in cells.items())
+    return Table(
+        "error_taxonomy",
+        "Error taxonomy, % of turns",
+        ("model", "condition", *ERROR_CLASSES),
+        rows,
+        "Six exclusive classes; a row sums to 100 (fct_error_taxonomy).",
+    )
+
+
+def contamination_table(m: Marts) -> Table:
+    return _table(
+        "contamination",
+        "Cross-session contamination",
+        m.contamination,
+        [
+            ("model", "model", _text),
+            ("condition", "condition", _text),
+            ("turns", "n_turns", fmt.count),
+            ("with fallback", "n_with_fallback", fmt.count),
+            ("failed w/ fallback", "n_failed_with_fallback", fmt.count),
+            ("contaminated", "n_contaminated", fmt.count),
+            ("% of turns", "contamination_rate_pct", fmt.pct),
+            ("% of fallback turns", "contamination_rate_with_fallback_pct", fmt.pct),
+            ("% of failures", "contaminated_share_of_failures_pct", fmt.pct),
+        ],
+        "A failed turn whose result equals the next session's ground truth (fct_contamination).",
+    )
+
+
+def cost_table(m: Marts) -> Table:
+    return _table(
+        "cost",
+        "Tokens, latency and cost",
+        m.cost,
+        [
+            ("model", "model", _text),
+            ("condition", "condition", _text),
+            ("calls", "n_model_calls", fmt.count),
+            ("cache hits", "n_cache_hits", fmt.count),
+            ("tokens", "total_tokens", fmt.count),
+            ("tokens/turn", "mean_tokens_per_turn", fmt.number),
+            ("latency s (mean)", "mean_latency_s", fmt.seconds),
+            ("latency s (p95)", "p95_latency_s", fmt.seconds),
+            ("cost USD", "total_cost_usd", fmt.usd),
+            ("USD/correct turn", "cost_per_correct_turn_usd", fmt.usd),
+        ],
+        "fct_cost.",
+    )
+
+
+def comparator_table(m: Marts) -> Table:
+    return _table(
+        "comparator_sensitivity",
+        "Comparator sensitivity: strict vs bag vs set EX %",
+        m.comparator_sensitivity,
+        [
+            ("model", "model", _text),
+            ("condition", "condition", _text),
+            ("strict", "ex_strict_pct", fmt.pct),
+            ("bag", "ex_bag_pct", fmt.pct),
+            ("set", "ex_set_pct", fmt.pct),
+            ("bag − strict", "bag_minus_strict_pp", fmt.pp),
+            ("set − strict", "set_minus_strict_pp", fmt.pp),
+            ("turns strict≠bag", "n_strict_bag_disagree", fmt.count),
+            ("turns strict≠set", "n_strict_set_disagree", fmt.count),
+        ],
+        "fct_comparator_sensitivity.",
+    )
+
+
+def pair_gaps_table(m: Marts) -> Table:
+    df = m.model_pair_gaps
+    flagged = df[df["is_flagged"].fillna(False).astype(bool)]
+    flagged = flagged.sort_values(
+        ["involves_reference_model", "abs_gap_pp"], ascending=[True, False], kind="stable"
+    )
+    return _table(
+        "pair_gaps",
+        "Model pairs with an EX gap ≥ threshold",
+        flagged,
+        [
+            ("model a", "model_a", _text),
+            ("model b", "model_b", _text),
+            ("condition", "condition", _text),
+            ("source", "source", _text),
+            ("EX a", "ex_a_pct", fmt.pct),
+            ("EX b", "ex_b_pct", fmt.pct),
+            ("gap (a − b)", "gap_pp", fmt.pp),
+            ("lower", "lower_model", _text),
+            ("reference pair", "involves_reference_model", fmt.flag),
+        ],
+        f"{len(flagged)} of {len(df)} model-pair comparisons flagged (fct_model_pair_gaps); "
+        "pairs with a reference model (gold, recall-probe) last.",
+    )
+
+
+def all_tables(m: Marts) -> list[Table]:
+    return [
+        summary_table(m),
+        per_turn_ex_table(m, ("A", "B")),
+        mbs_table(m),
+        ablation_table(m),
+        error_taxonomy_table(m),
+        contamination_table(m),
+        cost_table(m),
+        ex_by_source_table(m),
+        ex_by_source_tier_table(m),
+        per_turn_ex_table(m, CONDITIONS),
+        comparator_table(m),
+        pair_gaps_table(m),
+    ]

@@ -1,0 +1,96 @@
+"""Metrics fixtures: real result partitions from the real harness, and one real `dbt build` over them.
+
+The data directory is a copy of the shared `small_home` (embedded sources, every 10th session of
+the benchmark, semantic memory seeded) without its results, so the evaluation tests that write
+into `small_home` and these tests never see each other's partitions. dbt runs as a subprocess with
+its own target/log folders, so a test run never touches dbt_project/target (the manifest Dagster
+loads).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from memsql_assets.lib.harness.evaluate import evaluate_partition
+
+REPO = Path(__file__).resolve().parents[2]
+DBT_PROJECT = REPO / "dbt_project"
+DBT = Path(sys.executable).with_name("dbt")
+
+# gold proves the pipeline scores 100 %; recall-probe gives memory-dependent, non-trivial numbers
+# (A < B < B_wm5: Win, MBS and the pair gaps are all non-zero). Four partitions keep the suite fast.
+PARTITIONS = (
+    ("gold", "A"),
+    ("recall-probe", "A"),
+    ("recall-probe", "B"),
+    ("recall-probe", "B_wm5"),
+)
+
+
+@dataclass(frozen=True)
+class DbtRun:
+    returncode: int
+    output: str
+    target: Path
+
+    def results(self) -> list[dict]:
+        return json.loads((self.target / "run_results.json").read_text())["results"]
+
+
+def fresh_home(src: Path, dst: Path, keep_results: bool = False) -> Path:
+    ignore = ["requests", "redis", "dbt", "report", "dbt_target", "dbt_logs"]
+    if not keep_results:
+        ignore.append("results")
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns(*ignore))
+    (dst / "dbt").mkdir(exist_ok=True)
+    return dst
+
+
+def run_dbt(home: Path, *args: str) -> DbtRun:
+    """`dbt <args>` on the project with MEMSQL_HOME=home; target and logs under home."""
+    target = home / "dbt_target"
+    env = {
+        **os.environ,
+        "MEMSQL_HOME": str(home),
+        "DBT_SEND_ANONYMOUS_USAGE_STATS": "False",
+        "DBT_TARGET_PATH": str(target),
+        "DBT_LOG_PATH": str(home / "dbt_logs"),
+    }
+    cmd = [str(DBT), *args, "--project-dir", str(DBT_PROJECT), "--profiles-dir", str(DBT_PROJECT)]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    return DbtRun(proc.returncode, proc.stdout + proc.stderr, target)
+
+
+@pytest.fixture(scope="session")
+def metrics_home(tmp_path_factory, small_home) -> Path:
+    home = fresh_home(small_home, tmp_path_factory.mktemp("metrics") / "home")
+    for model, condition in PARTITIONS:
+        evaluate_partition(home, model, condition)
+    return home
+
+
+@pytest.fixture(scope="session")
+def built(metrics_home) -> DbtRun:
+    run = run_dbt(metrics_home, "build")
+    assert run.returncode == 0, run.output[-6000:]
+    return run
+
+
+@pytest.fixture(scope="session")
+def duckdb_path(built, metrics_home) -> Path:
+    return metrics_home / "dbt" / "memsql.duckdb"
+
+
+@pytest.fixture(scope="session")
+def empty_home(tmp_path_factory, small_home) -> tuple[Path, DbtRun]:
+    """A data directory with the benchmark and no result file yet, after `dbt build`."""
+    home = fresh_home(small_home, tmp_path_factory.mktemp("metrics_empty") / "home")
+    return home, run_dbt(home, "build")

@@ -1,0 +1,257 @@
+"""`dbt build` on result partitions made by the real harness: it passes, and every mart's numbers
+equal the same numbers computed directly from the Parquet files with pandas."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import duckdb
+import pandas as pd
+import pytest
+from conftest import PARTITIONS, fresh_home, run_dbt
+
+CONDITIONS = ["A", "B", "B_wm5", "C", "D", "E"]
+ERROR_CLASSES = ["correct", "wrong_result", "preamble", "syntax_error", "runtime_error", "empty"]
+
+
+def read_results(home) -> pd.DataFrame:
+    files = sorted(home.glob("results/model=*/condition=*/turn_results.parquet"))
+    return pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
+
+
+def mart(duckdb_path, name: str) -> pd.DataFrame:
+    con = duckdb.connect(str(duckdb_path), read_only=True)
+    try:
+        return con.execute(f"select * from main.{name}").df()
+    finally:
+        con.close()
+
+
+def pct(mask: pd.Series) -> float:
+    return 100.0 * mask.sum() / len(mask)
+
+
+@pytest.fixture(scope="module")
+def results(metrics_home) -> pd.DataFrame:
+    return read_results(metrics_home)
+
+
+def test_build_passes_with_every_test_and_unit_test(built):
+    statuses = {r["unique_id"]: r["status"] for r in built.results()}
+    bad = {k: v for k, v in statuses.items() if v not in ("success", "pass")}
+    assert not bad, bad  # warnings too: nothing here is stale, incomplete or has MBS(1) != 0
+    unit = [k for k in statuses if k.startswith("unit_test.")]
+    assert len(unit) == 3
+    assert sum(k.startswith("test.") for k in statuses) > 100
+
+
+def test_turn_evaluations_is_one_row_per_partition_turn(duckdb_path, results):
+    fct = mart(duckdb_path, "fct_turn_evaluations")
+    assert (
+        len(fct)
+        == len(results)
+        == len(PARTITIONS) * results["session_id"].str.cat(results["turn_index"].astype(str)).nunique()
+    )
+    assert set(map(tuple, fct[["model", "condition"]].drop_duplicates().values)) == set(PARTITIONS)
+    assert fct["turn_evaluation_id"].is_unique
+    merged = fct.merge(results, on=["model", "condition", "session_id", "turn_index"], suffixes=("", "_raw"))
+    assert len(merged) == len(results)
+    for col in (
+        "ex_strict",
+        "ex_bag",
+        "ex_set",
+        "error_class",
+        "contaminated",
+        "source",
+        "tier",
+        "memory_critical",
+    ):
+        assert (merged[col] == merged[f"{col}_raw"]).all(), col
+
+
+def test_ex_summary_matches_pandas(duckdb_path, results):
+    summary = mart(duckdb_path, "fct_condition_summary").set_index(["model", "condition"])
+    assert len(summary) == len(PARTITIONS)
+    for (model, cond), g in results.groupby(["model", "condition"]):
+        row = summary.loc[(model, cond)]
+        assert row["n_turns"] == len(g)
+        assert row["ex_pct"] == pytest.approx(pct(g["ex_strict"]))
+        assert row["ex_memory_critical_pct"] == pytest.approx(pct(g.loc[g["memory_critical"], "ex_strict"]))
+        assert row["ex_turn1_pct"] == pytest.approx(pct(g.loc[g["turn_index"] == 1, "ex_strict"]))
+        assert row["contamination_rate_pct"] == pytest.approx(pct(g["contaminated"]))
+        assert bool(row["is_complete"])
+    assert summary.loc[("gold", "A"), "ex_pct"] == 100.0
+    probe = summary.loc["recall-probe", "ex_pct"]
+    assert probe["A"] < probe["B"] < probe["B_wm5"]
+
+
+def test_ex_by_source_tier_and_depth_match_pandas(duckdb_path, results):
+    by_st = mart(duckdb_path, "fct_ex_by_source_tier").set_index(["model", "condition", "source", "tier"])
+    for key, g in results.groupby(["model", "condition", "source", "tier"]):
+        assert by_st.loc[key, "ex_pct"] == pytest.approx(pct(g["ex_strict"])), key
+        assert by_st.loc[key, "n_turns"] == len(g)
+    assert len(by_st) == results.groupby(["model", "condition", "source", "tier"]).ngroups
+
+    by_src = mart(duckdb_path, "fct_ex_by_source").set_index(["model", "condition", "source"])
+    for (model, cond), g in results.groupby(["model", "condition"]):
+        assert by_src.loc[(model, cond, "ALL"), "ex_pct"] == pytest.approx(pct(g["ex_strict"]))
+        for src, gs in g.groupby("source"):
+            assert by_src.loc[(model, cond, src), "ex_pct"] == pytest.approx(pct(gs["ex_strict"]))
+
+    depth = mart(duckdb_path, "fct_ex_by_turn_depth").set_index(["model", "condition", "turn_depth"])
+    for (model, cond, t), g in results.groupby(["model", "condition", "turn_index"]):
+        row = depth.loc[(model, cond, t)]
+        assert row["ex_pct"] == pytest.approx(pct(g["ex_strict"]))
+        crit = g.loc[g["memory_critical"], "ex_strict"]
+        if len(crit):
+            assert row["ex_memory_critical_pct"] == pytest.approx(pct(crit))
+        else:
+            assert pd.isna(row["ex_memory_critical_pct"])
+
+
+def test_mbs_matches_pandas(duckdb_path, results):
+    mbs = mart(duckdb_path, "fct_mbs").set_index(["model", "condition", "turn_depth"])
+    ex = results.groupby(["model", "condition", "turn_index"])["ex_strict"].mean() * 100
+    assert "A" not in set(mbs.index.get_level_values("condition"))
+    for (model, cond, t), value in ex.items():
+        if cond == "A":
+            continue
+        row = mbs.loc[(model, cond, t)]
+        assert row["mbs_pp"] == pytest.approx(value - ex[(model, "A", t)])
+    # The hook: recall-probe under B gains at shallow depths, never loses.
+    probe_b = mbs.loc[("recall-probe", "B")]["mbs_pp"]
+    assert probe_b.loc[1] == pytest.approx(0.0) and probe_b.max() > 50 and probe_b.min() >= 0
+
+
+def test_ablation_matches_pandas_and_missing_sides_are_null(duckdb_path, results):
+    abl = mart(duckdb_path, "fct_ablation").set_index(["model", "source"])
+    probe = results[results["model"] == "recall-probe"]
+    for src in ("NW", "SEC", "BIRD", "ALL"):
+        g = probe if src == "ALL" else probe[probe["source"] == src]
+        ex = g.groupby("condition")["ex_strict"].mean() * 100
+        row = abl.loc[("recall-probe", src)]
+        assert row["win_pp"] == pytest.approx(ex["B_wm5"] - ex["B"])
+        for term in ("ep_pp", "sem_pp", "net_pp", "traj_pp"):  # C, D, E not evaluated
+            assert pd.isna(row[term])
+    assert "gold" not in set(abl.index.get_level_values("model"))  # gold has only A here
+
+
+def test_errors_contamination_cost_comparators_match_pandas(duckdb_path, results):
+    tax = mart(duckdb_path, "fct_error_taxonomy").set_index(["model", "condition", "error_class"])
+    assert len(tax) == len(PARTITIONS) * len(ERROR_CLASSES)
+    cont = mart(duckdb_path, "fct_contamination").set_index(["model", "condition"])
+    cost = mart(duckdb_path, "fct_cost").set_index(["model", "condition"])
+    comp = mart(duckdb_path, "fct_comparator_sensitivity").set_index(["model", "condition"])
+    for (model, cond), g in results.groupby(["model", "condition"]):
+        for cls in ERROR_CLASSES:
+            assert tax.loc[(model, cond, cls), "share_pct"] == pytest.approx(pct(g["error_class"] == cls))
+        row = cont.loc[(model, cond)]
+        assert row["n_contaminated"] == g["contaminated"].sum()
+        c = cost.loc[(model, cond)]
+        assert c["total_tokens"] == (g["prompt_tokens"].fillna(0) + g["completion_tokens"].fillna(0)).sum()
+        assert c["mean_latency_s"] == pytest.approx(g["latency_s"].mean())
+        assert c["p95_latency_s"] == pytest.approx(g["latency_s"].quantile(0.95))
+        assert c["total_cost_usd"] == pytest.approx(g["cost_usd"].fillna(0).sum())
+        assert c["n_model_calls"] == g["attempts"].sum()
+        k = comp.loc[(model, cond)]
+        assert k["ex_strict_pct"] == pytest.approx(pct(g["ex_strict"]))
+        assert k["ex_bag_pct"] == pytest.approx(pct(g["ex_bag"]))
+        assert k["ex_set_pct"] == pytest.approx(pct(g["ex_set"]))
+        assert k["n_strict_set_disagree"] == (g["ex_strict"] != g["ex_set"]).sum()
+
+
+def test_model_pairs_flag_large_gaps(duckdb_path, results):
+    pairs = mart(duckdb_path, "fct_model_pair_gaps").set_index(["model_a", "model_b", "condition", "source"])
+    assert set(pairs.index.get_level_values("condition")) == {"A"}  # only A has both models
+    for src, g in results[results["condition"] == "A"].groupby("source"):
+        ex = g.groupby("model")["ex_strict"].mean() * 100
+        row = pairs.loc[("gold", "recall-probe", "A", src)]
+        assert row["gap_pp"] == pytest.approx(ex["gold"] - ex["recall-probe"])
+        assert bool(row["is_flagged"]) == (abs(row["gap_pp"]) >= 10)
+        assert row["lower_model"] == "recall-probe" and bool(row["involves_reference_model"])
+
+
+def test_incremental_rebuilds_only_changed_partitions(metrics_home, tmp_path):
+    """A new partition is the only one read and inserted, a deleted partition's rows go, and an
+    unchanged run inserts nothing."""
+    home = fresh_home(metrics_home, tmp_path / "home", keep_results=True)
+    held_back = home / "results" / "model=recall-probe" / "condition=B_wm5"
+    shutil.move(held_back, tmp_path / "held_back")
+    compiled = home / "dbt_target" / "compiled" / "memsql" / "models" / "marts" / "fct_turn_evaluations.sql"
+    db = home / "dbt" / "memsql.duckdb"
+
+    def run() -> str:
+        r = run_dbt(home, "run", "--select", "+fct_turn_evaluations")
+        assert r.returncode == 0, r.output[-4000:]
+        return compiled.read_text()
+
+    def partitions() -> dict[tuple[str, str], int]:
+        fct = mart(db, "fct_turn_evaluations")
+        return {k: len(g) for k, g in fct.groupby(["model", "condition"])}
+
+    run()  # first run: a plain create table over every present partition
+    first = partitions()
+    assert set(first) == set(PARTITIONS) - {("recall-probe", "B_wm5")}
+
+    shutil.move(tmp_path / "held_back", held_back)  # a new partition arrives ...
+    shutil.rmtree(home / "results" / "model=gold")  # ... and one disappears
+    sql = run()
+    assert "(model = 'recall-probe' and condition = 'B_wm5')" in sql
+    assert sql.count(" and condition = ") == 1  # only the new partition's file is read
+    after = partitions()
+    assert after[("recall-probe", "B_wm5")] == first[("recall-probe", "A")]
+    assert ("gold", "A") not in after
+    assert {k: v for k, v in after.items() if k != ("recall-probe", "B_wm5")} == {
+        k: v for k, v in first.items() if k != ("gold", "A")
+    }
+
+    assert "false  -- every partition is unchanged" in run()
+    assert partitions() == after
+
+    # A rebuilt benchmark (another turns.jsonl) makes every partition stale: none reaches the marts.
+    with (home / "benchmark" / "turns.jsonl").open("a", encoding="utf-8") as fh:
+        fh.write("\n")
+    run()
+    assert partitions() == {}
+    stale = mart(db, "fct_turn_evaluations")  # empty, but the partitions are still listed upstream
+    assert stale.empty
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        flags = con.execute(
+            "select bool_or(is_current_benchmark), count(*) from intermediate.int_partitions"
+        ).fetchone()
+    finally:
+        con.close()
+    assert flags == (False, len(after))
+
+
+def test_build_passes_with_no_result_file(empty_home):
+    home, run = empty_home
+    assert run.returncode == 0, run.output[-4000:]
+    assert all(r["status"] in ("success", "pass") for r in run.results())
+    for name in ("fct_turn_evaluations", "fct_condition_summary", "fct_mbs", "fct_ablation"):
+        assert mart(home / "dbt" / "memsql.duckdb", name).empty
+
+
+def test_manifest_documents_every_mart_column_with_grain(metrics_home, duckdb_path, built):
+    """`dbt parse` output (what dagster-dbt loads): sources map to Dagster assets; every model and
+    every column of every built mart has a description, and each mart states its grain."""
+    manifest = json.loads((built.target / "manifest.json").read_text())
+    sources = {s["name"]: s for s in manifest["sources"].values()}
+    assert sources["turn_results"]["meta"]["dagster"]["asset_key"] == ["turn_results"]
+    assert sources["turns"]["meta"]["dagster"]["asset_key"] == ["sessions"]
+    models = {n["name"]: n for n in manifest["nodes"].values() if n["resource_type"] == "model"}
+    con = duckdb.connect(str(duckdb_path), read_only=True)
+    try:
+        built_cols = con.execute(
+            "select table_name, column_name from information_schema.columns where table_schema = 'main'"
+        ).fetchall()
+    finally:
+        con.close()
+    for name, node in models.items():
+        assert node["description"].strip(), name
+        if name.startswith("fct_"):
+            assert "Grain" in node["description"] or "grain" in node["description"], name
+    for table, column in built_cols:
+        assert models[table]["columns"].get(column, {}).get("description", "").strip(), f"{table}.{column}"

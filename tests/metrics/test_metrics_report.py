@@ -1,0 +1,188 @@
+"""The report renders from the marts: files exist, figures are real PNGs, and every number in the
+HTML tables equals the corresponding mart value (read here independently, formatted to the
+report's precision)."""
+
+from __future__ import annotations
+
+from html.parser import HTMLParser
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import pytest
+from conftest import PARTITIONS
+
+from memsql_assets.lib.report import ReportError, build_report
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+class _Tables(HTMLParser):
+    """table id -> (header cells, body rows), and the src of every <img>."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: dict[str, tuple[list[str], list[list[str]]]] = {}
+        self.images: dict[str, str] = {}
+        self._table: str | None = None
+        self._row: list[str] | None = None
+        self._cell: list[str] | None = None
+        self._in_head = False
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "table":
+            self._table = a["id"]
+            self.tables[self._table] = ([], [])
+        elif tag == "thead":
+            self._in_head = True
+        elif tag == "tr":
+            self._row = []
+        elif tag in ("td", "th"):
+            self._cell = []
+        elif tag == "img":
+            self.images[a["id"]] = a["src"]
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._row is not None and self._cell is not None:
+            self._row.append("".join(self._cell))
+            self._cell = None
+        elif tag == "tr" and self._table and self._row is not None:
+            head, body = self.tables[self._table]
+            if self._in_head:
+                head.extend(self._row)
+            else:
+                body.append(self._row)
+            self._row = None
+        elif tag == "thead":
+            self._in_head = False
+        elif tag == "table":
+            self._table = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def parse(path: Path) -> _Tables:
+    p = _Tables()
+    p.feed(path.read_text(encoding="utf-8"))
+    return p
+
+
+def keyed(table, n_keys: int) -> dict[tuple[str, ...], dict[str, str]]:
+    head, body = table
+    return {tuple(r[:n_keys]): dict(zip(head, r, strict=True)) for r in body}
+
+
+def mart(db: Path, name: str) -> pd.DataFrame:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute(f"select * from main.{name}").df()
+    finally:
+        con.close()
+
+
+def same(cell: str, value, decimals: int = 1) -> bool:
+    """A formatted cell shows the mart value at the report's precision ('–' for null)."""
+    if value is None or pd.isna(value):
+        return cell == "–"
+    return (
+        abs(float(cell.replace(",", "").replace("+", "")) - round(float(value), decimals))
+        < 10**-decimals / 2 + 1e-9
+    )
+
+
+@pytest.fixture(scope="module")
+def report(duckdb_path, tmp_path_factory):
+    return build_report(duckdb_path, tmp_path_factory.mktemp("report"))
+
+
+@pytest.fixture(scope="module")
+def page(report):
+    return parse(report.html)
+
+
+def test_files_exist_and_figures_are_nonempty_pngs(report, page):
+    assert report.html.exists() and report.summary_file.exists()
+    assert set(report.figures) == {
+        "mbs_hook",
+        "per_turn_ex",
+        "ablation",
+        "error_taxonomy",
+        "contamination",
+        "cost",
+    }
+    for key, png in report.figures.items():
+        data = png.read_bytes()
+        assert data.startswith(PNG_SIGNATURE) and len(data) > 10_000, key
+        assert page.images[f"fig-{key}"].startswith("data:image/png;base64,")
+    assert set(report.markdown) == set(page.tables)
+
+
+def test_headline_numbers_equal_the_mart(report, page, duckdb_path):
+    rows = keyed(page.tables["summary"], 2)
+    summary = mart(duckdb_path, "fct_condition_summary")
+    assert set(rows) == set(PARTITIONS)
+    for rec in summary.to_dict("records"):
+        cells = rows[(rec["model"], rec["condition"])]
+        assert same(cells["EX %"], rec["ex_pct"])
+        assert same(cells["EX mem-critical %"], rec["ex_memory_critical_pct"])
+        assert same(cells["EX turn 1 %"], rec["ex_turn1_pct"])
+        assert same(cells["contaminated %"], rec["contamination_rate_pct"])
+        assert cells["tokens"] == f"{rec['total_tokens']:,}"
+        assert cells["turns"] == f"{rec['n_turns']:,}"
+        assert f"{rec['ex_pct']:.1f}" in report.summary_text
+
+
+def test_per_turn_and_mbs_tables_equal_the_marts(page, duckdb_path):
+    depth = mart(duckdb_path, "fct_ex_by_turn_depth")
+    per_turn = keyed(page.tables["per_turn_ex"], 2)
+    assert {k[1] for k in per_turn} == {"A", "B"}
+    for rec in depth[depth["condition"].isin(["A", "B"])].to_dict("records"):
+        assert same(per_turn[(rec["model"], rec["condition"])][f"t={rec['turn_depth']}"], rec["ex_pct"])
+    mbs = keyed(page.tables["mbs"], 2)
+    for rec in mart(duckdb_path, "fct_mbs").to_dict("records"):
+        assert same(mbs[(rec["model"], rec["condition"])][f"t={rec['turn_depth']}"], rec["mbs_pp"])
+
+
+def test_ablation_errors_contamination_cost_tables_equal_the_marts(page, duckdb_path):
+    abl = keyed(page.tables["ablation"], 2)
+    for rec in mart(duckdb_path, "fct_ablation").to_dict("records"):
+        cells = abl[(rec["model"], rec["source"])]
+        for col, head in (
+            ("ex_b_pct", "EX B"),
+            ("win_pp", "Win"),
+            ("ep_pp", "Ep"),
+            ("sem_pp", "Sem"),
+            ("net_pp", "Net"),
+            ("traj_pp", "Traj"),
+        ):
+            assert same(cells[head], rec[col]), (rec["model"], rec["source"], head)
+    tax = keyed(page.tables["error_taxonomy"], 2)
+    for rec in mart(duckdb_path, "fct_error_taxonomy").to_dict("records"):
+        assert same(tax[(rec["model"], rec["condition"])][rec["error_class"]], rec["share_pct"])
+    cont = keyed(page.tables["contamination"], 2)
+    for rec in mart(duckdb_path, "fct_contamination").to_dict("records"):
+        cells = cont[(rec["model"], rec["condition"])]
+        assert cells["contaminated"] == f"{rec['n_contaminated']:,}"
+        assert same(cells["% of turns"], rec["contamination_rate_pct"])
+    cost = keyed(page.tables["cost"], 2)
+    for rec in mart(duckdb_path, "fct_cost").to_dict("records"):
+        cells = cost[(rec["model"], rec["condition"])]
+        assert cells["tokens"] == f"{rec['total_tokens']:,}"
+        assert same(cells["latency s (mean)"], rec["mean_latency_s"], 3)
+        assert same(cells["cost USD"], rec["total_cost_usd"], 4)
+
+
+def test_report_of_empty_marts_says_so(empty_home, tmp_path):
+    home, run = empty_home
+    assert run.returncode == 0, run.output[-4000:]
+    report = build_report(home / "dbt" / "memsql.duckdb", tmp_path / "report")
+    assert "no rows yet" in report.html.read_text(encoding="utf-8")
+    assert all(p.read_bytes().startswith(PNG_SIGNATURE) for p in report.figures.values())
+
+
+def test_missing_database_is_a_clear_error(tmp_path):
+    with pytest.raises(ReportError, match="does not exist"):
+        build_report(tmp_path / "nope.duckdb", tmp_path / "out")
