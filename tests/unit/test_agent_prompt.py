@@ -1,0 +1,119 @@
+"""Agent prompt composition per condition (golden files) and context resolution."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import pytest
+
+from memsql_assets.lib.agent.agent import Agent
+from memsql_assets.lib.agent.conditions import CONDITIONS, get_condition
+from memsql_assets.lib.agent.context import resolve_context
+from memsql_assets.lib.agent.prompts import SYSTEM_PROMPT
+from memsql_assets.lib.errors import MemsqlError
+
+GOLDEN = Path(__file__).with_name("golden")
+TURN = {
+    "session_id": "SEC-3-004",
+    "turn_index": 9,
+    "source": "SEC",
+    "question": "And total liabilities?",
+    "referenced_context_keys": ["ticker", "older_year", "newer_year"],
+    "state_updates": {"metric": "total_liabilities"},
+}
+
+
+def _payload(sid, t, question, updates):
+    return {
+        "session_id": sid,
+        "turn_index": t,
+        "source": "SEC",
+        "question": question,
+        "sql": f"SELECT {t}",
+        "result_summary": f"[({t},)]",
+        "state_updates": updates,
+    }
+
+
+class FakeWorking:
+    """Narrow fake: the last turns of SEC-3-004 (turn 1's ticker and years are outside any window)."""
+
+    def recall(self, session_id, window):
+        turns = [
+            _payload(session_id, t, f"question {t}", {"metric": f"m{t}"} if t % 2 else {})
+            for t in range(8, 0, -1)
+        ]
+        return [p for p in turns if p["turn_index"] != 1][:window]
+
+    def append(self, session_id, payload, window):
+        raise AssertionError("assemble must not write")
+
+
+class FakeEpisodic:
+    def query(self, text, k=3, source=None, exclude_session=None, embedding=None):
+        hits = [
+            _payload(
+                "SEC-3-004",
+                1,
+                "Show Quarvex revenue for 2024 and 2025.",
+                {"ticker": "QRVX", "metric": "revenue", "older_year": 2024, "newer_year": 2025},
+            ),
+            _payload("SEC-3-002", 9, "And total liabilities?", {"metric": "total_liabilities"}),
+        ]
+        return hits[:k]
+
+
+class FakeSemantic:
+    def query(self, text, source, k=1, embedding=None):
+        return [{"text": "annual_financials contains ticker, fiscal_year, metric, and value_billions"}][:k]
+
+
+def _agent(condition):
+    return Agent(
+        get_condition(condition),
+        {"SEC": "CREATE TABLE companies (ticker TEXT PRIMARY KEY, company_name TEXT);"},
+        FakeWorking(),
+        FakeEpisodic(),
+        FakeSemantic(),
+        lambda source, question: "## Explore (steps 1-2)\n- list_tables()",
+        episodic_k=2,
+    )
+
+
+@pytest.mark.parametrize("condition", list(CONDITIONS))
+def test_prompt_per_condition_matches_golden_file(condition):
+    prompt = asyncio.run(_agent(condition).assemble(TURN))
+    assert prompt.messages[0] == {"role": "system", "content": SYSTEM_PROMPT}
+    text = prompt.messages[1]["content"]
+    golden = GOLDEN / f"prompt_{condition}.txt"
+    if os.environ.get("MEMSQL_UPDATE_GOLDEN"):
+        golden.write_text(text, encoding="utf-8")
+    assert text == golden.read_text(encoding="utf-8")
+
+
+def test_condition_blocks():
+    texts = {c: asyncio.run(_agent(c).assemble(TURN)).messages[1]["content"] for c in CONDITIONS}
+    assert "Recent conversation" not in texts["A"] and "Resolved context" not in texts["A"]
+    assert texts["B"].count("Q: question") == 2 and texts["B_wm5"].count("Q: question") == 5
+    assert "Similar past turns" in texts["C"] and "Semantic hints" not in texts["C"]
+    assert "Semantic hints" in texts["D"] and "Reference trajectory" in texts["E"]
+    assert '- ticker: "QRVX"' in texts["C"] and '- ticker: "QRVX"' not in texts["B_wm5"]
+
+
+def test_resolution_walks_working_memory_first_then_episodic():
+    working = [
+        _payload("S-1", 3, "q3", {"year": 2020}),
+        _payload("S-1", 2, "q2", {"year": 2019, "ticker": "A"}),
+    ]
+    episodic = [_payload("S-0", 1, "q", {"ticker": "B", "region": "x"})]
+    res = resolve_context(["year", "ticker", "region", "missing"], working, episodic)
+    assert res.values == {"year": 2020, "ticker": "A", "region": "x"}
+    assert res.origins == {"year": "working:S-1#3", "ticker": "working:S-1#2", "region": "episodic:S-0#1"}
+    assert res.missing == ["missing"]
+
+
+def test_unknown_condition_is_a_clear_error():
+    with pytest.raises(MemsqlError, match="unknown condition 'F'; expected one of"):
+        get_condition("F")
