@@ -8,6 +8,7 @@ from memsql_assets.defs.resources import MemsqlSettings
 from memsql_assets.defs.trajectories.resources import TrajectorySettings
 from memsql_assets.lib.atomic import write_text_atomic
 from memsql_assets.lib.benchmark.store import read_turns
+from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.memory.chroma import chroma_client
 from memsql_assets.lib.paths import benchmark_dir, source_db_path
 from memsql_assets.lib.sources.config import SOURCE_NAMES
@@ -37,7 +38,12 @@ def _md(mapping: dict, key: str, value: str) -> str:
 )
 def synthetic_questions(memsql: MemsqlSettings, trajectories: TrajectorySettings) -> dg.MaterializeResult:
     exclude = {t["question"] for t in read_turns(benchmark_dir(memsql.home_path))}
-    plan = plan_questions(_db_paths(memsql), trajectories.budget, trajectories.seed, exclude)
+    propose = (
+        trajectories.propose(memsql.home_path, trajectories.question_model)
+        if trajectories.question_model
+        else None
+    )
+    plan = plan_questions(_db_paths(memsql), trajectories.budget, trajectories.seed, exclude, propose)
     path = _dir(memsql) / "questions.json"
     data = plan.to_file_json()
     write_text_atomic(path, json.dumps(data, indent=2, sort_keys=True))
@@ -71,6 +77,10 @@ def synthetic_questions(memsql: MemsqlSettings, trajectories: TrajectorySettings
     "are used by the second.",
 )
 def trajectory_store(memsql: MemsqlSettings, trajectories: TrajectorySettings) -> dg.MaterializeResult:
+    if trajectories.explorer == "llm" and not trajectories.explorer_model:
+        raise MemsqlError(
+            "trajectories.explorer is 'llm' but trajectories.explorer_model names no registry model"
+        )
     db_paths = _db_paths(memsql)
     plan = QuestionPlan.from_file_json(
         json.loads((_dir(memsql) / "questions.json").read_text(encoding="utf-8")), db_paths
@@ -86,6 +96,11 @@ def trajectory_store(memsql: MemsqlSettings, trajectories: TrajectorySettings) -
         json_dir=_dir(memsql) / "json",
         questions=plan,
         explorer_kind=trajectories.explorer,
+        propose=(
+            trajectories.propose(memsql.home_path, trajectories.explorer_model)
+            if trajectories.explorer == "llm"
+            else None
+        ),
     )
     write_text_atomic(
         _dir(memsql) / "composite_tools.json",

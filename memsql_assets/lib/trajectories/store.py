@@ -40,6 +40,7 @@ from memsql_assets.lib.trajectories.composites import (
     trajectory_stats,
 )
 from memsql_assets.lib.trajectories.explorer import Explorer, Propose, make_explorer
+from memsql_assets.lib.trajectories.llm_questions import generate_questions_llm
 from memsql_assets.lib.trajectories.markdown import render_markdown, split_by_phase
 from memsql_assets.lib.trajectories.phases import PHASES, default_rules
 from memsql_assets.lib.trajectories.questions import SyntheticQuestion, generate_questions
@@ -96,13 +97,22 @@ class QuestionPlan:
 
 
 def plan_questions(
-    db_paths: Mapping[str, Path], total_budget: int, seed: int, exclude_questions: set[str] | frozenset[str]
+    db_paths: Mapping[str, Path],
+    total_budget: int,
+    seed: int,
+    exclude_questions: set[str] | frozenset[str],
+    propose: Propose | None = None,
 ) -> QuestionPlan:
-    """Allocate the budget by schema complexity and generate each database's questions."""
+    """Allocate the budget by schema complexity and generate each database's questions: by the
+    deterministic grammar, or by an LLM (`propose`) when a question model is configured."""
     stats = {db: schema_stats(db, Path(p)) for db, p in sorted(db_paths.items())}
     allocation = allocate_budget(stats, total_budget)
     questions = {
-        db: generate_questions(db, Path(db_paths[db]), allocation[db], seed, exclude_questions)
+        db: (
+            generate_questions_llm(db, Path(db_paths[db]), allocation[db], propose, exclude_questions)
+            if propose is not None
+            else generate_questions(db, Path(db_paths[db]), allocation[db], seed, exclude_questions)
+        )
         for db in stats
     }
     return QuestionPlan(stats, allocation, questions)
