@@ -35,7 +35,7 @@ def test_store_materializes_and_feeds_condition_e(small_home, monkeypatch):
         }
         assert sum(mats["synthetic_questions"]["questions_per_db"].value.values()) == 24
         store = mats["trajectory_store"]
-        assert store["composites_found"].value >= 1
+        assert mats["composite_tools"]["composites_found"].value == store["composites_found"].value >= 1
         assert set(store["phase_distribution"].value) >= {"explore", "execute"}
         assert store["classifier_accuracy"].value["accuracy"] >= 0.9
 

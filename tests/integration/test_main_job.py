@@ -34,7 +34,10 @@ def test_definitions_load_with_lineage():
         "semantic_memory",
         "synthetic_questions",
         "trajectory_store",
+        "composite_tools",
         "turn_results",
+        "fct_mbs",
+        "results_report",
     } <= keys
     sessions_node = repo.asset_graph.get(dg.AssetKey("sessions"))
     assert dg.AssetKey("profiles") in sessions_node.parent_keys
@@ -67,6 +70,7 @@ def test_main_job_materializes_everything_and_checks_pass(memsql_home):
             "semantic_memory",
             "synthetic_questions",
             "trajectory_store",
+            "composite_tools",
         }
         sec_meta = mats["sec_edgar"].materialization.metadata
         assert sec_meta["kind"].value == "embedded" and sec_meta["synthetic"].value is True

@@ -59,10 +59,25 @@ def synthetic_questions(memsql: MemsqlSettings, trajectories: TrajectorySettings
     )
 
 
-@dg.asset(
+@dg.multi_asset(
     group_name="trajectories",
-    kinds={"chromadb", "json"},
-    deps=[synthetic_questions],
+    specs=[
+        dg.AssetSpec(
+            "trajectory_store",
+            deps=[synthetic_questions],
+            kinds={"chromadb", "json"},
+            description="Exploration traces of every synthetic question (deterministic explorer with real tools), "
+            "phase-classified by rules (explore / execute / validate), rewritten as markdown with a header per "
+            "phase segment, stored per phase in ChromaDB plus a JSON copy per question.",
+        ),
+        dg.AssetSpec(
+            "composite_tools",
+            deps=[synthetic_questions],
+            kinds={"json"},
+            description="Tool subsequences with support >= theta within one phase, mined from the first "
+            "exploration pass; the second pass (what the store holds) calls them as single actions.",
+        ),
+    ],
     check_specs=[
         dg.AssetCheckSpec(
             "final_sql_executes",
@@ -71,12 +86,8 @@ def synthetic_questions(memsql: MemsqlSettings, trajectories: TrajectorySettings
             description="Every stored trajectory's final SQL executed without error.",
         )
     ],
-    description="Exploration traces of every synthetic question (deterministic explorer with real tools), "
-    "phase-classified by rules (explore / execute / validate), rewritten as markdown with a header per phase "
-    "segment, stored per phase in ChromaDB plus a JSON copy per question; composite tools mined in a first pass "
-    "are used by the second.",
 )
-def trajectory_store(memsql: MemsqlSettings, trajectories: TrajectorySettings) -> dg.MaterializeResult:
+def trajectory_store(memsql: MemsqlSettings, trajectories: TrajectorySettings):
     if trajectories.explorer == "llm" and not trajectories.explorer_model:
         raise MemsqlError(
             "trajectories.explorer is 'llm' but trajectories.explorer_model names no registry model"
@@ -102,9 +113,9 @@ def trajectory_store(memsql: MemsqlSettings, trajectories: TrajectorySettings) -
             else None
         ),
     )
+    composites_path = _dir(memsql) / "composite_tools.json"
     write_text_atomic(
-        _dir(memsql) / "composite_tools.json",
-        json.dumps([c.as_json() for c in report.composites], indent=2, sort_keys=True),
+        composites_path, json.dumps([c.as_json() for c in report.composites], indent=2, sort_keys=True)
     )
     accuracy = classifier_accuracy().as_json()
     check = dg.AssetCheckResult(
@@ -113,19 +124,32 @@ def trajectory_store(memsql: MemsqlSettings, trajectories: TrajectorySettings) -
         metadata={"failed_questions": dg.MetadataValue.json(report.failed_final_sql[:100])},
     )
     stats = report.composite_stats
-    return dg.MaterializeResult(
+    yield dg.MaterializeResult(
+        asset_key="trajectory_store",
         metadata={
             "documents": report.documents,
             "questions_per_db": dg.MetadataValue.json(report.questions_per_db),
             "phase_distribution": dg.MetadataValue.json(report.phase_distribution),
             "composites_found": len(report.composites),
-            "composites": dg.MetadataValue.md(
-                "| name | steps | support |\n| --- | --- | ---: |\n"
-                + "".join(f"| {c.name} | {' + '.join(c.steps)} | {c.support} |\n" for c in report.composites)
-            ),
-            "with_vs_without_composites": dg.MetadataValue.json(stats),
             "classifier_accuracy": dg.MetadataValue.json(accuracy),
             "build_seconds": report.build_seconds,
         },
         check_results=[check],
+    )
+    yield dg.MaterializeResult(
+        asset_key="composite_tools",
+        metadata={
+            "composites_found": len(report.composites),
+            "composites": dg.MetadataValue.md(
+                "| name | phase | steps | support |\n| --- | --- | --- | ---: |\n"
+                + "".join(
+                    f"| {c.name} | {c.phase} | {' + '.join(c.steps)} | {c.support} |\n"
+                    for c in report.composites
+                )
+            ),
+            "with_vs_without_composites": dg.MetadataValue.json(stats),
+            "theta": trajectories.theta,
+            "max_len": trajectories.max_len,
+            "path": dg.MetadataValue.path(str(composites_path)),
+        },
     )
