@@ -82,7 +82,10 @@ def test_upsert_is_idempotent_and_reset_empties(episodic: EpisodicMemory, chroma
     episodic.add(APPLE)
     episodic.add(dict(APPLE))
     assert episodic.count() == 4
+    assert EpisodicMemory(chroma, episodic.name).count() == 0, "new turns reach Chroma at flush"
+    assert episodic.flush() == 4 and episodic.flush() == 0
     reopened = EpisodicMemory(chroma, episodic.name)  # reopened with our embedding function
+    assert reopened.count() == 4
     assert reopened.query("Apple revenue", k=1)[0]["session_id"] == "SEC-2-001"
     reopened.reset()
     assert reopened.count() == 0 and reopened.query("anything") == []
