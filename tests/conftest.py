@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+import memsql_assets  # noqa: F401  (first: sets the offline switches before any test imports litellm)
 from memsql_assets.lib.benchmark.generate import Session
 from memsql_assets.lib.benchmark.pipeline import build_sessions, extract_all_profiles
 from memsql_assets.lib.sources.build import build_source

@@ -37,7 +37,9 @@ def test_flaky_provider_loses_no_turn_and_leaks_no_key(
     turns = out.summary["turns"]
     assert turns == len({(r["session_id"], r["turn_index"]) for r in out.rows}) == 132
     # Identical prompts (same follow-up, same window) are answered once and then from the store.
-    assert out.summary["calls"] == len(fake_provider.calls) > turns - out.summary["cache_hits"], "retries happened"
+    assert out.summary["calls"] == len(fake_provider.calls) > turns - out.summary["cache_hits"], (
+        "retries happened"
+    )
     assert out.summary["model_errors"].get("bad_request") == 1, (
         "the permanent failure is a typed error on its turn"
     )

@@ -4,6 +4,15 @@ This is the one place that knows which stores a condition needs: Redis only when
 working-memory window, episodic Chroma only for C/D (kept inside the partition's own result
 directory, so two partitions never write one Chroma database), semantic Chroma read-only for D,
 the trajectory store for E.
+
+A resume skips the sessions its checkpoints record, so it is only faithful if the memory those
+sessions wrote is still there: if the partition's episodic Chroma directory was deleted (or
+replaced after corruption) the checkpoints are discarded with a warning and the partition is
+rebuilt from its first session, its model calls coming back from the request store.
+
+API keys: a provider may echo the key in an error message (e.g. "Incorrect API key provided:
+sk-..."). The request store redacts what it writes, but the reply handed back for the turn carries
+the raw message, so every reply is redacted here before it becomes a row, a checkpoint or a file.
 """
 
 from __future__ import annotations
@@ -12,9 +21,11 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import logging
+import shutil
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,19 +36,21 @@ from memsql_assets.lib.atomic import sha256_file
 from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.benchmark.store import read_turns
 from memsql_assets.lib.errors import MemsqlError
-from memsql_assets.lib.harness.results import partition_dir
+from memsql_assets.lib.harness.results import partition_dir, progress_dir, read_checkpoints
 from memsql_assets.lib.harness.runner import PartitionRunner, Progress
 from memsql_assets.lib.harness.summary import summarize
-from memsql_assets.lib.memory.chroma import chroma_client, collection_name
+from memsql_assets.lib.memory.chroma import chroma_client, collection_name, open_collection
 from memsql_assets.lib.memory.embeddings import EmbeddingCache
-from memsql_assets.lib.memory.episodic import EpisodicMemory
+from memsql_assets.lib.memory.episodic import EpisodicMemory, turn_id
 from memsql_assets.lib.memory.redis_service import redis_connection
 from memsql_assets.lib.memory.semantic import SemanticMemory
 from memsql_assets.lib.memory.working import WorkingMemory
-from memsql_assets.lib.models.gateway import ModelGateway
+from memsql_assets.lib.models.gateway import ModelGateway, ModelReply
 from memsql_assets.lib.models.registry import ModelEntry, Registry, load_registry
-from memsql_assets.lib.models.request_store import RequestStore
+from memsql_assets.lib.models.request_store import REDACTED, RequestStore
 from memsql_assets.lib.paths import benchmark_dir, source_db_path
+
+log = logging.getLogger(__name__)
 
 
 class ModelUnavailableError(MemsqlError):
@@ -84,6 +97,60 @@ def _working_memory(home: Path, condition: Condition, settings: EvalSettings, ru
         yield client, WorkingMemory(client, run_id)
 
 
+def _secret_values(gateway: ModelGateway) -> list[str]:
+    """Values of the API-key variables the registry names (longest first; short ones, like the request
+    store, are ignored: they would redact innocent text)."""
+    values = {
+        gateway.environ.get(e.api_key_env, "") for e in gateway.registry.entries.values() if e.api_key_env
+    }
+    return sorted((v for v in values if len(v) >= 8), key=len, reverse=True)
+
+
+def _redacting(
+    call_model: Callable[..., Awaitable[ModelReply]], secrets: list[str]
+) -> Callable[..., Awaitable[ModelReply]]:
+    """`call_model` whose replies have every known key value replaced in text, reasoning and error."""
+    if not secrets:
+        return call_model
+
+    def clean(text: str) -> str:
+        for secret in secrets:
+            text = text.replace(secret, REDACTED)
+        return text
+
+    async def call(*args: Any, **kwargs: Any) -> ModelReply:
+        reply = await call_model(*args, **kwargs)
+        error = reply.error_message
+        return replace(
+            reply,
+            text=clean(reply.text),
+            reasoning=clean(reply.reasoning),
+            error_message=clean(error) if error is not None else None,
+        )
+
+    return call
+
+
+def _drop_checkpoints_without_memory(checkpoints: Path, episodic: EpisodicMemory) -> None:
+    """Discard the checkpoints if episodic memory lacks any turn of a session they record as done."""
+    done = read_checkpoints(checkpoints)
+    if not done:
+        return
+    needed = {turn_id(r["session_id"], r["turn_index"]) for rows in done.values() for r in rows}
+    stored = set(open_collection(episodic.client, episodic.name).get(include=[])["ids"])
+    missing = needed - stored
+    if missing:
+        log.warning(
+            "%s: episodic memory %r lacks %d turns of %d checkpointed sessions (its Chroma directory was "
+            "deleted or replaced); discarding the checkpoints and rebuilding the partition from its first session",
+            checkpoints,
+            episodic.name,
+            len(missing),
+            len(done),
+        )
+        shutil.rmtree(checkpoints)
+
+
 def evaluate_partition(
     home: Path,
     model_key: str,
@@ -117,6 +184,7 @@ def evaluate_partition(
         if condition.episodic:
             client = chroma_client(partition_dir(home, model_key, condition.name), settings.chroma_url)
             episodic = EpisodicMemory(client, collection_name("episodic", model_key, condition.name, version))
+            _drop_checkpoints_without_memory(progress_dir(home, model_key, condition.name), episodic)
         semantic = SemanticMemory(chroma_client(home, settings.chroma_url)) if condition.semantic else None
         trajectories = trajectory_factory(home) if condition.trajectory and trajectory_factory else None
         embed = None
@@ -142,7 +210,7 @@ def evaluate_partition(
         runner = PartitionRunner(
             model_key=model_key,
             agent=agent,
-            call_model=gateway.acomplete,
+            call_model=_redacting(gateway.acomplete, _secret_values(gateway)),
             home=home,
             db_paths=db_paths,
             benchmark_version=version,

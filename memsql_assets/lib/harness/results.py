@@ -3,12 +3,20 @@
 `results/model=<key>/condition=<name>/turn_results.parquet` is the only file dbt reads; while a
 partition runs, finished sessions are checkpointed under `_progress/` beside it (never read by
 dbt), which is what a killed run resumes from.
+
+Schema drift is checked on read, differently for the two kinds of file. A published result file
+from another schema (other columns or types, another `schema_version`) is an error naming the
+file, the field and the expected version: it is the record a person or dbt relies on, and guessing
+would corrupt the metrics. A checkpoint from another schema is private scratch state: it is
+discarded with a warning and its session redone (its model calls come back from the request store,
+so that costs nothing), because refusing to resume would gain nothing.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+import logging
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +24,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from memsql_assets.lib.atomic import atomic_path, write_text_atomic
+from memsql_assets.lib.errors import MemsqlError
+
+log = logging.getLogger(__name__)
 
 RESULT_FILE = "turn_results.parquet"
 SUMMARY_FILE = "summary.json"
@@ -58,6 +69,44 @@ RESULT_SCHEMA = pa.schema(
 COLUMNS = tuple(RESULT_SCHEMA.names)
 
 
+class ResultSchemaError(MemsqlError):
+    """A result file does not have this version's schema: names the file, the field and what was expected."""
+
+    def __init__(self, path: object, field: str, problem: str):
+        self.path = str(path)
+        self.field = field
+        super().__init__(
+            f"{path}: field '{field}': {problem} (expected schema_version {SCHEMA_VERSION}); "
+            "re-run the partition to rewrite it"
+        )
+
+
+def schema_problem(names: Iterable[str], types: Mapping[str, str] | None = None) -> tuple[str, str] | None:
+    """(field, problem) for the first way `names` (and their `types`, when known) differ from
+    RESULT_SCHEMA, else None. `schema_version` is checked first: it is what an older file lacks."""
+    present = list(names)
+    if "schema_version" not in present:
+        return "schema_version", "missing (the file predates schema versioning)"
+    for name in COLUMNS:
+        if name not in present:
+            return name, "missing"
+    for name in present:
+        if name not in COLUMNS:
+            return name, "not a column of this schema"
+    for name, actual in (types or {}).items():
+        expected = str(RESULT_SCHEMA.field(name).type)
+        if actual != expected:
+            return name, f"has type {actual}, expected {expected}"
+    return None
+
+
+def _version_problem(versions: Iterable[Any]) -> tuple[str, str] | None:
+    other = sorted({v for v in versions if v != SCHEMA_VERSION}, key=str)
+    if other:
+        return "schema_version", f"is {', '.join(map(str, other))}"
+    return None
+
+
 def partition_dir(home: Path, model: str, condition: str) -> Path:
     return home / "results" / f"model={model}" / f"condition={condition}"
 
@@ -66,18 +115,45 @@ def progress_dir(home: Path, model: str, condition: str) -> Path:
     return partition_dir(home, model, condition) / "_progress"
 
 
-def write_session_checkpoint(directory: Path, session_id: str, rows: list[Mapping[str, Any]]) -> None:
+def write_session_checkpoint(directory: Path, session_id: str, rows: Sequence[Mapping[str, Any]]) -> None:
     write_text_atomic(directory / f"{session_id}.json", json.dumps(rows, sort_keys=True, ensure_ascii=False))
 
 
+def _checkpoint_problem(rows: Any) -> tuple[str, str] | None:
+    if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) for r in rows):
+        return "(file)", "not a non-empty list of row objects"
+    for row in rows:
+        problem = schema_problem(row) or _version_problem([row.get("schema_version")])
+        if problem:
+            return problem
+    return None
+
+
 def read_checkpoints(directory: Path) -> dict[str, list[dict[str, Any]]]:
+    """Finished sessions' rows by session id. A checkpoint that is unreadable or of another schema
+    is skipped with a warning (its session is redone), never trusted and never fatal."""
     if not directory.exists():
         return {}
-    return {
-        p.stem: json.loads(p.read_text(encoding="utf-8"))
-        for p in sorted(directory.glob("*.json"))
-        if not p.name.startswith("_")
-    }
+    done: dict[str, list[dict[str, Any]]] = {}
+    for path in sorted(directory.glob("*.json")):
+        if path.name.startswith("_"):
+            continue
+        try:
+            rows = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            log.warning("%s: discarding unreadable checkpoint (%s); its session is redone", path, exc)
+            continue
+        problem = _checkpoint_problem(rows)
+        if problem:
+            log.warning(
+                "%s: discarding checkpoint: field '%s' %s (expected schema_version %s); its session is redone",
+                path,
+                *problem,
+                SCHEMA_VERSION,
+            )
+            continue
+        done[path.stem] = rows
+    return done
 
 
 def write_results(target_dir: Path, rows: Iterable[Mapping[str, Any]], summary: Mapping[str, Any]) -> Path:
@@ -90,5 +166,20 @@ def write_results(target_dir: Path, rows: Iterable[Mapping[str, Any]], summary: 
     return target
 
 
+def check_result_table(path: Path, table: pa.Table) -> None:
+    """Raise ResultSchemaError unless `table` (read from `path`) has exactly this version's schema."""
+    problem = schema_problem(table.schema.names, {f.name: str(f.type) for f in table.schema}) or (
+        _version_problem(table.column("schema_version").unique().to_pylist())
+    )
+    if problem:
+        raise ResultSchemaError(path, *problem)
+
+
 def read_results(path: Path) -> list[dict[str, Any]]:
-    return pq.read_table(path).to_pylist()
+    """The rows of a published result file, after checking its schema (older files are refused)."""
+    try:
+        table = pq.read_table(path)
+    except pa.ArrowInvalid as exc:
+        raise ResultSchemaError(path, "(file)", f"not a readable Parquet file: {exc}") from None
+    check_result_table(path, table)
+    return table.to_pylist()

@@ -104,7 +104,7 @@ class PartitionRunner:
     session_guard: Callable[[], str] | None = None  # returns the memory server's identity (Redis run_id)
     reset_memory: Callable[[bool], None] | None = None  # (fresh run?) -> clear this run's memories
     forget_session: Callable[[str], None] | None = None  # drop one session's entries before (re)running it
-    commit_session: Callable[[], None] | None = None  # make a finished session's memory durable
+    commit_session: Callable[[], object] | None = None  # make a finished session's memory durable
 
     def __post_init__(self) -> None:
         self.condition = self.agent.condition

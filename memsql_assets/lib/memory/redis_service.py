@@ -353,6 +353,9 @@ def redis_connection(home: Path, url: str | None = None) -> Iterator[redis.Redis
                 _wait_gone(sock)
         if not _answers(sock):
             server = RedisServer(sock, log_path=directory / "redis.log")
+            # Claim ownership before the server exists: a run killed while it starts then leaves a
+            # server with a dead owner, which the next run shuts down, instead of an unowned one.
+            _write_owner(directory, server)
             server.start()
             _write_owner(directory, server)
     try:
