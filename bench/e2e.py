@@ -1,0 +1,209 @@
+"""The README's main command end to end, cold and warm, split into phases, with peak RSS.
+
+Not a test, and slow (the cold run is the whole main command: several minutes). Runs
+`.venv/bin/memsql run --json` twice in a subprocess under `/usr/bin/time -v`, on one fresh
+MEMSQL_HOME: cold (empty data directory), then warm (the same directory again: sources, benchmark
+and stores exist, every model request is answered by the request store). Phases come from the
+Dagster instance the command records runs in (<home>/dagster_home): the main job's step start/end
+times (sources, profiles + sessions, the blocking checks, semantic memory, synthetic questions +
+trajectory store), each `turn_results` partition run (gold and recall-probe × six conditions), the
+metrics run (dbt build + report), and what lies between (process start-up and imports before the
+first run, Dagster run launches between runs, exit). Peak RSS is /usr/bin/time's maximum resident
+set size: the largest single process of the tree (memsql itself, or dbt).
+
+Targets (issue 7): warm <= 10 % of cold; cold <= 5 minutes on a 2-core machine after install.
+
+    .venv/bin/python bench/e2e.py [--home DIR] [--keep] [--passes cold warm]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import _common as c
+
+MEMSQL = c.REPO / ".venv" / "bin" / "memsql"
+SOURCE_STEPS = ("bird_financial", "sec_edgar", "northwind")
+SESSION_STEPS = ("profiles", "sessions")
+TRAJ_STEPS = ("synthetic_questions", "trajectory_store")
+
+
+def run_pass(home: Path, log_dir: Path, name: str) -> dict[str, Any]:
+    env = dict(os.environ, MEMSQL_HOME=str(home))
+    env.pop("DAGSTER_HOME", None)
+    started = time.time()
+    t0 = time.perf_counter()
+    proc = subprocess.run(
+        ["/usr/bin/time", "-v", str(MEMSQL), "run", "--json"],
+        cwd=c.REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    wall = time.perf_counter() - t0
+    ended = time.time()
+    (log_dir / f"{name}.stdout").write_text(proc.stdout)
+    (log_dir / f"{name}.stderr").write_text(proc.stderr)
+    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
+    user = re.search(r"User time \(seconds\): ([\d.]+)", proc.stderr)
+    system = re.search(r"System time \(seconds\): ([\d.]+)", proc.stderr)
+    summary: dict[str, Any] = {}
+    with contextlib.suppress(ValueError):
+        summary = json.loads(proc.stdout[proc.stdout.index("{") :])
+    return {
+        "pass": name,
+        "exit_code": proc.returncode,
+        "wall_s": round(wall, 2),
+        "cpu_user_s": float(user.group(1)) if user else None,
+        "cpu_sys_s": float(system.group(1)) if system else None,
+        "peak_rss_mib": round(int(rss.group(1)) / 1024, 1) if rss else None,
+        "started": started,
+        "ended": ended,
+        "success": summary.get("success"),
+        "evaluations": [
+            {
+                k: e.get(k)
+                for k in ("model", "condition", "ex_strict", "calls", "cache_hits", "wall_s", "success")
+            }
+            for e in summary.get("evaluations", [])
+        ],
+        "report_success": (summary.get("report") or {}).get("success"),
+    }
+
+
+def phases(home: Path, started: float, ended: float) -> list[tuple[str, float]]:
+    """(phase, seconds) in order, from the Dagster runs that began within [started, ended]."""
+    os.environ["DAGSTER_HOME"] = str(home / "dagster_home")
+    from dagster import DagsterInstance
+
+    with DagsterInstance.get() as inst:
+        records = [
+            r for r in inst.get_run_records() if r.start_time and started - 1 <= r.start_time <= ended + 1
+        ]
+        records.sort(key=lambda r: r.start_time)
+        out: list[tuple[str, float]] = []
+        cursor = started
+        gaps = 0.0
+        for i, rec in enumerate(records):
+            run = rec.dagster_run
+            start, end = rec.start_time, rec.end_time or ended
+            if i == 0:
+                out.append(("start-up (imports, definitions)", start - cursor))
+            else:
+                gaps += start - cursor
+            cursor = end
+            if run.job_name == "evaluate":
+                out.append((f"partition {run.tags.get('dagster/partition', '?')}", end - start))
+                continue
+            steps = {
+                s.step_key: (s.end_time or end) - (s.start_time or start)
+                for s in inst.get_run_step_stats(run.run_id)
+            }
+            if run.job_name == "memsql_main":
+                grouped: dict[str, float] = defaultdict(float)
+                for key, dt in steps.items():
+                    if key in SOURCE_STEPS:
+                        grouped["sources"] += dt
+                    elif key in SESSION_STEPS:
+                        grouped["profiles + sessions"] += dt
+                    elif key.startswith("sessions_"):
+                        grouped["checks (GX suites, GT executes)"] += dt
+                    elif key in TRAJ_STEPS:
+                        grouped["synthetic questions + trajectory store"] += dt
+                    else:
+                        grouped[key] += dt
+                out += list(grouped.items())
+                out.append(("main job: Dagster overhead", (end - start) - sum(steps.values())))
+            else:
+                for key, dt in steps.items():
+                    out.append((f"{run.job_name}: {key}", dt))
+                out.append((f"{run.job_name}: Dagster overhead", (end - start) - sum(steps.values())))
+        out.append(("between runs (run launch)", gaps))
+        out.append(("exit (summary, shutdown)", ended - cursor))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--home", type=Path, default=None, help="data directory (default: a new temporary one)")
+    ap.add_argument("--keep", action="store_true", help="keep the data directory")
+    ap.add_argument("--passes", nargs="+", default=["cold", "warm"])
+    ap.add_argument("--out", default="e2e")
+    args = ap.parse_args(argv)
+    info = c.machine()
+    home = args.home or Path(tempfile.mkdtemp(prefix="memsql-bench-e2e-"))
+    if home.exists() and any(home.iterdir()) and "cold" in args.passes:
+        raise SystemExit(f"{home} is not empty: a cold pass needs a fresh data directory")
+    home.mkdir(parents=True, exist_ok=True)
+    print(f"MEMSQL_HOME {home}", file=sys.stderr)
+    log_dir = c.RESULTS_DIR / "e2e_logs"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    passes, split = [], {}
+    try:
+        for name in args.passes:
+            print(f"{name} pass: memsql run --json ...", file=sys.stderr)
+            p = run_pass(home, log_dir, name)
+            passes.append(p)
+            split[name] = phases(home, p["started"], p["ended"])
+            print(
+                f"{name}: {p['wall_s']:.1f} s, exit {p['exit_code']}, peak RSS {p['peak_rss_mib']} MiB",
+                file=sys.stderr,
+            )
+    finally:
+        if not args.keep and args.home is None:
+            shutil.rmtree(home, ignore_errors=True)
+
+    names = [p["pass"] for p in passes]
+    order: list[str] = []
+    for n in names:
+        for ph, _ in split[n]:
+            if ph not in order:
+                order.append(ph)
+    rows = []
+    for ph in order:
+        vals = [dict(split[n]).get(ph) for n in names]
+        ratio = (
+            f"{100 * vals[1] / vals[0]:.0f} %" if len(vals) > 1 and vals[0] and vals[1] is not None else ""
+        )
+        rows.append([ph, *(round(v, 2) if v is not None else "" for v in vals), ratio])
+    totals = [p["wall_s"] for p in passes]
+    rows.append(["TOTAL (wall)", *totals, f"{100 * totals[1] / totals[0]:.0f} %" if len(totals) > 1 else ""])
+    rows.append(
+        ["CPU user+sys s", *(round((p["cpu_user_s"] or 0) + (p["cpu_sys_s"] or 0), 1) for p in passes), ""]
+    )
+    rows.append(["peak RSS MiB (largest process)", *(p["peak_rss_mib"] for p in passes), ""])
+    print("\n`memsql run --json` (the README main command) by phase, seconds\n")
+    print(c.table(["phase", *names, "warm/cold" if len(names) > 1 else ""], rows))
+    targets = {"cold <= 300 s": totals[0] <= 300}
+    if len(totals) > 1:
+        targets["warm <= 10 % of cold"] = totals[1] <= 0.1 * totals[0]
+    print("\ntargets: " + ", ".join(f"{k}: {'met' if v else 'MISSED'}" for k, v in targets.items()))
+    info["loadavg_at_end"] = c.load_now()
+    path = c.write_json(
+        args.out,
+        {
+            "machine": info,
+            "passes": passes,
+            "phases_s": {n: [[ph, round(v, 3)] for ph, v in split[n]] for n in names},
+            "targets": targets,
+        },
+    )
+    print(f"\nwritten {path}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

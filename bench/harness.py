@@ -1,0 +1,410 @@
+"""Per-turn cost of the harness with a zero-latency model, by condition, against the SQL floor.
+
+Not a test. Runs the real `evaluate_partition` (services, agent, runner, gateway, litellm, scorer,
+stores) with the `gold` built-in (answers the ground truth through litellm's custom-provider path,
+no latency) at concurrency 1, on a reduced benchmark home (every 10th session: 30 sessions, all
+sources and tiers), and times the pieces around the real calls by wrapping methods in this process
+(no library code is changed):
+
+    retrieval   Agent.assemble minus prompt assembly (Redis recall, episodic / semantic /
+                trajectory lookups, context resolution)
+    prompt      build_messages + prompt_hash
+    model       ModelGateway.acomplete minus the request-store write (key, store lookup, litellm)
+      litellm     of which litellm.acompletion itself (the custom provider's own work is ~0)
+    sql         run_query calls inside score_turn (ground truth when not cached, generated, fallback)
+    compare     score_turn minus sql (extraction, the three comparators, taxonomy, summary)
+    persist     Agent.persist + request-store write + the per-session work (checkpoint, memory
+                upkeep, Redis identity check), the latter spread evenly over the session's turns
+    other       the rest of the turn (thread hand-offs, building the row)
+
+The floor of a turn is executing its ground-truth SQL and the generated SQL alone (run_query on a
+read-only connection of its own, no cache; median of 3), measured right after each turn, so that a
+turn and its floor see the same machine load.
+Overhead = turn cost - floor, per turn; the table shows medians. Targets (issue 7): median overhead
+<= 1x the floor for A, B, B_wm5 and <= 20 ms for C, D, E. Partition setup (Redis start, embedding
+the questions, schema text) is reported apart: it is paid once per partition, not per turn.
+
+    .venv/bin/python bench/harness.py [--rounds 2] [--every 10] [--conditions A B ...] [--profile D]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import contextvars
+import functools
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import _common as c
+import _whatif
+import litellm
+
+import memsql_assets.lib.agent.agent as agent_mod
+import memsql_assets.lib.evaluation.score as score_mod
+import memsql_assets.lib.harness.runner as runner_mod
+import memsql_assets.lib.trajectories.lookup as lookup_mod
+from memsql_assets.lib.agent.agent import Agent
+from memsql_assets.lib.benchmark.store import read_turns
+from memsql_assets.lib.harness.evaluate import EvalSettings, evaluate_partition
+from memsql_assets.lib.memory.episodic import EpisodicMemory
+from memsql_assets.lib.memory.working import WorkingMemory
+from memsql_assets.lib.models.gateway import ModelGateway
+from memsql_assets.lib.models.registry import load_registry
+from memsql_assets.lib.models.request_store import RequestStore
+from memsql_assets.lib.paths import benchmark_dir
+from memsql_assets.lib.sources.sqlite_db import open_readonly
+from memsql_assets.lib.sql.execute import run_query
+
+CONDITIONS = ("A", "B", "B_wm5", "C", "D", "E")
+MODEL = "gold-seq"
+REGISTRY_YAML = f"""models:
+  {MODEL}:
+    description: the gold built-in at concurrency 1 (benchmark registry)
+    litellm_model: memsql/gold
+    kind: builtin
+    reasoning: {{type: none}}
+    max_concurrency: 1
+    price_per_mtok: {{input: 0, output: 0}}
+    enabled: true
+"""
+SESSION_KEYS = ("checkpoint", "wm_clear", "ep_forget", "ep_flush", "total")
+PIECES = ("retrieval", "prompt", "model", "litellm", "sql", "compare", "persist", "other")
+
+CURRENT: contextvars.ContextVar[dict[str, float] | None] = contextvars.ContextVar("bench_turn", default=None)
+SESSION: contextvars.ContextVar[dict[str, float] | None] = contextvars.ContextVar(
+    "bench_session", default=None
+)
+
+
+def _add(var: contextvars.ContextVar, key: str, dt: float) -> None:
+    rec = var.get()
+    if rec is not None:
+        rec[key] = rec.get(key, 0.0) + dt
+
+
+def _timed_sync(fn: Any, key: str, var: contextvars.ContextVar = CURRENT) -> Any:
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _add(var, key, time.perf_counter() - t0)
+
+    return wrapper
+
+
+def _timed_async(fn: Any, key: str) -> Any:
+    @functools.wraps(fn)
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return await fn(*args, **kwargs)
+        finally:
+            _add(CURRENT, key, time.perf_counter() - t0)
+
+    return wrapper
+
+
+@contextlib.contextmanager
+def instrumented(turn_log: list[dict[str, Any]], session_log: list[dict[str, Any]]) -> Iterator[None]:
+    """Wrap the real calls; everything is restored on exit."""
+    patches: list[tuple[Any, str, Any]] = []
+
+    def patch(obj: Any, name: str, new: Any) -> None:
+        patches.append((obj, name, getattr(obj, name)))
+        setattr(obj, name, new)
+
+    orig_turn = runner_mod.PartitionRunner._run_turn
+    orig_session = runner_mod.PartitionRunner._run_session
+
+    async def run_turn(self: Any, turn: Any) -> dict[str, Any]:
+        rec: dict[str, float] = {}
+        token = CURRENT.set(rec)
+        t0 = time.perf_counter()
+        try:
+            row = await orig_turn(self, turn)
+        finally:
+            rec["total"] = time.perf_counter() - t0
+            CURRENT.reset(token)
+        f0 = time.perf_counter()
+        rec["floor"] = floor_of(self.db_paths[turn["source"]], turn["gt_sql"], row["extracted_sql"])
+        rec["floor_wall"] = time.perf_counter() - f0  # not part of the session's own time
+        turn_log.append(
+            {
+                "session_id": turn["session_id"],
+                "turn_index": turn["turn_index"],
+                "cache_hit": row["cache_hit"],
+                **rec,
+            }
+        )
+        return row
+
+    async def run_session(self: Any, turns: Any, stats: Any) -> list[dict[str, Any]]:
+        rec: dict[str, float] = {}
+        token = SESSION.set(rec)
+        t0 = time.perf_counter()
+        try:
+            rows = await orig_session(self, turns, stats)
+        finally:
+            rec["total"] = time.perf_counter() - t0
+            SESSION.reset(token)
+        session_log.append({"session_id": turns[0]["session_id"], "turns": len(rows), **rec})
+        return rows
+
+    patch(runner_mod.PartitionRunner, "_run_turn", run_turn)
+    patch(runner_mod.PartitionRunner, "_run_session", run_session)
+    patch(Agent, "assemble", _timed_async(Agent.assemble, "assemble"))
+    patch(Agent, "persist", _timed_async(Agent.persist, "persist_agent"))
+    patch(agent_mod, "build_messages", _timed_sync(agent_mod.build_messages, "prompt"))
+    patch(agent_mod, "prompt_hash", _timed_sync(agent_mod.prompt_hash, "prompt"))
+    patch(ModelGateway, "acomplete", _timed_async(ModelGateway.acomplete, "acomplete"))
+    patch(litellm, "acompletion", _timed_async(litellm.acompletion, "litellm"))
+    patch(RequestStore, "get", _timed_sync(RequestStore.get, "store_get"))
+    patch(RequestStore, "put", _timed_sync(RequestStore.put, "store_put"))
+    patch(runner_mod, "score_turn", _timed_sync(runner_mod.score_turn, "score"))
+    patch(score_mod, "run_query", _timed_sync(score_mod.run_query, "sql"))
+    # per-session work (outside any turn): checkpoint and memory upkeep
+    patch(
+        runner_mod,
+        "write_session_checkpoint",
+        _timed_sync(runner_mod.write_session_checkpoint, "checkpoint", SESSION),
+    )
+    patch(WorkingMemory, "clear", _timed_sync(WorkingMemory.clear, "wm_clear", SESSION))
+    patch(EpisodicMemory, "forget_session", _timed_sync(EpisodicMemory.forget_session, "ep_forget", SESSION))
+    patch(EpisodicMemory, "flush", _timed_sync(EpisodicMemory.flush, "ep_flush", SESSION))
+    try:
+        yield
+    finally:
+        for obj, name, old in reversed(patches):
+            setattr(obj, name, old)
+
+
+def pieces_of(rec: dict[str, float], session_share: float) -> dict[str, float]:
+    """Split one turn's measured times into the reported pieces (seconds)."""
+    g = rec.get
+    prompt = g("prompt", 0.0)
+    retrieval = g("assemble", 0.0) - prompt
+    model = g("acomplete", 0.0) - g("store_put", 0.0)
+    sql = g("sql", 0.0)
+    compare = g("score", 0.0) - sql
+    persist = g("persist_agent", 0.0) + g("store_put", 0.0) + session_share
+    other = (
+        g("total", 0.0) - g("assemble", 0.0) - g("acomplete", 0.0) - g("score", 0.0) - g("persist_agent", 0.0)
+    )
+    return {
+        "retrieval": retrieval,
+        "prompt": prompt,
+        "model": model,
+        "litellm": g("litellm", 0.0),
+        "sql": sql,
+        "compare": compare,
+        "persist": persist,
+        "other": other,
+        "cost": g("total", 0.0) + session_share,
+    }
+
+
+_FLOOR_CONNS: dict[Path, Any] = {}
+
+
+def floor_of(db_path: Path, gt_sql: str, generated_sql: str | None, repeats: int = 3) -> float:
+    """Seconds to execute the turn's GT SQL and its generated SQL alone (run_query, own read-only
+    connection, no cache; median of 3), measured right after the turn so both see the same load."""
+    conn = _FLOOR_CONNS.get(db_path)
+    if conn is None:
+        conn = _FLOOR_CONNS[db_path] = open_readonly(db_path)
+    samples = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        run_query(conn, gt_sql, 10.0, 100_000)
+        if generated_sql:
+            run_query(conn, generated_sql, 10.0, 100_000)
+        samples.append(time.perf_counter() - t0)
+    return c.median(samples)
+
+
+def run_condition(base: Path, work: Path, condition: str, registry: Any) -> dict[str, Any]:
+    home = c.fresh_copy(base, work / f"home-{condition}")
+    turn_log: list[dict[str, Any]] = []
+    session_log: list[dict[str, Any]] = []
+    t0 = time.perf_counter()
+    with instrumented(turn_log, session_log):
+        outcome = evaluate_partition(
+            home,
+            MODEL,
+            condition,
+            settings=EvalSettings(),
+            registry=registry,
+            trajectory_factory=lookup_mod.trajectory_lookup,
+        )
+    wall = time.perf_counter() - t0
+    if outcome.summary["ex_strict"] != 100.0:
+        raise SystemExit(
+            f"{condition}: gold scored {outcome.summary['ex_strict']} %: harness bug, not benchmarking"
+        )
+    shares = {}
+    for s in session_log:
+        turn_sum = sum(r["total"] + r["floor_wall"] for r in turn_log if r["session_id"] == s["session_id"])
+        shares[s["session_id"]] = (s["total"] - turn_sum) / max(1, s["turns"])
+    return {
+        "turn_log": turn_log,
+        "session_log": session_log,
+        "shares": shares,
+        "wall_s": wall,
+        "setup_s": wall - sum(s["total"] for s in session_log),
+        "floor_wall_s": sum(r["floor_wall"] for r in turn_log),
+        "ex_strict": outcome.summary["ex_strict"],
+    }
+
+
+def measure(base: Path, work: Path, registry: Any, args: Any) -> Any:
+    run_condition(base, work, "A", registry)  # warm-up: imports, litellm's first call, schema cache
+    samples: dict[str, list[dict[str, float]]] = defaultdict(list)
+    meta: dict[str, dict[str, Any]] = defaultdict(
+        lambda: {"wall_s": [], "setup_s": [], "turns": 0, "hits": 0}
+    )
+    for rnd in range(args.rounds):
+        for cond in args.conditions:
+            res = run_condition(base, work, cond, registry)
+            for r in res["turn_log"]:
+                p = pieces_of(r, res["shares"][r["session_id"]])
+                p["floor"] = r["floor"]
+                p["overhead"] = p["cost"] - p["floor"]
+                p["cache_hit"] = float(r["cache_hit"])
+                samples[cond].append(p)
+            meta[cond]["wall_s"].append(round(res["wall_s"], 3))
+            meta[cond]["setup_s"].append(round(res["setup_s"], 3))
+            meta[cond]["turns"] = len(res["turn_log"])
+            meta[cond]["hits"] += sum(1 for r in res["turn_log"] if r["cache_hit"])
+            for key in SESSION_KEYS:
+                meta[cond].setdefault(f"session_{key}", []).extend(
+                    x.get(key, 0.0) for x in res["session_log"]
+                )
+            meta[cond].setdefault("session_share", []).extend(res["shares"].values())
+            print(
+                f"round {rnd + 1}: {cond} {len(res['turn_log'])} turns in {res['wall_s']:.1f} s",
+                file=sys.stderr,
+            )
+    return samples, meta
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--every", type=int, default=10, help="every k-th session of the 300 (10 -> 30 sessions)")
+    ap.add_argument("--rounds", type=int, default=2, help="interleaved rounds over the conditions")
+    ap.add_argument("--conditions", nargs="+", default=list(CONDITIONS))
+    ap.add_argument("--profile", default=None, help="profile one condition's partition with pyinstrument")
+    ap.add_argument("--what-if", nargs="+", default=[], choices=_whatif.NAMES, help="emulate proposed fixes")
+    ap.add_argument("--out", default=None, help="results/<out>.json (default: harness, or harness_whatif)")
+    args = ap.parse_args(argv)
+    args.out = args.out or ("harness_whatif" if args.what_if else "harness")
+
+    info = c.machine()
+    base = c.bench_home(every=args.every, trajectories=True)
+    turns = read_turns(benchmark_dir(base))
+    with tempfile.TemporaryDirectory(prefix="memsql-bench-harness-") as tmp:
+        work = Path(tmp)
+        reg_path = work / "models.yaml"
+        reg_path.write_text(REGISTRY_YAML)
+        registry = load_registry(reg_path)
+        with _whatif.applied(args.what_if, registry):
+            if args.profile:
+                return profile_condition(base, work, args.profile, registry)
+            samples, meta = measure(base, work, registry, args)
+
+    rows, out = [], {}
+    for cond in args.conditions:
+        s = samples[cond]
+        med = {k: c.median(x[k] for x in s) for k in (*PIECES, "cost", "floor", "overhead")}
+        miss = [x for x in s if not x["cache_hit"]]
+        model_miss = c.median(x["model"] for x in miss) if miss else float("nan")
+        ratio = med["overhead"] / med["floor"] if med["floor"] else float("nan")
+        target = (
+            ("<= 1x floor", ratio <= 1.0)
+            if cond in ("A", "B", "B_wm5")
+            else ("<= 20 ms", med["overhead"] <= 0.020)
+        )
+        out[cond] = {
+            "turns_per_round": meta[cond]["turns"],
+            "samples": len(s),
+            "median_ms": {k: c.ms(v) for k, v in med.items()},
+            "p90_ms": {k: c.ms(c.quantile([x[k] for x in s], 0.9)) for k in ("cost", "floor", "overhead")},
+            "mean_ms": {
+                k: c.ms(sum(x[k] for x in s) / len(s)) for k in (*PIECES, "cost", "floor", "overhead")
+            },
+            "model_ms_median_cache_miss": c.ms(model_miss),
+            "cache_hits": meta[cond]["hits"],
+            "overhead_over_floor": round(ratio, 3),
+            "per_session_median_ms": {k: c.ms(c.median(meta[cond][f"session_{k}"])) for k in SESSION_KEYS},
+            "session_share_per_turn_median_ms": c.ms(c.median(meta[cond]["session_share"])),
+            "partition_wall_s": meta[cond]["wall_s"],
+            "partition_setup_s": meta[cond]["setup_s"],
+            "target": target[0],
+            "target_met": bool(target[1]),
+        }
+        rows.append(
+            [
+                cond,
+                *(c.ms(med[k]) for k in PIECES),
+                c.ms(med["cost"]),
+                c.ms(med["floor"]),
+                c.ms(med["overhead"]),
+                f"{ratio:.1f}x",
+                f"{target[0]}: {'met' if target[1] else 'MISSED'}",
+                f"{c.median(meta[cond]['setup_s']):.2f}",
+            ]
+        )
+    header = ["cond", *PIECES, "turn", "floor", "overhead", "ovh/floor", "target", "setup s"]
+    print(
+        f"\nPer-turn harness cost, medians in ms (gold built-in, concurrency 1, {args.rounds} round(s) of "
+        f"{len({t['session_id'] for t in turns})} sessions / {len(turns)} turns each; litellm is part of model)\n"
+    )
+    print(c.table(header, rows))
+    info["loadavg_at_end"] = c.load_now()
+    path = c.write_json(
+        args.out,
+        {
+            "machine": info,
+            "what_if": args.what_if,
+            "settings": {
+                "every": args.every,
+                "rounds": args.rounds,
+                "model": "gold (memsql/gold), concurrency 1",
+                "sessions": len({t["session_id"] for t in turns}),
+                "turns": len(turns),
+            },
+            "pieces": list(PIECES),
+            "conditions": out,
+        },
+    )
+    print(f"\nwritten {path}", file=sys.stderr)
+    return 0
+
+
+def profile_condition(base: Path, work: Path, condition: str, registry: Any) -> int:
+    from pyinstrument import Profiler
+
+    run_condition(base, work, condition, registry)  # warm-up
+    home = c.fresh_copy(base, work / f"home-prof-{condition}")
+    profiler = Profiler(interval=0.0005, async_mode="disabled")
+    profiler.start()
+    evaluate_partition(
+        home, MODEL, condition, registry=registry, trajectory_factory=lookup_mod.trajectory_lookup
+    )
+    profiler.stop()
+    report = c.RESULTS_DIR / f"harness_profile_{condition}.txt"
+    report.write_text(profiler.output_text(unicode=False, color=False, show_all=False))
+    print(profiler.output_text(unicode=False, color=False))
+    print(f"written {report}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
