@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     info = c.machine()
     rng = random.Random(0)
 
-    results = []
+    results: list[dict[str, Any]] = []
     gt = benchmark_results()
     sizes = [len(r) for r in gt]
     print(
@@ -140,7 +140,11 @@ def main(argv: list[str] | None = None) -> int:
         for case, pair in pairs_for(rows, rng, shuffle=False).items():
             mix.setdefault(case, []).append(pair)
     for case, work in mix.items():
-        row = {"workload": f"benchmark mix ({len(gt)} turns)", "rows": "1-" + str(max(sizes)), "case": case}
+        row: dict[str, Any] = {
+            "workload": f"benchmark mix ({len(gt)} turns)",
+            "rows": "1-" + str(max(sizes)),
+            "case": case,
+        }
         for name in ORDER:
             per_s, _ = rate(COMPARATORS[name], work, args.min_batch_s)
             row[name] = per_s
@@ -165,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"done {n} rows", file=sys.stderr)
 
     header = ["workload", "rows", "case", *(f"{n} verdicts/s" for n in ORDER), *(f"{n} ms" for n in ORDER)]
-    rows = [
+    table_rows: list[list[Any]] = [
         [
             r["workload"],
             r["rows"],
@@ -176,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
         for r in results
     ]
     print("\nEX comparators, verdicts per second (median of 3 batches; ms = per verdict)\n")
-    print(c.table(header, rows))
+    print(c.table(header, table_rows))
     info["loadavg_at_end"] = c.load_now()
     path = c.write_json(
         args.out,

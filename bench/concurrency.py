@@ -140,7 +140,7 @@ def run_level(
             run_wall.append(time.perf_counter() - t0)
             run_cpu.append(time.process_time() - cpu0)
 
-    runner_mod.PartitionRunner.run = timed_run  # type: ignore[method-assign]
+    runner_mod.PartitionRunner.run = timed_run  # type: ignore[method-assign,assignment]
     handler.max_in_flight = 0
     t0 = time.perf_counter()
     try:

@@ -93,13 +93,13 @@ def phases(home: Path, started: float, ended: float) -> list[tuple[str, float]]:
         records = [
             r for r in inst.get_run_records() if r.start_time and started - 1 <= r.start_time <= ended + 1
         ]
-        records.sort(key=lambda r: r.start_time)
+        records.sort(key=lambda r: r.start_time or 0.0)
         out: list[tuple[str, float]] = []
         cursor = started
         gaps = 0.0
         for i, rec in enumerate(records):
             run = rec.dagster_run
-            start, end = rec.start_time, rec.end_time or ended
+            start, end = rec.start_time or started, rec.end_time or ended
             if i == 0:
                 out.append(("start-up (imports, definitions)", start - cursor))
             else:
@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"{home} is not empty: a cold pass needs a fresh data directory")
     home.mkdir(parents=True, exist_ok=True)
     print(f"MEMSQL_HOME {home}", file=sys.stderr)
-    log_dir = c.RESULTS_DIR / "e2e_logs"
+    log_dir = Path(tempfile.gettempdir()) / "memsql-bench-e2e-logs"  # stdout/stderr of each pass
     log_dir.mkdir(parents=True, exist_ok=True)
     passes, split = [], {}
     try:
@@ -196,6 +196,7 @@ def main(argv: list[str] | None = None) -> int:
         args.out,
         {
             "machine": info,
+            "logs": str(log_dir),
             "passes": passes,
             "phases_s": {n: [[ph, round(v, 3)] for ph, v in split[n]] for n in names},
             "targets": targets,

@@ -77,7 +77,7 @@ def _agent(condition):
         FakeWorking(),
         FakeEpisodic(),
         FakeSemantic(),
-        lambda source, question: "## Explore (steps 1-2)\n- list_tables()",
+        lambda source, question, vector=None: "## Explore (steps 1-2)\n- list_tables()",
         episodic_k=2,
     )
 

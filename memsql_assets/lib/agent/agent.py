@@ -46,7 +46,8 @@ class SemanticStore(Protocol):
     ) -> list[dict[str, Any]]: ...
 
 
-TrajectoryLookup = Callable[[str, str], str | None]  # (source prefix, question) -> markdown or None
+# (source prefix, question, question vector or None) -> markdown or None
+TrajectoryLookup = Callable[[str, str, list[float] | None], str | None]
 
 
 @dataclass
@@ -86,7 +87,7 @@ class Agent:
     embed: Callable[[str], list[float]] | None = None  # question -> vector, shared by all vector stores
 
     def _vector(self, question: str) -> list[float] | None:
-        uses_vectors = self.condition.episodic or self.condition.semantic
+        uses_vectors = self.condition.episodic or self.condition.semantic or self.condition.trajectory
         return self.embed(question) if uses_vectors and self.embed else None
 
     async def assemble(self, turn: Mapping[str, Any]) -> TurnPrompt:
@@ -107,12 +108,12 @@ class Agent:
             else nothing()
         )
         sem_task = asyncio.ensure_future(
-            asyncio.to_thread(self.semantic.query, question, source, 1)
+            asyncio.to_thread(self.semantic.query, question, source, 1, vector)
             if c.semantic and self.semantic
             else nothing()
         )
         traj_task = asyncio.ensure_future(
-            asyncio.to_thread(self.trajectories, source, question)
+            asyncio.to_thread(self.trajectories, source, question, vector)
             if c.trajectory and self.trajectories
             else nothing()
         )

@@ -188,7 +188,7 @@ def evaluate_partition(
         semantic = SemanticMemory(chroma_client(home, settings.chroma_url)) if condition.semantic else None
         trajectories = trajectory_factory(home) if condition.trajectory and trajectory_factory else None
         embed = None
-        if condition.episodic or condition.semantic:
+        if condition.episodic or condition.semantic or condition.trajectory:
             embed = EmbeddingCache()
             embed.warm([t["question"] for t in turns])  # one batch, fixed order: deterministic vectors
         agent = Agent(

@@ -10,12 +10,15 @@ from memsql_assets.lib.memory.chroma import chroma_client
 from memsql_assets.lib.trajectories.store import retrieve
 
 
-def trajectory_lookup(home: Path, server_url: str | None = None) -> Callable[[str, str], str | None]:
-    """(source prefix, question) -> the markdown trajectory of the nearest same-database question."""
+def trajectory_lookup(
+    home: Path, server_url: str | None = None
+) -> Callable[[str, str, list[float] | None], str | None]:
+    """(source prefix, question, its vector if known) -> the markdown trajectory of the nearest
+    same-database synthetic question."""
     client = chroma_client(home, server_url)
 
-    def lookup(source: str, question: str) -> str | None:
-        hit = retrieve(client, SOURCE_BY_PREFIX[source], question)
+    def lookup(source: str, question: str, embedding: list[float] | None = None) -> str | None:
+        hit = retrieve(client, SOURCE_BY_PREFIX[source], question, embedding=embedding)
         return hit.markdown if hit else None
 
     return lookup

@@ -334,12 +334,19 @@ class Retrieved:
 
 
 def search(
-    chroma_client: Any, db: str, question: str, k: int = 3, collection: str = DEFAULT_COLLECTION
+    chroma_client: Any,
+    db: str,
+    question: str,
+    k: int = 3,
+    collection: str = DEFAULT_COLLECTION,
+    embedding: list[float] | None = None,
 ) -> list[Retrieved]:
-    """The k synthetic questions of `db` most similar to `question`, each with its full trajectory."""
+    """The k synthetic questions of `db` most similar to `question`, each with its full trajectory.
+    `embedding`: the question's vector when the caller already has it (saves embedding it again)."""
     col = open_collection(chroma_client, collection, create=False)
+    by = {"query_embeddings": [embedding]} if embedding is not None else {"query_texts": [question]}
     res = col.query(
-        query_texts=[question],
+        **by,
         n_results=max(1, k),
         where={"$and": [{"db": db}, {"phase": FULL}]},
         include=["documents", "metadatas", "distances"],
@@ -361,12 +368,17 @@ def search(
 
 
 def retrieve(
-    chroma_client: Any, db: str, question: str, phase: str | None = None, collection: str = DEFAULT_COLLECTION
+    chroma_client: Any,
+    db: str,
+    question: str,
+    phase: str | None = None,
+    collection: str = DEFAULT_COLLECTION,
+    embedding: list[float] | None = None,
 ) -> Retrieved | None:
     """traj(argmax_{q' ∈ C(db)} sim(q', q)) — whole, or only `phase`; None when `db` has no trajectories."""
     if phase is not None and phase not in PHASES:
         raise ValueError(f"phase must be one of {list(PHASES)} or None, got {phase!r}")
-    hits = search(chroma_client, db, question, k=1, collection=collection)
+    hits = search(chroma_client, db, question, k=1, collection=collection, embedding=embedding)
     if not hits:
         return None
     best = hits[0]
