@@ -13,10 +13,7 @@ import dagster as dg
 import pytest
 
 from memsql_assets.lib.harness.evaluate import evaluate_partition
-from memsql_assets.lib.harness.results import RESULT_FILE, partition_dir, read_results
-
-# Columns that depend on timing, caching or the attempt count, not on what was computed.
-MEASUREMENTS = {"latency_s", "retrieval_ms", "cache_hit", "attempts"}
+from memsql_assets.lib.harness.results import RESULT_FILE, comparable_rows, partition_dir, read_results
 
 
 def _by_depth(rows, critical_only=True):
@@ -51,8 +48,7 @@ def test_rerun_makes_zero_model_calls(small_home):
     first = evaluate_partition(small_home, "recall-probe", "B")
     again = evaluate_partition(small_home, "recall-probe", "B")
     assert again.summary["calls"] == 0 and again.summary["cache_hits"] == again.summary["turns"]
-    strip = lambda rows: [{k: v for k, v in r.items() if k not in MEASUREMENTS} for r in rows]  # noqa: E731
-    assert strip(first.rows) == strip(again.rows)
+    assert comparable_rows(first.rows) == comparable_rows(again.rows)
 
 
 def test_unknown_condition_and_model_are_clear_errors(small_home):
@@ -103,10 +99,9 @@ def test_resume_after_kill_9_gives_the_clean_runs_rows(small_home, tmp_path):
     resumed = evaluate_partition(home, "recall-probe", "C")
     assert resumed.summary["resumed_sessions"] == done_before
     clean = evaluate_partition(small_home, "recall-probe", "C")
-    strip = lambda rows: [{k: v for k, v in r.items() if k not in MEASUREMENTS} for r in rows]  # noqa: E731
     diffs = [
         (a["session_id"], a["turn_index"], k, a[k], b[k])
-        for a, b in zip(strip(resumed.rows), strip(clean.rows), strict=True)
+        for a, b in zip(comparable_rows(resumed.rows), comparable_rows(clean.rows), strict=True)
         for k in a
         if a[k] != b[k]
     ]

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from memsql_assets.lib.harness.results import comparable_rows
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "models"))  # model_fakes: the scripted litellm provider
 
@@ -116,19 +118,11 @@ def clean_c_rows(clean_c) -> list[dict]:
     return clean_c["rows"]
 
 
-MEASUREMENTS = {"latency_s", "retrieval_ms", "cache_hit", "attempts"}
-
-
-def strip_measurements(rows: list[dict]) -> list[dict]:
-    """Rows without the columns that depend on timing, caching or attempt counts."""
-    return [{k: v for k, v in r.items() if k not in MEASUREMENTS} for r in rows]
-
-
 def row_diffs(a_rows: list[dict], b_rows: list[dict]) -> list[tuple]:
     assert len(a_rows) == len(b_rows), (len(a_rows), len(b_rows))
     return [
         (a["session_id"], a["turn_index"], k, a[k], b[k])
-        for a, b in zip(strip_measurements(a_rows), strip_measurements(b_rows), strict=True)
+        for a, b in zip(comparable_rows(a_rows), comparable_rows(b_rows), strict=True)
         for k in a
         if a[k] != b[k]
     ]

@@ -8,14 +8,13 @@ import pyarrow.parquet as pq
 from model_fakes import FAKE_KEY_ENV, FAKE_SECRET
 
 from memsql_assets.lib.harness.evaluate import EvalSettings, evaluate_partition
-from memsql_assets.lib.harness.results import partition_dir
+from memsql_assets.lib.harness.results import comparable_rows, partition_dir
 from memsql_assets.lib.memory.redis_service import RedisServer
 from memsql_assets.lib.models.gateway import ModelGateway, RetryPolicy
 from memsql_assets.lib.models.registry import load_registry
 from memsql_assets.lib.models.request_store import RequestStore
 
 FAST_RETRY = RetryPolicy(jitter=False, base_delay_s=0.001, max_delay_s=0.005, max_retry_after_s=0.005)
-MEASUREMENTS = {"latency_s", "retrieval_ms", "cache_hit", "attempts"}
 
 
 def _home(small_home, tmp_path):
@@ -86,5 +85,4 @@ def test_redis_restart_mid_run_gives_identical_results(small_home, tmp_path):
             home, "recall-probe", "B_wm5", settings=settings, registry=registry, gateway=gateway
         )
     assert gateway.restarted and out.summary["redone_sessions"] >= 1
-    strip = lambda rows: [{k: v for k, v in r.items() if k not in MEASUREMENTS} for r in rows]  # noqa: E731
-    assert strip(out.rows) == strip(clean.rows)
+    assert comparable_rows(out.rows) == comparable_rows(clean.rows)

@@ -67,6 +67,14 @@ RESULT_SCHEMA = pa.schema(
     ]
 )
 COLUMNS = tuple(RESULT_SCHEMA.names)
+# Columns that record timing, caching or retry counts rather than what was computed: two runs of
+# one partition (clean vs resumed, cold vs warm) must agree on every other column.
+MEASUREMENT_COLUMNS = frozenset({"latency_s", "retrieval_ms", "cache_hit", "attempts"})
+
+
+def comparable_rows(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Rows without their measurement columns: what must be identical across equivalent runs."""
+    return [{k: v for k, v in r.items() if k not in MEASUREMENT_COLUMNS} for r in rows]
 
 
 class ResultSchemaError(MemsqlError):

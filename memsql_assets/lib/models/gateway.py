@@ -230,6 +230,31 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
+def _record(
+    entry: ModelEntry,
+    params: Mapping[str, Any],
+    messages: list[dict[str, Any]],
+    builtin_context: Mapping[str, Any] | None,
+    latency: float,
+    attempts: int,
+    started_at: str,
+) -> dict[str, Any]:
+    """The request-store record of one call, before its outcome (response or error) is filled in."""
+    return {
+        "model_key": entry.key,
+        "litellm_model": entry.litellm_model,
+        "request": {"params": scrub(params), "messages": messages, "builtin_context": builtin_context},
+        "response": None,
+        "usage": {"prompt_tokens": 0, "completion_tokens": 0},
+        "latency_s": round(latency, 4),
+        "cost_usd": 0.0,
+        "attempts": attempts,
+        "started_at": started_at,
+        "finished_at": _now(),
+        "error": None,
+    }
+
+
 class ModelGateway:
     """`acomplete(model_key, messages, turn_context) -> ModelReply`; safe to call concurrently."""
 
@@ -354,27 +379,13 @@ class ModelGateway:
                 break
 
         cost = entry.cost_usd(p_tok, c_tok)
-        await asyncio.to_thread(  # fsync off the event loop
-            self.store.put,
-            key,
-            {
-                "model_key": entry.key,
-                "litellm_model": entry.litellm_model,
-                "request": {
-                    "params": scrub(params),
-                    "messages": messages,
-                    "builtin_context": builtin_context,
-                },
-                "response": {"text": text, "reasoning": reasoning},
-                "usage": {"prompt_tokens": p_tok, "completion_tokens": c_tok},
-                "latency_s": round(latency, 4),
-                "cost_usd": cost,
-                "attempts": attempts,
-                "started_at": started_at,
-                "finished_at": _now(),
-                "error": None,
-            },
+        record = _record(entry, params, messages, builtin_context, latency, attempts, started_at)
+        record.update(
+            response={"text": text, "reasoning": reasoning},
+            usage={"prompt_tokens": p_tok, "completion_tokens": c_tok},
+            cost_usd=cost,
         )
+        await asyncio.to_thread(self.store.put, key, record)  # fsync off the event loop
         return ModelReply(text, reasoning, p_tok, c_tok, latency, cost, False, attempts, None, None, key)
 
     async def _finish_error(
@@ -390,31 +401,13 @@ class ModelGateway:
         started_at: str,
     ) -> ModelReply:
         if failure.error_type not in NOT_STORED:
-            await asyncio.to_thread(
-                self.store.put,
-                key,
-                {
-                    "model_key": entry.key,
-                    "litellm_model": entry.litellm_model,
-                    "request": {
-                        "params": scrub(params),
-                        "messages": messages,
-                        "builtin_context": builtin_context,
-                    },
-                    "response": None,
-                    "usage": {"prompt_tokens": 0, "completion_tokens": 0},
-                    "latency_s": round(latency, 4),
-                    "cost_usd": 0.0,
-                    "attempts": attempts,
-                    "started_at": started_at,
-                    "finished_at": _now(),
-                    "error": {
-                        "type": failure.error_type,
-                        "message": failure.message,
-                        "status_code": failure.status_code,
-                    },
-                },
-            )
+            record = _record(entry, params, messages, builtin_context, latency, attempts, started_at)
+            record["error"] = {
+                "type": failure.error_type,
+                "message": failure.message,
+                "status_code": failure.status_code,
+            }
+            await asyncio.to_thread(self.store.put, key, record)
         return self._error_reply(key, failure.error_type, failure.message, attempts, latency)
 
     @staticmethod
