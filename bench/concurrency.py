@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Any
 
 import _common as c
-import _whatif
 import litellm
 from litellm import CustomLLM
 
@@ -45,6 +44,7 @@ from memsql_assets.lib.benchmark.store import read_turns
 from memsql_assets.lib.harness.evaluate import evaluate_partition
 from memsql_assets.lib.models.registry import load_registry
 from memsql_assets.lib.paths import benchmark_dir
+from memsql_assets.lib.sql.result_cache import RESULTS
 
 PROVIDER = "benchlat"
 KEY_ENV = "MEMSQL_BENCH_LATENCY_KEY"
@@ -142,6 +142,7 @@ def run_level(
 
     runner_mod.PartitionRunner.run = timed_run  # type: ignore[method-assign,assignment]
     handler.max_in_flight = 0
+    RESULTS.clear()  # a cold partition: each GT query runs once (`memsql run` shares them across partitions)
     t0 = time.perf_counter()
     try:
         outcome = evaluate_partition(home, f"lat-c{n}", cond, registry=registry)
@@ -196,17 +197,22 @@ def main(argv: list[str] | None = None) -> int:
         help="also run each condition at this concurrency with 0 ms latency (0: skip): the CPU-bound ceiling",
     )
     ap.add_argument("--profile", action="store_true", help="profile the runs with pyinstrument (main thread)")
-    ap.add_argument("--what-if", nargs="+", default=[], choices=_whatif.NAMES, help="emulate proposed fixes")
     ap.add_argument(
-        "--out", default=None, help="results/<out>.json (default: concurrency, or concurrency_whatif)"
+        "--answer",
+        choices=("gt", "variant"),
+        default="gt",
+        help="the model answers with the GT SQL text (scored from the GT's cached rows, as for a correct "
+        "answer) or with a variant of it (a trailing comment: same rows, other text, so it is executed)",
     )
+    ap.add_argument("--out", default=None, help="results/<out>.json (default: concurrency[_variant])")
     args = ap.parse_args(argv)
-    args.out = args.out or ("concurrency_whatif" if args.what_if else "concurrency")
+    args.out = args.out or ("concurrency" if args.answer == "gt" else "concurrency_variant")
 
     info = c.machine()
     os.environ.setdefault(KEY_ENV, "bench-dummy-key-not-a-secret")
     full = c.bench_home(every=args.every)
-    answers = {t["question"]: t["gt_sql"] for t in read_turns(benchmark_dir(full))}
+    suffix = "" if args.answer == "gt" else "\n-- variant"
+    answers = {t["question"]: t["gt_sql"] + suffix for t in read_turns(benchmark_dir(full))}
     handler = LatencyLLM(args.latency, answers)
     others = [p for p in litellm.custom_provider_map if p.get("provider") != PROVIDER]
     litellm.custom_provider_map = [*others, {"provider": PROVIDER, "custom_handler": handler}]
@@ -216,44 +222,43 @@ def main(argv: list[str] | None = None) -> int:
         reg = work / "models.yaml"
         reg.write_text(registry_yaml(args.levels, args.latency))
         registry = load_registry(reg)
-        with _whatif.applied(args.what_if, registry):
-            small = c.bench_home(every=25)
-            run_level(small, work, "A", args.levels[0], registry, handler)  # warm-up (discarded)
-            capacity: dict[str, float] = {}
-            for cond in args.conditions:
-                if args.capacity_level:
-                    # the same partition with a zero-latency model: what the process can do at all
-                    latency, handler.latency = handler.latency, 0.0
-                    cap = run_level(full, work, cond, args.capacity_level, registry, handler)
-                    handler.latency = latency
-                    capacity[cond] = cap["turns_per_s"]
-                    print(f"{cond}: capacity {cap['turns_per_s']} turns/s at 0 ms", file=sys.stderr)
-                for n in args.levels:
-                    # small levels: about 6·N sessions spread over the whole benchmark (all tiers)
-                    base = (
-                        c.bench_home(every=max(args.every, 300 // max(12, 6 * n)))
-                        if n <= args.small_levels
-                        else full
-                    )
-                    profiler = None
-                    if args.profile:
-                        from pyinstrument import Profiler
+        small = c.bench_home(every=25)
+        run_level(small, work, "A", args.levels[0], registry, handler)  # warm-up (discarded)
+        capacity: dict[str, float] = {}
+        for cond in args.conditions:
+            if args.capacity_level:
+                # the same partition with a zero-latency model: what the process can do at all
+                latency, handler.latency = handler.latency, 0.0
+                cap = run_level(full, work, cond, args.capacity_level, registry, handler)
+                handler.latency = latency
+                capacity[cond] = cap["turns_per_s"]
+                print(f"{cond}: capacity {cap['turns_per_s']} turns/s at 0 ms", file=sys.stderr)
+            for n in args.levels:
+                # small levels: about 6·N sessions spread over the whole benchmark (all tiers)
+                base = (
+                    c.bench_home(every=max(args.every, 300 // max(12, 6 * n)))
+                    if n <= args.small_levels
+                    else full
+                )
+                profiler = None
+                if args.profile:
+                    from pyinstrument import Profiler
 
-                        profiler = Profiler(interval=0.001, async_mode="disabled")
-                        profiler.start()
-                    r = run_level(base, work, cond, n, registry, handler)
-                    if profiler is not None:
-                        profiler.stop()
-                        text = profiler.output_text(unicode=False, color=False, show_all=True)
-                        (c.RESULTS_DIR / f"{args.out}_profile_{cond}_{n}.txt").write_text(text)
-                    if cond in capacity and r["ideal_turns_per_s"]:
-                        r["capacity_turns_per_s"] = capacity[cond]
-                        r["cpu_bound_ceiling"] = round(min(1.0, capacity[cond] / r["ideal_turns_per_s"]), 3)
-                    results.append(r)
-                    print(
-                        f"{cond} N={n}: {r['turns']} turns in {r['run_s']:.2f} s, efficiency {r['efficiency']}",
-                        file=sys.stderr,
-                    )
+                    profiler = Profiler(interval=0.001, async_mode="disabled")
+                    profiler.start()
+                r = run_level(base, work, cond, n, registry, handler)
+                if profiler is not None:
+                    profiler.stop()
+                    text = profiler.output_text(unicode=False, color=False, show_all=True)
+                    (c.RESULTS_DIR / f"{args.out}_profile_{cond}_{n}.txt").write_text(text)
+                if cond in capacity and r["ideal_turns_per_s"]:
+                    r["capacity_turns_per_s"] = capacity[cond]
+                    r["cpu_bound_ceiling"] = round(min(1.0, capacity[cond] / r["ideal_turns_per_s"]), 3)
+                results.append(r)
+                print(
+                    f"{cond} N={n}: {r['turns']} turns in {r['run_s']:.2f} s, efficiency {r['efficiency']}",
+                    file=sys.stderr,
+                )
 
     header = [
         "cond",
@@ -300,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
         args.out,
         {
             "machine": info,
-            "what_if": args.what_if,
+            "answer": args.answer,
             "settings": {"latency_s": args.latency, "levels": args.levels, "every": args.every},
             "results": results,
             "target": "efficiency >= 0.90 at concurrency 16",

@@ -42,12 +42,12 @@ from pathlib import Path
 from typing import Any
 
 import _common as c
-import _whatif
 import litellm
 
 import memsql_assets.lib.agent.agent as agent_mod
 import memsql_assets.lib.evaluation.score as score_mod
 import memsql_assets.lib.harness.runner as runner_mod
+import memsql_assets.lib.sql.result_cache as result_cache_mod
 import memsql_assets.lib.trajectories.lookup as lookup_mod
 from memsql_assets.lib.agent.agent import Agent
 from memsql_assets.lib.benchmark.store import read_turns
@@ -60,6 +60,7 @@ from memsql_assets.lib.models.request_store import RequestStore
 from memsql_assets.lib.paths import benchmark_dir
 from memsql_assets.lib.sources.sqlite_db import open_readonly
 from memsql_assets.lib.sql.execute import run_query
+from memsql_assets.lib.sql.result_cache import RESULTS, bare_sql
 
 CONDITIONS = ("A", "B", "B_wm5", "C", "D", "E")
 MODEL = "gold-seq"
@@ -113,7 +114,9 @@ def _timed_async(fn: Any, key: str) -> Any:
 
 
 @contextlib.contextmanager
-def instrumented(turn_log: list[dict[str, Any]], session_log: list[dict[str, Any]]) -> Iterator[None]:
+def instrumented(
+    turn_log: list[dict[str, Any]], session_log: list[dict[str, Any]], commit_log: dict[str, dict[str, float]]
+) -> Iterator[None]:
     """Wrap the real calls; everything is restored on exit."""
     patches: list[tuple[Any, str, Any]] = []
 
@@ -123,6 +126,7 @@ def instrumented(turn_log: list[dict[str, Any]], session_log: list[dict[str, Any
 
     orig_turn = runner_mod.PartitionRunner._run_turn
     orig_session = runner_mod.PartitionRunner._run_session
+    orig_commit = runner_mod.PartitionRunner._commit
 
     async def run_turn(self: Any, turn: Any) -> dict[str, Any]:
         rec: dict[str, float] = {}
@@ -158,8 +162,24 @@ def instrumented(turn_log: list[dict[str, Any]], session_log: list[dict[str, Any
         session_log.append({"session_id": turns[0]["session_id"], "turns": len(rows), **rec})
         return rows
 
+    async def commit(self: Any, sessions: Any) -> None:
+        """The per-session durability work, done after the session (for C/D every few sessions):
+        its time and its parts are spread over the sessions it covers, by their turns."""
+        rec: dict[str, float] = {}
+        token = SESSION.set(rec)
+        t0 = time.perf_counter()
+        try:
+            await orig_commit(self, sessions)
+        finally:
+            rec["total"] = time.perf_counter() - t0
+            SESSION.reset(token)
+        turns = sum(len(rows) for _, rows in sessions)
+        for sid, rows in sessions:
+            commit_log[sid] = {k: v * len(rows) / turns for k, v in rec.items()}
+
     patch(runner_mod.PartitionRunner, "_run_turn", run_turn)
     patch(runner_mod.PartitionRunner, "_run_session", run_session)
+    patch(runner_mod.PartitionRunner, "_commit", commit)
     patch(Agent, "assemble", _timed_async(Agent.assemble, "assemble"))
     patch(Agent, "persist", _timed_async(Agent.persist, "persist_agent"))
     patch(agent_mod, "build_messages", _timed_sync(agent_mod.build_messages, "prompt"))
@@ -170,6 +190,7 @@ def instrumented(turn_log: list[dict[str, Any]], session_log: list[dict[str, Any
     patch(RequestStore, "put", _timed_sync(RequestStore.put, "store_put"))
     patch(runner_mod, "score_turn", _timed_sync(runner_mod.score_turn, "score"))
     patch(score_mod, "run_query", _timed_sync(score_mod.run_query, "sql"))
+    patch(result_cache_mod, "run_query", _timed_sync(result_cache_mod.run_query, "sql"))
     # per-session work (outside any turn): checkpoint and memory upkeep
     patch(
         runner_mod,
@@ -216,16 +237,19 @@ _FLOOR_CONNS: dict[Path, Any] = {}
 
 def floor_of(db_path: Path, gt_sql: str, generated_sql: str | None, repeats: int = 3) -> float:
     """Seconds to execute the turn's GT SQL and its generated SQL alone (run_query, own read-only
-    connection, no cache; median of 3), measured right after the turn so both see the same load."""
+    connection, no cache; median of 3), measured right after the turn so both see the same load.
+    Generated SQL with the GT's text is the same query: the floor executes it once."""
     conn = _FLOOR_CONNS.get(db_path)
     if conn is None:
         conn = _FLOOR_CONNS[db_path] = open_readonly(db_path)
+    queries = [gt_sql]
+    if generated_sql and bare_sql(generated_sql) != bare_sql(gt_sql):
+        queries.append(generated_sql)
     samples = []
     for _ in range(repeats):
         t0 = time.perf_counter()
-        run_query(conn, gt_sql, 10.0, 100_000)
-        if generated_sql:
-            run_query(conn, generated_sql, 10.0, 100_000)
+        for sql in queries:
+            run_query(conn, sql, 10.0, 100_000)
         samples.append(time.perf_counter() - t0)
     return c.median(samples)
 
@@ -234,8 +258,10 @@ def run_condition(base: Path, work: Path, condition: str, registry: Any) -> dict
     home = c.fresh_copy(base, work / f"home-{condition}")
     turn_log: list[dict[str, Any]] = []
     session_log: list[dict[str, Any]] = []
+    commit_log: dict[str, dict[str, float]] = {}
+    RESULTS.clear()  # a cold partition: each GT query runs once here (`memsql run` shares them across partitions)
     t0 = time.perf_counter()
-    with instrumented(turn_log, session_log):
+    with instrumented(turn_log, session_log, commit_log):
         outcome = evaluate_partition(
             home,
             MODEL,
@@ -252,13 +278,18 @@ def run_condition(base: Path, work: Path, condition: str, registry: Any) -> dict
     shares = {}
     for s in session_log:
         turn_sum = sum(r["total"] + r["floor_wall"] for r in turn_log if r["session_id"] == s["session_id"])
+        committed = commit_log.get(s["session_id"], {})
+        for key, value in committed.items():
+            if key != "total":
+                s[key] = s.get(key, 0.0) + value
+        s["total"] += committed.get("total", 0.0)
         shares[s["session_id"]] = (s["total"] - turn_sum) / max(1, s["turns"])
     return {
         "turn_log": turn_log,
         "session_log": session_log,
         "shares": shares,
         "wall_s": wall,
-        "setup_s": wall - sum(s["total"] for s in session_log),
+        "setup_s": wall - sum(s["total"] for s in session_log),  # session totals include their commits
         "floor_wall_s": sum(r["floor_wall"] for r in turn_log),
         "ex_strict": outcome.summary["ex_strict"],
     }
@@ -301,10 +332,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=2, help="interleaved rounds over the conditions")
     ap.add_argument("--conditions", nargs="+", default=list(CONDITIONS))
     ap.add_argument("--profile", default=None, help="profile one condition's partition with pyinstrument")
-    ap.add_argument("--what-if", nargs="+", default=[], choices=_whatif.NAMES, help="emulate proposed fixes")
-    ap.add_argument("--out", default=None, help="results/<out>.json (default: harness, or harness_whatif)")
+    ap.add_argument("--out", default="harness", help="results/<out>.json")
     args = ap.parse_args(argv)
-    args.out = args.out or ("harness_whatif" if args.what_if else "harness")
 
     info = c.machine()
     base = c.bench_home(every=args.every, trajectories=True)
@@ -314,10 +343,9 @@ def main(argv: list[str] | None = None) -> int:
         reg_path = work / "models.yaml"
         reg_path.write_text(REGISTRY_YAML)
         registry = load_registry(reg_path)
-        with _whatif.applied(args.what_if, registry):
-            if args.profile:
-                return profile_condition(base, work, args.profile, registry)
-            samples, meta = measure(base, work, registry, args)
+        if args.profile:
+            return profile_condition(base, work, args.profile, registry)
+        samples, meta = measure(base, work, registry, args)
 
     rows, out = [], {}
     for cond in args.conditions:
@@ -372,7 +400,6 @@ def main(argv: list[str] | None = None) -> int:
         args.out,
         {
             "machine": info,
-            "what_if": args.what_if,
             "settings": {
                 "every": args.every,
                 "rounds": args.rounds,

@@ -68,26 +68,22 @@ REFERENCE_MODELS = ("gold", "recall-probe")
 def _run(args: argparse.Namespace) -> int:
     from dagster import DagsterInstance
 
-    from memsql_assets.definitions import defs
     from memsql_assets.defs.instance import ensure_dagster_home
-    from memsql_assets.defs.jobs import MAIN_JOB
     from memsql_assets.lib.agent.conditions import CONDITIONS
 
     home = memsql_home()
     ensure_dagster_home(home)
     with DagsterInstance.get() as instance:
-        result = defs.resolve_job_def(MAIN_JOB).execute_in_process(
-            instance=instance, raise_on_error=False, run_config=QUIET_RUN_CONFIG
-        )
-        checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
-        ok = result.success and all(checks.values())
+        main = _main_job(instance, home, args.force)
+        ok = main["success"] and all(main["checks"].values())
         evaluations = []
         models = [] if args.skip_eval or not ok else list(REFERENCE_MODELS)
         for model in models:
             for condition in CONDITIONS:
-                evaluations.append(_evaluate(instance, model, condition))
-        report = _metrics(instance) if evaluations else None
-    summary = _summary(home, result.run_id, result.success, checks)
+                evaluations.append(_evaluate_if_stale(instance, home, model, condition, args.force))
+        report = _metrics(instance, args.force) if evaluations else None
+    summary = _summary(home, main["run_id"], main["success"], main["checks"])
+    summary["main_job_skipped"] = main["skipped"]
     summary["evaluations"] = evaluations
     summary["report"] = report
     ok = ok and all(e["success"] for e in evaluations) and (report is None or report["success"])
@@ -96,6 +92,38 @@ def _run(args: argparse.Namespace) -> int:
     else:
         _print_summary(summary)
     return 0 if ok else 1
+
+
+def _main_job(instance: Any, home: Path, force: bool) -> dict[str, Any]:
+    """The main job through Dagster, unless its last successful run read and wrote exactly what is there now."""
+    from memsql_assets.definitions import defs
+    from memsql_assets.defs.jobs import MAIN_JOB
+    from memsql_assets.lib import run_stamps
+
+    stamp = None if force else run_stamps.current_stamp(home, MAIN_JOB, run_stamps.main_job_fingerprint(home))
+    if stamp is not None:
+        return {"run_id": stamp["run_id"], "success": True, "checks": stamp["checks"], "skipped": True}
+    result = defs.resolve_job_def(MAIN_JOB).execute_in_process(
+        instance=instance, raise_on_error=False, run_config=QUIET_RUN_CONFIG
+    )
+    checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
+    if result.success and all(checks.values()):
+        run_stamps.record(
+            home, MAIN_JOB, run_stamps.main_job_fingerprint(home), run_id=result.run_id, checks=checks
+        )
+    return {"run_id": result.run_id, "success": result.success, "checks": checks, "skipped": False}
+
+
+def _evaluate_if_stale(instance: Any, home: Path, model: str, condition: str, force: bool) -> dict[str, Any]:
+    """One partition through Dagster, unless its published result is current (see partition_staleness)."""
+    from memsql_assets.lib.harness.evaluate import partition_staleness
+    from memsql_assets.lib.harness.results import SUMMARY_FILE, partition_dir
+    from memsql_assets.lib.models.registry import load_registry
+
+    if force or partition_staleness(home, load_registry().get(model), condition):
+        return _evaluate(instance, model, condition)
+    summary = json.loads((partition_dir(home, model, condition) / SUMMARY_FILE).read_text(encoding="utf-8"))
+    return {"model": model, "condition": condition, **summary, "skipped": "up to date", "success": True}
 
 
 def _evaluate(instance: Any, model: str, condition: str) -> dict[str, Any]:
@@ -133,20 +161,39 @@ def _evaluate(instance: Any, model: str, condition: str) -> dict[str, Any]:
     return out
 
 
-def _metrics(instance: Any) -> dict[str, Any]:
-    """dbt build + the report, through Dagster; returns the report's path and summary table."""
+def _metrics(instance: Any, force: bool = False) -> dict[str, Any]:
+    """dbt build + the report, through Dagster, unless the results, the dbt project and the report code
+    are what the last successful build read; returns the report's path and summary table."""
     from memsql_assets.definitions import defs
     from memsql_assets.defs.jobs import METRICS_JOB
+    from memsql_assets.lib import run_stamps
 
-    result = defs.resolve_job_def(METRICS_JOB).execute_in_process(
-        instance=instance, raise_on_error=False, run_config=QUIET_RUN_CONFIG
-    )
-    failed_checks = sorted(e.check_name for e in result.get_asset_check_evaluations() if not e.passed)
-    report_dir = memsql_home() / "report"
+    home = memsql_home()
+    report_dir = home / "report"
     summary_file = report_dir / "summary.txt"
+    stamp = (
+        None if force else run_stamps.current_stamp(home, METRICS_JOB, run_stamps.metrics_fingerprint(home))
+    )
+    if stamp is not None:
+        run_id, success, failed_checks, skipped = stamp["run_id"], True, stamp["failed_dbt_tests"], True
+    else:
+        result = defs.resolve_job_def(METRICS_JOB).execute_in_process(
+            instance=instance, raise_on_error=False, run_config=QUIET_RUN_CONFIG
+        )
+        failed_checks = sorted(e.check_name for e in result.get_asset_check_evaluations() if not e.passed)
+        run_id, success, skipped = result.run_id, bool(result.success), False
+        if success:
+            run_stamps.record(
+                home,
+                METRICS_JOB,
+                run_stamps.metrics_fingerprint(home),
+                run_id=run_id,
+                failed_dbt_tests=failed_checks,
+            )
     return {
-        "success": bool(result.success),
-        "run_id": result.run_id,
+        "success": success,
+        "skipped": skipped,
+        "run_id": run_id,
         "failed_dbt_tests": failed_checks,
         "html": str(report_dir / "report.html"),
         "summary_text": summary_file.read_text(encoding="utf-8") if summary_file.exists() else "",
@@ -203,6 +250,7 @@ def _print_evaluations(rows: list[dict[str, Any]]) -> None:
         print(
             f"  {e['model']:<14} {e['condition']:<6} {e['ex_strict']:>6.1f} {e['ex_memory_critical']:>9.1f} "
             f"{e['calls']:>6} {e['cache_hits']:>6}  {classes}"
+            + ("  (up to date)" if e.get("skipped") else "")
         )
 
 
@@ -243,9 +291,10 @@ def _summary(home: Path, run_id: str, success: bool, checks: dict[str, bool]) ->
 
 
 def _print_summary(s: dict[str, Any]) -> None:
-    print(
-        f"\nmemsql main job: {'SUCCESS' if s['success'] else 'FAILED'}  (run {s['run_id']}, data in {s['home']})"
-    )
+    state = "SUCCESS" if s["success"] else "FAILED"
+    if s.get("main_job_skipped"):
+        state = "up to date, not re-run"
+    print(f"\nmemsql main job: {state}  (run {s['run_id']}, data in {s['home']})")
     print("\nsources:")
     for name, info in s["sources"].items():
         print(f"  {name:<15} {info['kind']:<9} {info['rows']:>9,} rows  sha256 {info['sha256']}")
@@ -263,11 +312,14 @@ def _print_summary(s: dict[str, Any]) -> None:
     for name, passed in sorted(s["checks"].items()):
         print(f"  {'PASS' if passed else 'FAIL'}  {name}")
     if s.get("evaluations"):
-        print("\nreference evaluations (turn_results partitions):")
+        print("\nreference evaluations (turn_results partitions; `memsql run --force` recomputes all):")
         _print_evaluations(s["evaluations"])
     report = s.get("report")
     if report:
-        print("\nmetrics (dbt marts):" + ("" if report["success"] else "  FAILED: see the Dagster run"))
+        state = "  FAILED: see the Dagster run" if not report["success"] else ""
+        if report.get("skipped"):
+            state = f"  up to date, not rebuilt (run {report['run_id']})"
+        print("\nmetrics (dbt marts):" + state)
         if report["summary_text"]:
             print(report["summary_text"].rstrip())
         print(f"\nreport: {report['html']}")
@@ -356,6 +408,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="the main job, then gold and recall-probe under every condition")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--skip-eval", action="store_true", help="only the unpartitioned assets")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="recompute everything (default: skip the main job, partitions and metrics that are up to date)",
+    )
     p.set_defaults(func=_run)
 
     p = sub.add_parser("eval", help="evaluate one model under one condition (a turn_results partition)")

@@ -11,8 +11,12 @@ from pathlib import Path
 
 
 @contextlib.contextmanager
-def atomic_path(target: Path) -> Iterator[Path]:
-    """Yield a temporary path beside `target`; on success it replaces `target` in one rename."""
+def atomic_path(target: Path, durable: bool = True) -> Iterator[Path]:
+    """Yield a temporary path beside `target`; on success it replaces `target` in one rename.
+
+    `durable=False` skips the fsync: the rename still means a reader (or a process killed with -9)
+    sees the old file or the new one, never half of one; only an OS crash could lose the new file.
+    """
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     os.close(fd)
@@ -20,16 +24,17 @@ def atomic_path(target: Path) -> Iterator[Path]:
     tmp_path.unlink()  # writers (sqlite, pyarrow) create the file themselves
     try:
         yield tmp_path
-        with open(tmp_path, "rb") as fh:
-            os.fsync(fh.fileno())
+        if durable:
+            with open(tmp_path, "rb") as fh:
+                os.fsync(fh.fileno())
         os.replace(tmp_path, target)
     finally:
         if tmp_path.exists():
             tmp_path.unlink()
 
 
-def write_text_atomic(target: Path, text: str) -> None:
-    with atomic_path(target) as tmp:
+def write_text_atomic(target: Path, text: str, durable: bool = True) -> None:
+    with atomic_path(target, durable) as tmp:
         tmp.write_text(text, encoding="utf-8")
 
 

@@ -216,13 +216,36 @@ def test_is_contaminated_rules():
 # --- caching, ground-truth failures, input errors, summaries ------------------------------------
 
 
+SAME_AS_GT = GT.replace("SELECT year", "SELECT  year")  # other text, same rows
+
+
 def test_gt_cache_is_filled_and_read(conn):
     cache: dict[str, QueryResult] = {}
     first = cls(conn, GT, gt_cache=cache)
     assert first.ex_strict and set(cache) == {GT}  # correct: the fallback never ran
     # A poisoned entry proves the next call reads the cache instead of re-running the GT.
     cache[GT] = QueryResult(rows=[(1999, 0.0)], columns=["year", "total"])
-    assert not cls(conn, GT, gt_cache=cache).ex_strict
+    assert not cls(conn, SAME_AS_GT, gt_cache=cache).ex_strict
+
+
+def test_generated_sql_with_the_gt_text_is_answered_from_the_cache(conn):
+    cache: dict[str, QueryResult] = {}
+    cls(conn, SAME_AS_GT, gt_cache=cache)
+    assert set(cache) == {GT}  # generated SQL of other text runs, and is not cached
+    poisoned = QueryResult(rows=[(1999, 0.0)], columns=["year", "total"])
+    cache[GT] = poisoned
+    # The GT text itself (modulo blanks and a trailing semicolon) reads the GT's cached rows...
+    assert cls(conn, f"  {GT} ;\n", gt_cache=cache).ex_strict
+    # ...and so does the fallback's text, whose cached rows are then compared with the GT's.
+    cache[FALLBACK] = poisoned
+    assert cls(conn, FALLBACK, gt_cache=cache).ex_strict
+
+
+def test_nondeterministic_sql_is_never_cached(conn):
+    cache: dict[str, QueryResult] = {}
+    gt = "SELECT year, random() AS r FROM sales WHERE region = 'North'"
+    cls(conn, gt, turn(gt, None), gt_cache=cache)
+    assert cache == {}
 
 
 def test_fallback_runs_only_for_failed_turns_and_is_cached(conn):

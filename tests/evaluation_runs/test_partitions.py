@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -12,8 +13,10 @@ import time
 import dagster as dg
 import pytest
 
-from memsql_assets.lib.harness.evaluate import evaluate_partition
+from memsql_assets.defs.evaluation.resources import EvaluationSettings
+from memsql_assets.lib.harness.evaluate import EvalSettings, evaluate_partition, partition_staleness
 from memsql_assets.lib.harness.results import RESULT_FILE, comparable_rows, partition_dir, read_results
+from memsql_assets.lib.models.registry import load_registry
 
 
 def _by_depth(rows, critical_only=True):
@@ -71,7 +74,9 @@ def test_api_model_without_key_is_reported_unavailable(small_home, monkeypatch):
 RUNNER = """
 import sys
 from pathlib import Path
-from memsql_assets.lib.harness.evaluate import evaluate_partition
+from memsql_assets.defs.evaluation.resources import EvaluationSettings
+from memsql_assets.lib.harness.evaluate import EvalSettings, evaluate_partition, partition_staleness
+from memsql_assets.lib.models.registry import load_registry
 evaluate_partition(Path(sys.argv[1]), sys.argv[2], sys.argv[3])
 """
 
@@ -139,12 +144,26 @@ def test_schedule_requests_missing_and_stale_partitions(small_home, monkeypatch)
     summary_path = partition_dir(small_home, "gold", "A") / "summary.json"
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions("model", ["gold"])
-        requests = reevaluate_stale_partitions(dg.build_schedule_context(instance=instance))
+        context = dg.build_schedule_context(instance=instance, resources={"evaluation": EvaluationSettings()})
+        requests = reevaluate_stale_partitions(context)
         wanted = {r.partition_key.keys_by_dimension["condition"] for r in requests}
         assert "A" not in wanted and "E" in wanted  # gold/A is current; gold/E was never run here
         summary = json.loads(summary_path.read_text())
-        summary["benchmark_version"] = "0000000000000000"
+        summary["inputs"]["benchmark"] = "0000000000000000"
         summary_path.write_text(json.dumps(summary))
-        requests = reevaluate_stale_partitions(dg.build_schedule_context(instance=instance))
+        requests = reevaluate_stale_partitions(context)
         stale = {r.partition_key.keys_by_dimension["condition"]: r.tags["memsql/trigger"] for r in requests}
         assert stale["A"] == "stale: benchmark changed"
+
+
+def test_staleness_names_what_changed(small_home):
+    gold = load_registry().get("gold")
+    evaluate_partition(small_home, "gold", "B")
+    assert partition_staleness(small_home, gold, "B") is None
+    assert (
+        partition_staleness(small_home, gold, "B", EvalSettings(episodic_k=5))
+        == "evaluation settings changed"
+    )
+    assert partition_staleness(small_home, gold, "B_wm5") == "missing"
+    changed = dataclasses.replace(gold, litellm_model="memsql/recall-probe")
+    assert partition_staleness(small_home, changed, "B") == "model configuration changed"

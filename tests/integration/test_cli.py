@@ -92,3 +92,15 @@ def test_eval_rejects_unknown_condition_and_model(cli_env):
     assert proc.returncode == 2 and "unknown condition 'Z'" in proc.stderr and "Traceback" not in proc.stderr
     proc = _memsql("eval", "--model", "nope", "--condition", "A", env=cli_env, check=False)
     assert proc.returncode == 2 and "nope" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_run_skips_an_up_to_date_main_job_unless_forced(cli_env):
+    first = json.loads(_memsql("run", "--skip-eval", "--json", env=cli_env).stdout)
+    again = json.loads(_memsql("run", "--skip-eval", "--json", env=cli_env).stdout)
+    assert again["main_job_skipped"] and again["run_id"] == first["run_id"]
+    assert again["success"] and again["checks"] == first["checks"]
+    assert again["benchmark"] == first["benchmark"]
+    forced = json.loads(_memsql("run", "--skip-eval", "--force", "--json", env=cli_env).stdout)
+    assert not forced["main_job_skipped"] and forced["run_id"] != first["run_id"] and forced["success"]
+    text = _memsql("run", "--skip-eval", env=cli_env).stdout
+    assert f"up to date, not re-run  (run {forced['run_id']}" in text

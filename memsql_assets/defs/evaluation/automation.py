@@ -1,14 +1,12 @@
 """Automatic re-evaluation: a sensor for newly registered models, a schedule for stale partitions."""
 
-import json
-
 import dagster as dg
 
 from memsql_assets.defs.evaluation.partitions import condition_partitions, model_partitions, partition_key
+from memsql_assets.defs.evaluation.resources import EvaluationSettings
 from memsql_assets.defs.jobs import EVALUATE_JOB
 from memsql_assets.lib.errors import MemsqlError
-from memsql_assets.lib.harness.evaluate import benchmark_version, model_fingerprint
-from memsql_assets.lib.harness.results import SUMMARY_FILE, partition_dir
+from memsql_assets.lib.harness.evaluate import EvalSettings, partition_staleness
 from memsql_assets.lib.models.registry import load_registry
 from memsql_assets.lib.paths import memsql_home
 
@@ -44,30 +42,24 @@ def model_registry_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResul
     )
 
 
-def stale_partitions(instance: dg.DagsterInstance) -> list[tuple[str, str, str]]:
+def stale_partitions(
+    instance: dg.DagsterInstance, settings: EvalSettings | None = None
+) -> list[tuple[str, str, str]]:
     """(model, condition, why) for each available model's partition that is missing or out of date.
 
-    Out of date: the result was computed on another benchmark version or another model configuration
-    (litellm id, params, reasoning) than the current ones.
+    Out of date: computed from another benchmark, source data, model configuration (litellm id,
+    params, reasoning), harness code, evaluation settings or trajectory store than the current ones.
     """
     home = memsql_home()
     registry = load_registry()
-    current = benchmark_version(home)
     out = []
     for model in instance.get_dynamic_partitions(model_partitions.name):
         if model not in registry.entries or not registry.available(model)[0]:
             continue
-        fingerprint = model_fingerprint(registry.get(model))
         for condition in condition_partitions.get_partition_keys():
-            summary_path = partition_dir(home, model, condition) / SUMMARY_FILE
-            if not summary_path.exists():
-                out.append((model, condition, "missing"))
-                continue
-            summary = json.loads(summary_path.read_text(encoding="utf-8"))
-            if summary.get("benchmark_version") != current:
-                out.append((model, condition, "benchmark changed"))
-            elif summary.get("model_fingerprint") != fingerprint:
-                out.append((model, condition, "model configuration changed"))
+            why = partition_staleness(home, registry.get(model), condition, settings)
+            if why:
+                out.append((model, condition, why))
     return out
 
 
@@ -75,12 +67,12 @@ def stale_partitions(instance: dg.DagsterInstance) -> list[tuple[str, str, str]]
     job_name=EVALUATE_JOB,
     cron_schedule="0 3 * * *",
     default_status=dg.DefaultScheduleStatus.STOPPED,
-    description="Nightly: re-evaluates every partition whose result is missing or stale (benchmark version or "
-    "model configuration changed).",
+    description="Nightly: re-evaluates every partition whose result is missing or stale (benchmark, source "
+    "data, model configuration, harness code, evaluation settings or trajectory store changed).",
 )
-def reevaluate_stale_partitions(context: dg.ScheduleEvaluationContext):
+def reevaluate_stale_partitions(context: dg.ScheduleEvaluationContext, evaluation: EvaluationSettings):
     try:
-        stale = stale_partitions(context.instance)
+        stale = stale_partitions(context.instance, evaluation.settings())
     except (MemsqlError, FileNotFoundError) as exc:
         return dg.SkipReason(f"cannot assess staleness: {exc}")
     if not stale:

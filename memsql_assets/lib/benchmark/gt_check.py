@@ -9,7 +9,7 @@ from typing import Any
 
 from memsql_assets.lib.sources.config import PREFIX
 from memsql_assets.lib.sources.sqlite_db import open_readonly
-from memsql_assets.lib.sql.execute import run_query
+from memsql_assets.lib.sql.result_cache import RESULTS, run_cached
 
 SOURCE_BY_PREFIX = {prefix: name for name, prefix in PREFIX.items()}
 
@@ -37,15 +37,18 @@ def _problem(result) -> str | None:
 def check_ground_truth(turns: Iterable[Mapping[str, Any]], db_paths: Mapping[str, Path]) -> GroundTruthReport:
     report = GroundTruthReport()
     conns = {name: open_readonly(path) for name, path in db_paths.items()}
+    # The partitions that follow in the same process find these results in the shared cache.
+    memos = {name: RESULTS.for_database(path) for name, path in db_paths.items()}
     try:
         for t in turns:
-            conn = conns[SOURCE_BY_PREFIX[t["source"]]]
+            name = SOURCE_BY_PREFIX[t["source"]]
+            conn = conns[name]
             for kind in ("gt_sql", "fallback_sql"):
                 sql = t.get(kind)
                 if not sql:
                     continue
                 report.executed += 1
-                problem = _problem(run_query(conn, sql))
+                problem = _problem(run_cached(conn, sql, memos[name]))
                 if problem:
                     report.failures.append(
                         {"turn": f"{t['session_id']}#{t['turn_index']}", "field": kind, "problem": problem}

@@ -4,9 +4,11 @@ Everything runs on the caller's connection, which must be read-only (sqlite_db.o
 the sandbox for generated SQL is that connection plus run_query's time limit and row cap.
 
 Ground-truth results are cached by SQL text in `gt_cache` (one cache per source database: the
-key does not name the database). The fallback SQL of a turn is the next session's ground truth,
-so it is looked up in, and stored into, the same cache. The fallback runs only when it can
-matter: the generated SQL ran and was not strictly correct.
+key does not name the database; sql/result_cache.py). The fallback SQL of a turn is the next
+session's ground truth, so it is looked up in, and stored into, the same cache. The fallback runs
+only when it can matter: the generated SQL ran and was not strictly correct. Generated SQL whose
+text is the GT's or the fallback's is answered from the cache too (gold always, a correct model
+often); any other generated SQL is executed.
 
 A ground truth that fails, or that hits the row cap (so that a comparison would see only part of
 it), is a harness bug, not a model error: the turn is scored as not correct and the problem is
@@ -16,7 +18,7 @@ recorded in `gt_error`, which the gold check reports.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -26,6 +28,7 @@ from memsql_assets.lib.evaluation.contamination import is_contaminated
 from memsql_assets.lib.evaluation.extract import extract_sql
 from memsql_assets.lib.evaluation.taxonomy import classify, error_message
 from memsql_assets.lib.sql.execute import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S, QueryResult, run_query
+from memsql_assets.lib.sql.result_cache import ResultMemo, bare_sql, run_cached
 
 SUMMARY_MAX_CHARS = 300
 
@@ -64,7 +67,7 @@ def score_turn(
     turn: Mapping[str, Any],
     raw_output: str | None,
     conn: sqlite3.Connection,
-    gt_cache: MutableMapping[str, QueryResult] | None = None,
+    gt_cache: ResultMemo | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     row_cap: int = DEFAULT_ROW_CAP,
 ) -> TurnScore:
@@ -78,12 +81,7 @@ def score_turn(
         raise TurnInputError(turn, "raw_output", f"expected text or None, got {type(raw_output).__name__}")
 
     def cached(sql: str) -> QueryResult:
-        if gt_cache is not None and sql in gt_cache:
-            return gt_cache[sql]
-        result = run_query(conn, sql, timeout_s, row_cap)
-        if gt_cache is not None:
-            gt_cache[sql] = result
-        return result
+        return run_cached(conn, sql, gt_cache, timeout_s, row_cap)
 
     gt = cached(gt_sql)
     gt_error = gt.error
@@ -91,7 +89,11 @@ def score_turn(
         gt_error = f"ground truth returned more than the row cap ({row_cap} rows): comparison not trusted"
 
     extraction = extract_sql(raw_output)
-    generated = run_query(conn, extraction.sql, timeout_s, row_cap) if extraction.sql else None
+    generated = None
+    if extraction.sql:
+        # Generated SQL that is the GT (or fallback) text has that query's rows: same file, same SQL.
+        known = bare_sql(extraction.sql) in (bare_sql(gt_sql), bare_sql(fallback_sql or ""))
+        generated = cached(extraction.sql) if known else run_query(conn, extraction.sql, timeout_s, row_cap)
 
     comparable = gt_error is None and generated is not None and generated.ok and not generated.truncated
     gen_rows = generated.rows if generated is not None else None

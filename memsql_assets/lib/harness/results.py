@@ -124,7 +124,10 @@ def progress_dir(home: Path, model: str, condition: str) -> Path:
 
 
 def write_session_checkpoint(directory: Path, session_id: str, rows: Sequence[Mapping[str, Any]]) -> None:
-    write_text_atomic(directory / f"{session_id}.json", json.dumps(rows, sort_keys=True, ensure_ascii=False))
+    # Not fsynced: a checkpoint lost to an OS crash only means its session is redone.
+    write_text_atomic(
+        directory / f"{session_id}.json", json.dumps(rows, sort_keys=True, ensure_ascii=False), durable=False
+    )
 
 
 def _checkpoint_problem(rows: Any) -> tuple[str, str] | None:

@@ -7,7 +7,8 @@ from the request store, so the resumed run ends with exactly the rows of an unin
 
 Conditions without cross-session state (A, B, B_wm5, E) run sessions concurrently, bounded by the
 model's concurrency; conditions with episodic memory (C, D) run sessions one at a time in session
-order, because session i must see exactly sessions 1..i-1.
+order, because session i must see exactly sessions 1..i-1. Their memory is stored, and then their
+checkpoints written, every COMMIT_EVERY_SESSIONS sessions; a killed run redoes the sessions since.
 """
 
 from __future__ import annotations
@@ -37,8 +38,13 @@ from memsql_assets.lib.harness.results import (
     write_session_checkpoint,
 )
 from memsql_assets.lib.sources.sqlite_db import check_sqlite_file, open_readonly
+from memsql_assets.lib.sql.result_cache import RESULTS, DatabaseResults
 
 Progress = Callable[["RunStats"], None]
+
+# Cross-session conditions store memory in one Chroma upsert per this many sessions (an upsert costs
+# ~20 ms whatever its size); a run killed in between redoes at most these sessions, from the request store.
+COMMIT_EVERY_SESSIONS = 10
 
 
 @dataclass
@@ -110,12 +116,14 @@ class PartitionRunner:
         self.condition = self.agent.condition
         self.out_dir = partition_dir(self.home, self.model_key, self.condition.name)
         self.progress_dir = progress_dir(self.home, self.model_key, self.condition.name)
-        self._gt_caches: dict[str, dict[str, Any]] = defaultdict(dict)  # per source: keyed by SQL text
         self._pools: dict[str, ConnectionPool] = {}
+        self._results: dict[str, DatabaseResults] = {}
 
     def _pool(self, source: str) -> ConnectionPool:
         if source not in self._pools:
-            self._pools[source] = ConnectionPool(self.db_paths[source])
+            self._pools[source] = ConnectionPool(self.db_paths[source])  # checks the file first
+            # Shared with the process's other partitions and the GT check (same file, same SQL).
+            self._results[source] = RESULTS.for_database(self.db_paths[source], self.row_cap)
         return self._pools[source]
 
     def _prepare_progress(self) -> dict[str, list[dict[str, Any]]]:
@@ -144,14 +152,20 @@ class PartitionRunner:
             self.reset_memory(not done)
         todo = [s for s in order if s not in done]
         if self.condition.cross_session:
-            for sid in todo:
+            batch: list[tuple[str, list[dict[str, Any]]]] = []
+            for i, sid in enumerate(todo):
                 done[sid] = await self._run_session(sessions[sid], stats)
+                batch.append((sid, done[sid]))
+                if len(batch) == COMMIT_EVERY_SESSIONS or i == len(todo) - 1:
+                    await self._commit(batch)
+                    batch = []
         else:
             gate = asyncio.Semaphore(max(1, self.concurrency))
 
             async def one(sid: str) -> None:
                 async with gate:
                     done[sid] = await self._run_session(sessions[sid], stats)
+                    await self._commit([(sid, done[sid])])
 
             await asyncio.gather(*(one(s) for s in todo))
         rows = [r for sid in order for r in done[sid]]
@@ -171,24 +185,30 @@ class PartitionRunner:
                 stats.redone_sessions += 1  # memory vanished mid-session: results would not be faithful
                 continue
             break
-        if self.commit_session:
-            await asyncio.to_thread(self.commit_session)
-        write_session_checkpoint(self.progress_dir, sid, rows)
-        if self.forget_session and not self.condition.cross_session:
-            await asyncio.to_thread(self.forget_session, sid)  # working memory is per session
         stats.done_turns += len(rows)
         stats.correct += sum(1 for r in rows if r["ex_strict"])
         if self.progress:
             self.progress(stats)
         return rows
 
+    async def _commit(self, sessions: Sequence[tuple[str, list[dict[str, Any]]]]) -> None:
+        """Make finished sessions durable: their memory first, then their checkpoints (a checkpoint
+        must never promise memory that is not stored). Off the event loop: other sessions go on."""
+        if self.commit_session:
+            await asyncio.to_thread(self.commit_session)
+        for sid, rows in sessions:
+            await asyncio.to_thread(write_session_checkpoint, self.progress_dir, sid, rows)
+            if self.forget_session and not self.condition.cross_session:
+                await asyncio.to_thread(self.forget_session, sid)  # working memory is per session
+
     async def _run_turn(self, turn: Mapping[str, Any]) -> dict[str, Any]:
         prompt = await self.agent.assemble(turn)
         reply = await self.call_model(self.model_key, prompt.messages, turn_context(turn))
         raw = reply.text if reply.ok else None
-        with self._pool(turn["source"]).connection() as conn:
+        pool = self._pool(turn["source"])
+        with pool.connection() as conn:
             score = await asyncio.to_thread(
-                score_turn, turn, raw, conn, self._gt_caches[turn["source"]], self.timeout_s, self.row_cap
+                score_turn, turn, raw, conn, self._results[turn["source"]], self.timeout_s, self.row_cap
             )
         await self.agent.persist(turn, score.extracted_sql, score.result_summary)
         return {

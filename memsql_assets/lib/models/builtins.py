@@ -278,7 +278,7 @@ class MemsqlBuiltins(CustomLLM):
             max_new = int(optional_params.get("max_tokens") or SMOLLM2_DEFAULT_MAX_TOKENS)
             text, p_tok, c_tok = await asyncio.to_thread(_SmolLM2.generate, weights, messages, max_new)
             usage = (p_tok, c_tok)
-        return litellm.ModelResponse(
+        response = litellm.ModelResponse(
             model=f"{BUILTIN_PROVIDER}/{name}",
             choices=[
                 {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
@@ -289,6 +289,9 @@ class MemsqlBuiltins(CustomLLM):
                 "total_tokens": usage[0] + usage[1],
             },
         )
+        # A built-in costs nothing; saying so spares litellm's cost lookup on every call.
+        response._hidden_params["response_cost"] = 0.0
+        return response
 
 
 def register_builtins(home: Path) -> MemsqlBuiltins:

@@ -1,0 +1,82 @@
+"""The process-wide SQL result cache: keyed by file identity and row cap, bounded, never caching
+nondeterministic SQL or timeouts."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+
+import pytest
+
+from memsql_assets.lib.sources.sqlite_db import open_readonly
+from memsql_assets.lib.sql.execute import QueryResult
+from memsql_assets.lib.sql.result_cache import ResultCache, cacheable, run_cached
+
+Q = "SELECT COUNT(*) FROM t"
+
+
+def _db(path, n: int):
+    tmp = path.with_suffix(".tmp")
+    w = sqlite3.connect(tmp)
+    w.execute("CREATE TABLE t (x INTEGER)")
+    w.executemany("INSERT INTO t VALUES (?)", [(i,) for i in range(n)])
+    w.commit()
+    w.close()
+    os.replace(tmp, path)  # how sources are published: a new inode
+    return path
+
+
+def test_same_file_same_sql_runs_once(tmp_path):
+    path = _db(tmp_path / "a.sqlite", 3)
+    cache = ResultCache()
+    memo = cache.for_database(path)
+    conn = open_readonly(path)
+    assert run_cached(conn, Q, memo).rows == [(3,)]
+    assert run_cached(conn, Q, cache.for_database(path)).rows == [(3,)]
+    assert (cache.hits, cache.misses) == (1, 1)
+
+
+def test_a_rebuilt_file_is_another_database(tmp_path):
+    path = _db(tmp_path / "a.sqlite", 3)
+    cache = ResultCache()
+    run_cached(open_readonly(path), Q, cache.for_database(path))
+    _db(path, 5)
+    assert run_cached(open_readonly(path), Q, cache.for_database(path)).rows == [(5,)]
+
+
+def test_row_cap_is_part_of_the_key(tmp_path):
+    path = _db(tmp_path / "a.sqlite", 5)
+    cache = ResultCache()
+    conn = open_readonly(path)
+    full = run_cached(conn, "SELECT x FROM t", cache.for_database(path, 100), row_cap=100)
+    capped = run_cached(conn, "SELECT x FROM t", cache.for_database(path, 2), row_cap=2)
+    assert len(full.rows) == 5 and not full.truncated
+    assert len(capped.rows) == 2 and capped.truncated
+
+
+def test_lru_bound(tmp_path):
+    path = _db(tmp_path / "a.sqlite", 1)
+    cache = ResultCache(max_entries=2)
+    memo = cache.for_database(path)
+    for sql in ("SELECT 1", "SELECT 2", "SELECT 3"):
+        memo[sql] = QueryResult(rows=[(0,)], columns=["x"])
+    assert memo.get("SELECT 1") is None and memo.get("SELECT 3") is not None
+
+
+@pytest.mark.parametrize(
+    "sql", ["SELECT random()", "SELECT datetime('now')", "SELECT CURRENT_TIMESTAMP", "SELECT julianday()"]
+)
+def test_nondeterministic_sql_is_not_cacheable(sql):
+    assert not cacheable(sql)
+
+
+def test_timeouts_are_not_cached(tmp_path):
+    path = _db(tmp_path / "a.sqlite", 1)
+    cache = ResultCache()
+    memo = cache.for_database(path)
+    bomb = (
+        "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c LIMIT 100000000) SELECT SUM(i) FROM c"
+    )
+    result = run_cached(open_readonly(path), bomb, memo, timeout_s=0.2)
+    assert result.error and result.error.startswith("timeout")
+    assert memo.get(bomb) is None
