@@ -141,6 +141,8 @@ def partition_staleness(
     summary = read_stamp(out / SUMMARY_FILE)
     if summary is None or not (out / RESULT_FILE).exists():
         return STALE_REASONS["missing"]
+    if "inputs" not in summary:
+        return "computed by an older memsql (no input fingerprints recorded)"
     key = first_difference(
         summary.get("inputs"), partition_inputs(home, entry, condition, settings or EvalSettings())
     )
@@ -258,11 +260,16 @@ def evaluate_partition(
             condition, schemas, working, episodic, semantic, trajectories, settings.episodic_k, embed
         )
 
-        def reset_memory(fresh: bool) -> None:
-            if working is not None and fresh:
+        def reset_memory(done: set[str]) -> None:
+            if working is not None and not done:
                 working.clear_run()
-            if episodic is not None and fresh:
-                episodic.reset()
+            if episodic is not None:
+                # A resume keeps exactly the checkpointed sessions' turns: memory is committed before
+                # checkpoints, so a run killed in between stored sessions that it will now redo.
+                if done:
+                    episodic.retain_sessions(done)
+                else:
+                    episodic.reset()
 
         def forget_session(session_id: str) -> None:
             if working is not None:

@@ -21,6 +21,7 @@ import sqlite3
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -108,7 +109,8 @@ class PartitionRunner:
     row_cap: int = 100_000
     progress: Progress | None = None
     session_guard: Callable[[], str] | None = None  # returns the memory server's identity (Redis run_id)
-    reset_memory: Callable[[bool], None] | None = None  # (fresh run?) -> clear this run's memories
+    # (sessions already done; empty: a fresh run) -> drop this run's memories of every other session
+    reset_memory: Callable[[set[str]], None] | None = None
     forget_session: Callable[[str], None] | None = None  # drop one session's entries before (re)running it
     commit_session: Callable[[], object] | None = None  # make a finished session's memory durable
 
@@ -149,7 +151,11 @@ class PartitionRunner:
                 stats.done_turns += len(done[sid])
                 stats.correct += sum(1 for r in done[sid] if r["ex_strict"])
         if self.reset_memory:
-            self.reset_memory(not done)
+            self.reset_memory(set(done))
+        # Every session in flight hands its SQL and file writes to a thread; asyncio's default pool
+        # (CPU count + 4 threads) would queue them behind one another at high concurrency.
+        workers = max(1, self.concurrency) + 4
+        asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(workers, "memsql-turn"))
         todo = [s for s in order if s not in done]
         if self.condition.cross_session:
             batch: list[tuple[str, list[dict[str, Any]]]] = []

@@ -92,6 +92,12 @@ class EpisodicMemory:
         self._pending = {k: v for k, v in self._pending.items() if v[1]["session_id"] != session_id}
         self._index.clear()
 
+    def retain_sessions(self, keep: set[str]) -> None:
+        """Drop every turn of a session not in `keep` (a resume redoes those sessions from scratch)."""
+        drop = sorted({meta["session_id"] for _, meta in self._entries.values()} - keep)
+        for session_id in drop:
+            self.forget_session(session_id)
+
     def add(self, payload: dict[str, Any], embedding: list[float] | None = None) -> None:
         """Upsert one turn under id `{session_id}#{turn_index}`: re-adding it on resume changes nothing.
 

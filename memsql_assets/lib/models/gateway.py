@@ -266,6 +266,9 @@ def register_prices(registry: Registry) -> None:
         e.litellm_model: {
             "input_cost_per_token": e.price_input_per_mtok / 1e6,
             "output_cost_per_token": e.price_output_per_mtok / 1e6,
+            # stated, so that litellm does not warn that they default to 0 (the registry has no cache prices)
+            "cache_creation_input_token_cost": 0.0,
+            "cache_read_input_token_cost": 0.0,
             "litellm_provider": e.litellm_model.split("/", 1)[0],
             "mode": "chat",
         }
