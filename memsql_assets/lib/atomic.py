@@ -5,37 +5,58 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 
+def _temp_beside(target: Path) -> Path:
+    """A temporary name beside `target` that no concurrent writer shares: one process and thread
+    write one file at a time. A leftover of a killed process is overwritten, never renamed: only
+    a complete write is. (tempfile.mkstemp would cost four more syscalls per write, and each one
+    is a GIL hand-off for a writer thread of a busy event loop.)"""
+    return target.with_name(f".{target.name}.{os.getpid()}-{threading.get_ident()}.tmp")
+
+
 @contextlib.contextmanager
 def atomic_path(target: Path, durable: bool = True) -> Iterator[Path]:
-    """Yield a temporary path beside `target`; on success it replaces `target` in one rename.
+    """Yield a path beside `target` that does not exist; on success it replaces `target` in one
+    rename. For writers that create the file themselves (sqlite, pyarrow, zip extraction).
 
     `durable=False` skips the fsync: the rename still means a reader (or a process killed with -9)
     sees the old file or the new one, never half of one; only an OS crash could lose the new file.
     """
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    tmp_path = Path(tmp)
-    tmp_path.unlink()  # writers (sqlite, pyarrow) create the file themselves
+    tmp = _temp_beside(target)
+    tmp.unlink(missing_ok=True)
     try:
-        yield tmp_path
+        yield tmp
         if durable:
-            with open(tmp_path, "rb") as fh:
+            with open(tmp, "rb") as fh:
                 os.fsync(fh.fileno())
-        os.replace(tmp_path, target)
+        os.replace(tmp, target)
     finally:
-        if tmp_path.exists():
-            tmp_path.unlink()
+        tmp.unlink(missing_ok=True)
 
 
 def write_text_atomic(target: Path, text: str, durable: bool = True) -> None:
-    with atomic_path(target, durable) as tmp:
-        tmp.write_text(text, encoding="utf-8")
+    """Open, write, rename: the fewest syscalls (the folder is made only when the open says so)."""
+    tmp = _temp_beside(target)
+    try:
+        fh = open(tmp, "w", encoding="utf-8")  # noqa: SIM115 - closed below, before the rename
+    except FileNotFoundError:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fh = open(tmp, "w", encoding="utf-8")  # noqa: SIM115
+    try:
+        with fh:
+            fh.write(text)
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def sha256_file(path: Path) -> str:

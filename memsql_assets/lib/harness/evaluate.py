@@ -290,7 +290,7 @@ def evaluate_partition(
             progress=progress,
             session_guard=(lambda: str(redis_client.info("server")["run_id"])) if redis_client else None,
             reset_memory=reset_memory,
-            forget_session=forget_session,
+            forget_session=forget_session if working is not None or episodic is not None else None,
             commit_session=episodic.flush if episodic is not None else None,
         )
         rows, stats = asyncio.run(runner.run(turns))

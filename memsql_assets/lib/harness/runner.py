@@ -18,6 +18,7 @@ import json
 import queue
 import shutil
 import sqlite3
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -29,7 +30,7 @@ from typing import Any
 
 from memsql_assets.lib.agent.agent import Agent, turn_context
 from memsql_assets.lib.atomic import write_text_atomic
-from memsql_assets.lib.evaluation.score import score_turn
+from memsql_assets.lib.evaluation.score import TurnScore, score_turn
 from memsql_assets.lib.harness.results import (
     SCHEMA_VERSION,
     partition_dir,
@@ -120,13 +121,22 @@ class PartitionRunner:
         self.progress_dir = progress_dir(self.home, self.model_key, self.condition.name)
         self._pools: dict[str, ConnectionPool] = {}
         self._results: dict[str, DatabaseResults] = {}
+        self._pools_lock = threading.Lock()
 
     def _pool(self, source: str) -> ConnectionPool:
-        if source not in self._pools:
-            self._pools[source] = ConnectionPool(self.db_paths[source])  # checks the file first
-            # Shared with the process's other partitions and the GT check (same file, same SQL).
-            self._results[source] = RESULTS.for_database(self.db_paths[source], self.row_cap)
-        return self._pools[source]
+        with self._pools_lock:  # worker threads: the first turn of each source checks its file once
+            if source not in self._pools:
+                self._pools[source] = ConnectionPool(self.db_paths[source])  # checks the file first
+                # Shared with the process's other partitions and the GT check (same file, same SQL).
+                self._results[source] = RESULTS.for_database(self.db_paths[source], self.row_cap)
+            return self._pools[source]
+
+    def _score(self, turn: Mapping[str, Any], raw: str | None) -> TurnScore:
+        """In a worker thread, with everything that touches the database: the file check on first
+        use and opening a connection (its pragmas) would otherwise stall every session's loop."""
+        source = turn["source"]
+        with self._pool(source).connection() as conn:
+            return score_turn(turn, raw, conn, self._results[source], self.timeout_s, self.row_cap)
 
     def _prepare_progress(self) -> dict[str, list[dict[str, Any]]]:
         meta_path = self.progress_dir / "_meta.json"
@@ -200,22 +210,21 @@ class PartitionRunner:
     async def _commit(self, sessions: Sequence[tuple[str, list[dict[str, Any]]]]) -> None:
         """Make finished sessions durable: their memory first, then their checkpoints (a checkpoint
         must never promise memory that is not stored). Off the event loop: other sessions go on."""
+        await asyncio.to_thread(self._commit_now, sessions)  # one hand-off: each costs a GIL switch
+
+    def _commit_now(self, sessions: Sequence[tuple[str, list[dict[str, Any]]]]) -> None:
         if self.commit_session:
-            await asyncio.to_thread(self.commit_session)
+            self.commit_session()
         for sid, rows in sessions:
-            await asyncio.to_thread(write_session_checkpoint, self.progress_dir, sid, rows)
+            write_session_checkpoint(self.progress_dir, sid, rows)
             if self.forget_session and not self.condition.cross_session:
-                await asyncio.to_thread(self.forget_session, sid)  # working memory is per session
+                self.forget_session(sid)  # working memory is per session
 
     async def _run_turn(self, turn: Mapping[str, Any]) -> dict[str, Any]:
         prompt = await self.agent.assemble(turn)
         reply = await self.call_model(self.model_key, prompt.messages, turn_context(turn))
         raw = reply.text if reply.ok else None
-        pool = self._pool(turn["source"])
-        with pool.connection() as conn:
-            score = await asyncio.to_thread(
-                score_turn, turn, raw, conn, self._results[turn["source"]], self.timeout_s, self.row_cap
-            )
+        score = await asyncio.to_thread(self._score, turn, raw)
         await self.agent.persist(turn, score.extracted_sql, score.result_summary)
         return {
             "session_id": turn["session_id"],
