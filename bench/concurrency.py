@@ -2,7 +2,10 @@
 
 Not a test. The model is a litellm custom provider registered in `litellm.custom_provider_map`
 (`benchlat/…`): its `acompletion` sleeps asynchronously for the latency and answers with the
-ground-truth SQL of the question it finds in the prompt, so the turn is scored like a real one.
+ground-truth SQL of a turn whose question is the one it finds in the prompt. Follow-ups whose text
+recurs across sessions ("And for 2019?") get one of those turns' SQL, so most answers under A are
+someone else's query: they are executed and scored (and the fallback run for contamination) as a
+real model's wrong answers would be.
 Its registry entry lives in a temporary models.yaml (kind api, max_concurrency N, a dummy key in
 MEMSQL_BENCH_LATENCY_KEY), so the whole real path runs: evaluate_partition, the runner's session
 scheduling, the gateway's semaphore, the request store (fresh per run), litellm, the scorer,

@@ -373,16 +373,15 @@ class ModelGateway:
                 self.calls += 1
                 t0 = time.monotonic()
                 try:
-                    response = await asyncio.wait_for(
-                        litellm.acompletion(
+                    # Also bounds providers that ignore `timeout`; unlike wait_for, no extra task per call.
+                    async with asyncio.timeout(self.timeout_s):
+                        response = await litellm.acompletion(
                             model=entry.litellm_model,
                             messages=messages,
                             num_retries=0,
                             timeout=self.timeout_s,
                             **call_kwargs,
-                        ),
-                        timeout=self.timeout_s,  # also bounds providers that ignore `timeout`
-                    )
+                        )
                     latency = time.monotonic() - t0
                     text, reasoning, p_tok, c_tok = extract_reply(response, self.max_chars)
                 except Exception as exc:  # noqa: BLE001 - every failure becomes a typed error
