@@ -19,8 +19,7 @@ from memsql_assets.lib.harness.results import comparable_rows
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "models"))  # model_fakes: the scripted litellm provider
 
-import litellm  # noqa: E402
-from model_fakes import FAKE_PROVIDER, ScriptedProvider  # noqa: E402
+from model_fakes import ScriptedProvider, registered_provider  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -43,15 +42,8 @@ def home(small_home, tmp_path) -> Path:
 
 @pytest.fixture
 def fake_provider() -> Iterator[ScriptedProvider]:
-    provider = ScriptedProvider()
-    before = list(litellm.custom_provider_map)
-    litellm.custom_provider_map = [p for p in before if p.get("provider") != FAKE_PROVIDER] + [
-        {"provider": FAKE_PROVIDER, "custom_handler": provider}
-    ]
-    yield provider
-    litellm.custom_provider_map = [
-        p for p in litellm.custom_provider_map if p.get("provider") != FAKE_PROVIDER
-    ]
+    with registered_provider() as provider:
+        yield provider
 
 
 @pytest.fixture(scope="session")

@@ -5,22 +5,14 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-import litellm
 import pytest
-from model_fakes import FAKE_PROVIDER, TEST_REGISTRY, ScriptedProvider
+from model_fakes import TEST_REGISTRY, registered_provider
 
 
 @pytest.fixture
 def fake_provider():
-    provider = ScriptedProvider()
-    before = list(litellm.custom_provider_map)
-    litellm.custom_provider_map = [p for p in before if p.get("provider") != FAKE_PROVIDER] + [
-        {"provider": FAKE_PROVIDER, "custom_handler": provider}
-    ]
-    yield provider
-    litellm.custom_provider_map = [
-        p for p in litellm.custom_provider_map if p.get("provider") != FAKE_PROVIDER
-    ]
+    with registered_provider() as provider:
+        yield provider
 
 
 @pytest.fixture

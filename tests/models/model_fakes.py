@@ -8,8 +8,10 @@ response objects); only the remote server is replaced by a script.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 from collections import defaultdict, deque
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -151,3 +153,19 @@ models:
     price_per_mtok: {{input: 0, output: 0}}
     enabled: false
 """
+
+
+@contextlib.contextmanager
+def registered_provider() -> Iterator[ScriptedProvider]:
+    """A fresh ScriptedProvider in litellm.custom_provider_map (other providers kept), removed after."""
+    provider = ScriptedProvider()
+    before = list(litellm.custom_provider_map)
+    litellm.custom_provider_map = [p for p in before if p.get("provider") != FAKE_PROVIDER] + [
+        {"provider": FAKE_PROVIDER, "custom_handler": provider}
+    ]
+    try:
+        yield provider
+    finally:
+        litellm.custom_provider_map = [
+            p for p in litellm.custom_provider_map if p.get("provider") != FAKE_PROVIDER
+        ]
