@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -73,17 +75,20 @@ def _run(args: argparse.Namespace) -> int:
 
     home = memsql_home()
     ensure_dagster_home(home)
-    with DagsterInstance.get() as instance:
-        main = _main_job(instance, home, args.force)
+    with _stdout_to_stderr(args.json), DagsterInstance.get() as instance:
+        _observe_inputs(instance)
+        main = _main_job(instance, args.force)
         ok = main["success"] and all(main["checks"].values())
         evaluations = []
-        models = [] if args.skip_eval or not ok else list(REFERENCE_MODELS)
-        for model in models:
-            for condition in CONDITIONS:
-                evaluations.append(_evaluate_if_stale(instance, home, model, condition, args.force))
+        if ok and not args.skip_eval:
+            _sync_models(instance)
+            cells = [(m, c) for m in REFERENCE_MODELS for c in CONDITIONS]
+            why = _partitions_out_of_date(instance, cells, args.force)
+            evaluations = [_evaluate_if_out_of_date(instance, m, c, why[(m, c)]) for m, c in cells]
         report = _metrics(instance, args.force) if evaluations else None
     summary = _summary(home, main["run_id"], main["success"], main["checks"])
     summary["main_job_skipped"] = main["skipped"]
+    summary["main_job_why"] = main["why"]
     summary["evaluations"] = evaluations
     summary["report"] = report
     ok = ok and all(e["success"] for e in evaluations) and (report is None or report["success"])
@@ -94,35 +99,130 @@ def _run(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
-def _main_job(instance: Any, home: Path, force: bool) -> dict[str, Any]:
-    """The main job through Dagster, unless its last successful run read and wrote exactly what is there now."""
+@contextlib.contextmanager
+def _stdout_to_stderr(active: bool) -> Iterator[None]:
+    """With --json, stdout carries the summary alone: dbt's subprocess output goes to stderr meanwhile."""
+    if not active:
+        yield
+        return
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def _observe_inputs(instance: Any) -> None:
+    """Observe the source configurations, so that Dagster sees a changed setting or real file."""
     from memsql_assets.definitions import defs
-    from memsql_assets.defs.jobs import MAIN_JOB
-    from memsql_assets.lib import run_stamps
+    from memsql_assets.defs.jobs import OBSERVE_SOURCES_JOB
 
-    stamp = None if force else run_stamps.current_stamp(home, MAIN_JOB, run_stamps.main_job_fingerprint(home))
-    if stamp is not None:
-        return {"run_id": stamp["run_id"], "success": True, "checks": stamp["checks"], "skipped": True}
-    result = defs.resolve_job_def(MAIN_JOB).execute_in_process(
-        instance=instance, raise_on_error=False, run_config=QUIET_RUN_CONFIG
-    )
-    checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
-    if result.success and all(checks.values()):
-        run_stamps.record(
-            home, MAIN_JOB, run_stamps.main_job_fingerprint(home), run_id=result.run_id, checks=checks
-        )
-    return {"run_id": result.run_id, "success": result.success, "checks": checks, "skipped": False}
+    defs.resolve_job_def(OBSERVE_SOURCES_JOB).execute_in_process(instance=instance, run_config=QUIET_RUN_CONFIG)
 
 
-def _evaluate_if_stale(instance: Any, home: Path, model: str, condition: str, force: bool) -> dict[str, Any]:
-    """One partition through Dagster, unless its published result is current (see partition_staleness)."""
-    from memsql_assets.lib.harness.evaluate import partition_staleness
-    from memsql_assets.lib.harness.results import SUMMARY_FILE, partition_dir
+def _sync_models(instance: Any) -> None:
+    """The `model` partitions become the runnable registry models; their configurations are observed."""
+    from memsql_assets.defs.evaluation.automation import sync_model_partitions
     from memsql_assets.lib.models.registry import load_registry
 
-    if force or partition_staleness(home, load_registry().get(model), condition):
-        return _evaluate(instance, model, condition)
-    summary = json.loads((partition_dir(home, model, condition) / SUMMARY_FILE).read_text(encoding="utf-8"))
+    sync_model_partitions(instance, load_registry())
+    _observe_models(instance)
+
+
+def _observe_models(instance: Any) -> None:
+    from memsql_assets.definitions import defs
+    from memsql_assets.defs.jobs import OBSERVE_MODELS_JOB
+
+    defs.resolve_job_def(OBSERVE_MODELS_JOB).execute_in_process(instance=instance, run_config=QUIET_RUN_CONFIG)
+
+
+def _group_keys(groups: tuple[str, ...]) -> list[Any]:
+    from memsql_assets.definitions import defs
+
+    graph = defs.resolve_asset_graph()
+    return [
+        k
+        for k in graph.get_all_asset_keys()
+        if graph.get(k).group_name in groups and graph.get(k).is_materializable
+    ]
+
+
+def _latest_checks(instance: Any, keys: list[Any]) -> dict[str, bool]:
+    """The latest evaluation of every check on `keys`, passed or not (from the instance, run or not now)."""
+    from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
+
+    from memsql_assets.definitions import defs
+
+    graph = defs.resolve_asset_graph()
+    check_keys = [c for c in graph.asset_check_keys if c.asset_key in set(keys)]
+    latest = instance.event_log_storage.get_latest_asset_check_execution_by_key(check_keys)
+    return {
+        c.name: c in latest and latest[c].status == AssetCheckExecutionRecordStatus.SUCCEEDED
+        for c in check_keys
+    }
+
+
+def _main_job(instance: Any, force: bool) -> dict[str, Any]:
+    """Materialize the main job's assets that Dagster reports missing or stale (all with --force), run
+    after run until none is: a rebuilt asset whose data version changed makes its dependents stale."""
+    from memsql_assets.definitions import defs
+    from memsql_assets.defs.jobs import MAIN_GROUPS, MAIN_JOB
+    from memsql_assets.defs.planning import out_of_date
+
+    keys = _group_keys(MAIN_GROUPS)
+    job = defs.resolve_job_def(MAIN_JOB)
+    run_ids: list[str] = []
+    why: dict[str, str] = {}
+    success = True
+    for _ in range(len(keys)):  # each round rebuilds at least one asset: bounded by the asset count
+        todo = dict.fromkeys(keys, "forced") if force and not run_ids else out_of_date(instance, defs, keys)
+        if not todo:
+            break
+        why.update({k.to_user_string(): reason for k, reason in todo.items()})
+        result = job.execute_in_process(
+            instance=instance, asset_selection=list(todo), raise_on_error=False, run_config=QUIET_RUN_CONFIG
+        )
+        run_ids.append(result.run_id)
+        success = bool(result.success)
+        if not success:
+            break
+    return {
+        "run_id": run_ids[-1] if run_ids else None,
+        "success": success,
+        "checks": _latest_checks(instance, keys),
+        "skipped": not run_ids,
+        "why": why,
+    }
+
+
+def _partitions_out_of_date(
+    instance: Any, cells: list[tuple[str, str]], force: bool
+) -> dict[tuple[str, str], str | None]:
+    """Why each (model, condition) partition must be evaluated (None: Dagster reports it current)."""
+    import dagster as dg
+
+    from memsql_assets.definitions import defs
+    from memsql_assets.defs.evaluation.partitions import partition_key
+    from memsql_assets.defs.planning import stale_status, why_out_of_date
+
+    if force:
+        return dict.fromkeys(cells, "forced")
+    resolver = stale_status(instance, defs)  # partitions do not depend on one another: one resolver
+    key = dg.AssetKey("turn_results")
+    return {(m, c): why_out_of_date(resolver, key, partition_key(m, c)) for m, c in cells}
+
+
+def _evaluate_if_out_of_date(instance: Any, model: str, condition: str, why: str | None) -> dict[str, Any]:
+    """One partition through Dagster, unless Dagster reports its materialization current."""
+    from memsql_assets.lib.harness.results import SUMMARY_FILE, partition_dir
+
+    if why is not None:
+        return {**_evaluate(instance, model, condition), "why": why}
+    summary = json.loads((partition_dir(memsql_home(), model, condition) / SUMMARY_FILE).read_text(encoding="utf-8"))
     return {"model": model, "condition": condition, **summary, "skipped": "up to date", "success": True}
 
 
@@ -139,6 +239,7 @@ def _evaluate(instance: Any, model: str, condition: str) -> dict[str, Any]:
     load_registry().get(model)  # unknown model: names the registry file
     if not instance.has_dynamic_partition(model_partitions.name, model):
         instance.add_dynamic_partitions(model_partitions.name, [model])
+        _observe_models(instance)
     result = defs.resolve_job_def(EVALUATE_JOB).execute_in_process(
         instance=instance,
         partition_key=partition_key(model, condition),
@@ -162,39 +263,29 @@ def _evaluate(instance: Any, model: str, condition: str) -> dict[str, Any]:
 
 
 def _metrics(instance: Any, force: bool = False) -> dict[str, Any]:
-    """dbt build + the report, through Dagster, unless the results, the dbt project and the report code
-    are what the last successful build read; returns the report's path and summary table."""
+    """dbt build + the report through Dagster, when Dagster reports any of them missing or stale (a
+    turn_results partition with a new data version, a changed dbt model or report code)."""
     from memsql_assets.definitions import defs
     from memsql_assets.defs.jobs import METRICS_JOB
-    from memsql_assets.lib import run_stamps
+    from memsql_assets.defs.planning import out_of_date
 
     home = memsql_home()
     report_dir = home / "report"
     summary_file = report_dir / "summary.txt"
-    stamp = (
-        None if force else run_stamps.current_stamp(home, METRICS_JOB, run_stamps.metrics_fingerprint(home))
-    )
-    if stamp is not None:
-        run_id, success, failed_checks, skipped = stamp["run_id"], True, stamp["failed_dbt_tests"], True
-    else:
+    keys = _group_keys(("metrics",))
+    todo = keys if force else list(out_of_date(instance, defs, keys))
+    run_id, success = None, True
+    if todo:
         result = defs.resolve_job_def(METRICS_JOB).execute_in_process(
             instance=instance, raise_on_error=False, run_config=QUIET_RUN_CONFIG
         )
-        failed_checks = sorted(e.check_name for e in result.get_asset_check_evaluations() if not e.passed)
-        run_id, success, skipped = result.run_id, bool(result.success), False
-        if success:
-            run_stamps.record(
-                home,
-                METRICS_JOB,
-                run_stamps.metrics_fingerprint(home),
-                run_id=run_id,
-                failed_dbt_tests=failed_checks,
-            )
+        run_id, success = result.run_id, bool(result.success)
+    checks = _latest_checks(instance, keys)
     return {
         "success": success,
-        "skipped": skipped,
+        "skipped": not todo,
         "run_id": run_id,
-        "failed_dbt_tests": failed_checks,
+        "failed_dbt_tests": sorted(name for name, passed in checks.items() if not passed),
         "html": str(report_dir / "report.html"),
         "summary_text": summary_file.read_text(encoding="utf-8") if summary_file.exists() else "",
     }
@@ -294,6 +385,8 @@ def _print_summary(s: dict[str, Any]) -> None:
     state = "SUCCESS" if s["success"] else "FAILED"
     if s.get("main_job_skipped"):
         state = "up to date, not re-run"
+    elif s.get("main_job_why"):
+        state += "  (" + ", ".join(f"{k}: {v}" for k, v in sorted(s["main_job_why"].items())[:4]) + ")"
     print(f"\nmemsql main job: {state}  (run {s['run_id']}, data in {s['home']})")
     print("\nsources:")
     for name, info in s["sources"].items():
@@ -318,7 +411,7 @@ def _print_summary(s: dict[str, Any]) -> None:
     if report:
         state = "  FAILED: see the Dagster run" if not report["success"] else ""
         if report.get("skipped"):
-            state = f"  up to date, not rebuilt (run {report['run_id']})"
+            state = "  up to date, not rebuilt"
         print("\nmetrics (dbt marts):" + state)
         if report["summary_text"]:
             print(report["summary_text"].rstrip())
@@ -411,7 +504,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--force",
         action="store_true",
-        help="recompute everything (default: skip the main job, partitions and metrics that are up to date)",
+        help="recompute everything (default: only what Dagster reports missing or stale)",
     )
     p.set_defaults(func=_run)
 

@@ -3,19 +3,21 @@
 import dagster as dg
 
 from memsql_assets.defs.evaluation.partitions import evaluation_partitions
+from memsql_assets.lib.sources.config import SOURCE_NAMES
 
 MAIN_JOB = "memsql_main"
 EVALUATE_JOB = "evaluate"
 METRICS_JOB = "metrics"
 
 # The README's main command, first half: every unpartitioned asset of the lineage with its checks.
+MAIN_GROUPS = ("sources", "benchmark", "memory", "trajectories")
 main_job = dg.define_asset_job(
     MAIN_JOB,
-    selection=dg.AssetSelection.groups("sources", "benchmark", "memory", "trajectories"),
+    selection=dg.AssetSelection.groups(*MAIN_GROUPS),
     description="Sources -> profiles -> sessions, semantic memory and the trajectory store, with blocking checks.",
 )
 
-# One run per (model, condition) partition; the sensor, the schedule, backfills and `memsql eval` use it.
+# One run per (model, condition) partition: automation, backfills and `memsql eval` use it.
 evaluate_job = dg.define_asset_job(
     EVALUATE_JOB,
     selection=dg.AssetSelection.assets("turn_results"),
@@ -28,4 +30,19 @@ metrics_job = dg.define_asset_job(
     METRICS_JOB,
     selection=dg.AssetSelection.groups("metrics"),
     description="dbt build (staging -> intermediate -> marts, with tests as checks) and the HTML report.",
+)
+
+# Observations of what the lineage is built from: `memsql run` starts with them, the registry sensor
+# requests the model one when an entry changes, and the UI can launch either.
+OBSERVE_SOURCES_JOB = "observe_sources"
+OBSERVE_MODELS_JOB = "observe_models"
+observe_sources_job = dg.define_asset_job(
+    OBSERVE_SOURCES_JOB,
+    selection=dg.AssetSelection.assets(*(f"raw_{name}" for name in SOURCE_NAMES)),
+    description="Observe each source's configuration and real files (raw_<source>).",
+)
+observe_models_job = dg.define_asset_job(
+    OBSERVE_MODELS_JOB,
+    selection=dg.AssetSelection.assets("model_registry"),
+    description="Observe each runnable model's registry entry (model_registry, one data version per model).",
 )

@@ -65,3 +65,11 @@ def sha256_file(path: Path) -> str:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def sha256_tree(root: Path) -> str:
+    """sha256 over a folder's files (relative names and contents, in name order)."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + sha256_file(path).encode())
+    return digest.hexdigest()

@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import os
 import signal
 import subprocess
 import sys
 import time
 
-import dagster as dg
 import pytest
 
-from memsql_assets.defs.evaluation.resources import EvaluationSettings
-from memsql_assets.lib.harness.evaluate import EvalSettings, evaluate_partition, partition_staleness
+from memsql_assets.lib.harness.evaluate import evaluate_partition
 from memsql_assets.lib.harness.results import RESULT_FILE, comparable_rows, partition_dir, read_results
-from memsql_assets.lib.models.registry import load_registry
 
 
 def _by_depth(rows, critical_only=True):
@@ -75,7 +70,7 @@ RUNNER = """
 import sys
 from pathlib import Path
 from memsql_assets.defs.evaluation.resources import EvaluationSettings
-from memsql_assets.lib.harness.evaluate import EvalSettings, evaluate_partition, partition_staleness
+from memsql_assets.lib.harness.evaluate import evaluate_partition
 from memsql_assets.lib.models.registry import load_registry
 evaluate_partition(Path(sys.argv[1]), sys.argv[2], sys.argv[3])
 """
@@ -113,57 +108,3 @@ def test_resume_after_kill_9_gives_the_clean_runs_rows(small_home, tmp_path):
     assert not diffs, diffs[:5]
     on_disk = read_results(partition_dir(home, "recall-probe", "C") / RESULT_FILE)
     assert len(on_disk) == len({(r["session_id"], r["turn_index"]) for r in on_disk}) == len(clean.rows)
-
-
-def test_sensor_adds_new_models_and_requests_every_condition(tmp_path, monkeypatch):
-    from memsql_assets.defs.evaluation.automation import model_registry_sensor
-    from memsql_assets.lib.agent.conditions import CONDITIONS
-
-    with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("model", ["gold"])
-        result = model_registry_sensor(dg.build_sensor_context(instance=instance))
-        assert isinstance(result, dg.SensorResult)
-        added = result.dynamic_partitions_requests[0].partition_keys
-        assert "recall-probe" in added and "gold" not in added
-        keys = {
-            (r.partition_key.keys_by_dimension["model"], r.partition_key.keys_by_dimension["condition"])
-            for r in result.run_requests
-        }
-        assert {("recall-probe", c) for c in CONDITIONS} <= keys
-        assert not any(m.startswith("gpt-") for m, _ in keys), "models without API keys are not run"
-        instance.add_dynamic_partitions("model", list(added))
-        again = model_registry_sensor(dg.build_sensor_context(instance=instance))
-        assert isinstance(again, dg.SkipReason)
-
-
-def test_schedule_requests_missing_and_stale_partitions(small_home, monkeypatch):
-    from memsql_assets.defs.evaluation.automation import reevaluate_stale_partitions
-
-    monkeypatch.setenv("MEMSQL_HOME", str(small_home))
-    evaluate_partition(small_home, "gold", "A")
-    summary_path = partition_dir(small_home, "gold", "A") / "summary.json"
-    with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("model", ["gold"])
-        context = dg.build_schedule_context(instance=instance, resources={"evaluation": EvaluationSettings()})
-        requests = reevaluate_stale_partitions(context)
-        wanted = {r.partition_key.keys_by_dimension["condition"] for r in requests}
-        assert "A" not in wanted and "E" in wanted  # gold/A is current; gold/E was never run here
-        summary = json.loads(summary_path.read_text())
-        summary["inputs"]["benchmark"] = "0000000000000000"
-        summary_path.write_text(json.dumps(summary))
-        requests = reevaluate_stale_partitions(context)
-        stale = {r.partition_key.keys_by_dimension["condition"]: r.tags["memsql/trigger"] for r in requests}
-        assert stale["A"] == "stale: benchmark changed"
-
-
-def test_staleness_names_what_changed(small_home):
-    gold = load_registry().get("gold")
-    evaluate_partition(small_home, "gold", "B")
-    assert partition_staleness(small_home, gold, "B") is None
-    assert (
-        partition_staleness(small_home, gold, "B", EvalSettings(episodic_k=5))
-        == "evaluation settings changed"
-    )
-    assert partition_staleness(small_home, gold, "B_wm5") == "missing"
-    changed = dataclasses.replace(gold, litellm_model="memsql/recall-probe")
-    assert partition_staleness(small_home, changed, "B") == "model configuration changed"

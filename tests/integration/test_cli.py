@@ -6,10 +6,12 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 pytestmark = pytest.mark.integration
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _memsql(*args, env=None, check=True):
@@ -94,13 +96,21 @@ def test_eval_rejects_unknown_condition_and_model(cli_env):
     assert proc.returncode == 2 and "nope" in proc.stderr and "Traceback" not in proc.stderr
 
 
-def test_run_skips_an_up_to_date_main_job_unless_forced(cli_env):
+def test_run_materializes_only_what_dagster_reports_out_of_date(cli_env, tmp_path):
     first = json.loads(_memsql("run", "--skip-eval", "--json", env=cli_env).stdout)
     again = json.loads(_memsql("run", "--skip-eval", "--json", env=cli_env).stdout)
-    assert again["main_job_skipped"] and again["run_id"] == first["run_id"]
+    assert again["main_job_skipped"] and again["run_id"] is None and not again["main_job_why"]
     assert again["success"] and again["checks"] == first["checks"]
     assert again["benchmark"] == first["benchmark"]
     forced = json.loads(_memsql("run", "--skip-eval", "--force", "--json", env=cli_env).stdout)
     assert not forced["main_job_skipped"] and forced["run_id"] != first["run_id"] and forced["success"]
-    text = _memsql("run", "--skip-eval", env=cli_env).stdout
-    assert f"up to date, not re-run  (run {forced['run_id']}" in text
+    assert "up to date, not re-run" in _memsql("run", "--skip-eval", env=cli_env).stdout
+
+    # A changed source setting is a new data version of raw_northwind: Dagster marks northwind stale.
+    sources = tmp_path / "sources.yaml"
+    sources.write_text((REPO / "sources" / "sources.yaml").read_text().replace("orders: 16282", "orders: 16000"))
+    changed = json.loads(
+        _memsql("run", "--skip-eval", "--json", env=dict(cli_env, MEMSQL_SOURCES_FILE=str(sources))).stdout
+    )
+    assert changed["main_job_why"]["northwind"] == "has a new dependency data version: raw_northwind"
+    assert "bird_financial" not in changed["main_job_why"] and changed["success"]

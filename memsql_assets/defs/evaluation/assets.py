@@ -4,19 +4,24 @@ import time
 
 import dagster as dg
 
+from memsql_assets.defs.evaluation.automation import EVALUATE_WHEN_OUT_OF_DATE, model_registry
 from memsql_assets.defs.evaluation.partitions import evaluation_partitions
 from memsql_assets.defs.evaluation.resources import EvaluationSettings
 from memsql_assets.defs.resources import MemsqlSettings
+from memsql_assets.lib.code_versions import HARNESS_CODE, SEMANTIC_CODE, code_version, digest
 from memsql_assets.lib.harness.evaluate import evaluate_partition
+from memsql_assets.lib.harness.results import comparable_rows
 from memsql_assets.lib.harness.runner import RunStats
 from memsql_assets.lib.memory.chroma import chroma_client
 from memsql_assets.lib.memory.semantic import SEMANTIC_COLLECTION, SEMANTIC_HINTS, seed_semantic_memory
+from memsql_assets.lib.sources.config import SOURCE_NAMES
 from memsql_assets.lib.trajectories.lookup import trajectory_lookup
 
 
 @dg.asset(
     group_name="memory",
     kinds={"chromadb"},
+    code_version=code_version(*SEMANTIC_CODE),
     description="Static semantic memory: the six hints of the paper's Appendix A.5, verbatim, in a read-only "
     f"ChromaDB namespace ({SEMANTIC_COLLECTION}); condition D retrieves the top-1 hint of the turn's source.",
 )
@@ -24,7 +29,8 @@ def semantic_memory(memsql: MemsqlSettings, evaluation: EvaluationSettings) -> d
     count = seed_semantic_memory(chroma_client(memsql.home_path, evaluation.chroma_url or None))
     table = "| id | hint |\n| --- | --- |\n" + "".join(f"| {h.id} | {h.text} |\n" for h in SEMANTIC_HINTS)
     return dg.MaterializeResult(
-        metadata={"hints": count, "collection": SEMANTIC_COLLECTION, "seed": dg.MetadataValue.md(table)}
+        metadata={"hints": count, "collection": SEMANTIC_COLLECTION, "seed": dg.MetadataValue.md(table)},
+        data_version=dg.DataVersion(digest([h.text for h in SEMANTIC_HINTS])),
     )
 
 
@@ -38,7 +44,18 @@ def _table(title: str, values: dict) -> str:
     group_name="evaluation",
     kinds={"python", "parquet"},
     partitions_def=evaluation_partitions,
-    deps=["sessions", semantic_memory, "trajectory_store"],
+    deps=[
+        *SOURCE_NAMES,
+        "sessions",
+        semantic_memory,
+        "trajectory_store",
+        dg.AssetDep(
+            model_registry,
+            partition_mapping=dg.MultiToSingleDimensionPartitionMapping(partition_dimension_name="model"),
+        ),
+    ],
+    code_version=code_version(*HARNESS_CODE),
+    automation_condition=EVALUATE_WHEN_OUT_OF_DATE,
     check_specs=[
         dg.AssetCheckSpec(
             "harness_integrity",
@@ -114,5 +131,6 @@ def turn_results(
             "benchmark_version": s["benchmark_version"],
             "path": dg.MetadataValue.path(str(outcome.result_path)),
         },
+        data_version=dg.DataVersion(digest(comparable_rows(outcome.rows))),
         check_results=[check],
     )

@@ -1,83 +1,115 @@
-"""Automatic re-evaluation: a sensor for newly registered models, a schedule for stale partitions."""
+"""Automatic (re-)evaluation, decided by Dagster: which models are partitions, what each model's
+configuration is, and when a turn_results partition is materialized.
+
+- The `model` partitions are the registry's runnable models (enabled, and available here: API key
+  set, weights present). The sensor adds a model when it becomes runnable (a key set later included)
+  and removes it when it is disabled, unavailable or gone, so automation never requests it.
+- `model_registry` observes each model's configuration (litellm id, params, reasoning) as a data
+  version: an edited entry shows in the UI as a new data version and marks its partitions stale.
+- `turn_results` is materialized when a partition is missing, when the harness code version changes,
+  or when an upstream data version changes (benchmark, sources, memories, the model's configuration).
+"""
+
+from __future__ import annotations
 
 import dagster as dg
 
-from memsql_assets.defs.evaluation.partitions import condition_partitions, model_partitions, partition_key
-from memsql_assets.defs.evaluation.resources import EvaluationSettings
-from memsql_assets.defs.jobs import EVALUATE_JOB
+from memsql_assets.defs.evaluation.partitions import model_partitions
+from memsql_assets.defs.jobs import OBSERVE_MODELS_JOB
+from memsql_assets.lib.code_versions import digest
 from memsql_assets.lib.errors import MemsqlError
-from memsql_assets.lib.harness.evaluate import EvalSettings, partition_staleness
-from memsql_assets.lib.models.registry import load_registry
-from memsql_assets.lib.paths import memsql_home
+from memsql_assets.lib.harness.evaluate import model_fingerprint
+from memsql_assets.lib.models.registry import Registry, load_registry
+
+
+def runnable_models(registry: Registry) -> list[str]:
+    """Enabled registry entries that can run in this process's environment."""
+    return [k for k in registry.enabled_keys() if registry.available(k)[0]]
+
+
+def registry_versions(registry: Registry, keys: list[str]) -> dict[str, str]:
+    return {k: model_fingerprint(registry.get(k)) for k in keys if k in registry.entries}
+
+
+@dg.observable_source_asset(
+    name="model_registry",
+    group_name="evaluation",
+    partitions_def=model_partitions,
+    description="Each runnable model's entry in models.yaml (litellm id, provider params, reasoning config) as a "
+    "data version per `model` partition: editing an entry marks that model's turn_results partitions stale.",
+)
+def model_registry(context: dg.AssetExecutionContext) -> dg.DataVersionsByPartition:
+    registry = load_registry()
+    keys = list(context.instance.get_dynamic_partitions(model_partitions.name))
+    return dg.DataVersionsByPartition(
+        {k: dg.DataVersion(v) for k, v in registry_versions(registry, keys).items()}
+    )
+
+
+def sync_model_partitions(instance: dg.DagsterInstance, registry: Registry) -> tuple[list[str], list[str]]:
+    """Make the `model` partitions exactly the runnable models; returns (added, removed)."""
+    runnable = set(runnable_models(registry))
+    known = set(instance.get_dynamic_partitions(model_partitions.name))
+    added, removed = sorted(runnable - known), sorted(known - runnable)
+    if added:
+        instance.add_dynamic_partitions(model_partitions.name, added)
+    for key in removed:
+        instance.delete_dynamic_partition(model_partitions.name, key)
+    return added, removed
 
 
 @dg.sensor(
-    job_name=EVALUATE_JOB,
     minimum_interval_seconds=60,
     default_status=dg.DefaultSensorStatus.RUNNING,
-    description="Syncs models.yaml to the `model` dynamic partitions and requests every condition of each "
-    "newly added model that is available (API key set, weights present).",
+    job_name=OBSERVE_MODELS_JOB,
+    description="Keeps the `model` partitions equal to the runnable models of models.yaml (enabled, API key set, "
+    "weights present) and observes `model_registry` whenever an entry's configuration changes; the automation "
+    "condition of turn_results then evaluates what is missing or stale.",
 )
 def model_registry_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
     try:
         registry = load_registry()
     except MemsqlError as exc:
         return dg.SkipReason(f"model registry is invalid: {exc}")
+    runnable = set(runnable_models(registry))
     known = set(context.instance.get_dynamic_partitions(model_partitions.name))
-    new = [k for k in registry.enabled_keys() if k not in known]
-    if not new:
-        return dg.SkipReason("no new models in the registry")
-    runs = []
-    for key in new:
-        available, reason = registry.available(key)
-        if not available:
-            context.log.info(f"model {key} added as a partition but not run: {reason}")
-            continue
-        runs += [
-            dg.RunRequest(partition_key=partition_key(key, c), tags={"memsql/trigger": "new-model"})
-            for c in condition_partitions.get_partition_keys()
-        ]
+    added, removed = sorted(runnable - known), sorted(known - runnable)
+    for key in sorted(set(registry.enabled_keys()) - runnable):
+        context.log.info(f"model {key} is not a partition: {registry.available(key)[1]}")
+    fingerprint = digest(registry_versions(registry, sorted(runnable)))
+    requests = []
+    if added:
+        requests.append(model_partitions.build_add_request(added))
+    for key in removed:
+        requests.append(model_partitions.build_delete_request([key]))
+    observe = fingerprint != context.cursor
+    if not requests and not observe:
+        return dg.SkipReason("the model partitions and their configurations are unchanged")
     return dg.SensorResult(
-        dynamic_partitions_requests=[model_partitions.build_add_request(new)], run_requests=runs
+        dynamic_partitions_requests=requests,
+        run_requests=[dg.RunRequest()] if observe else [],
+        cursor=fingerprint,
     )
 
 
-def stale_partitions(
-    instance: dg.DagsterInstance, settings: EvalSettings | None = None
-) -> list[tuple[str, str, str]]:
-    """(model, condition, why) for each available model's partition that is missing or out of date.
+# Missing (a new or newly runnable model), a new harness code version, or a new upstream data version;
+# never while an input is missing or being rebuilt. Requests fire once per change: a failed run is
+# not retried in a loop.
+EVALUATE_WHEN_OUT_OF_DATE = (
+    (
+        dg.AutomationCondition.newly_missing()
+        | dg.AutomationCondition.code_version_changed()
+        | dg.AutomationCondition.any_deps_match(dg.AutomationCondition.data_version_changed())
+    ).since_last_handled()
+    & ~dg.AutomationCondition.any_deps_missing()
+    & ~dg.AutomationCondition.any_deps_in_progress()
+    & ~dg.AutomationCondition.in_progress()
+).with_label("missing, new code version or new input data version")
 
-    Out of date: computed from another benchmark, source data, model configuration (litellm id,
-    params, reasoning), harness code, evaluation settings or trajectory store than the current ones.
-    """
-    home = memsql_home()
-    registry = load_registry()
-    out = []
-    for model in instance.get_dynamic_partitions(model_partitions.name):
-        if model not in registry.entries or not registry.available(model)[0]:
-            continue
-        for condition in condition_partitions.get_partition_keys():
-            why = partition_staleness(home, registry.get(model), condition, settings)
-            if why:
-                out.append((model, condition, why))
-    return out
-
-
-@dg.schedule(
-    job_name=EVALUATE_JOB,
-    cron_schedule="0 3 * * *",
-    default_status=dg.DefaultScheduleStatus.STOPPED,
-    description="Nightly: re-evaluates every partition whose result is missing or stale (benchmark, source "
-    "data, model configuration, harness code, evaluation settings or trajectory store changed).",
+automation_sensor = dg.AutomationConditionSensorDefinition(
+    "memsql_automation",
+    target=dg.AssetSelection.all(),
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Evaluates the automation conditions: turn_results partitions that are missing or out of date, "
+    "then the dbt metrics and the report downstream of them.",
 )
-def reevaluate_stale_partitions(context: dg.ScheduleEvaluationContext, evaluation: EvaluationSettings):
-    try:
-        stale = stale_partitions(context.instance, evaluation.settings())
-    except (MemsqlError, FileNotFoundError) as exc:
-        return dg.SkipReason(f"cannot assess staleness: {exc}")
-    if not stale:
-        return dg.SkipReason("every partition is up to date")
-    return [
-        dg.RunRequest(partition_key=partition_key(m, c), tags={"memsql/trigger": f"stale: {why}"})
-        for m, c, why in stale
-    ]

@@ -1,11 +1,17 @@
-"""Source database assets: one SQLite file each, embedded builder or real-data adapter."""
+"""Source database assets: one SQLite file each, embedded builder or real-data adapter.
+
+Each source's configuration (sources/sources.yaml plus MEMSQL_SOURCE_<NAME>, and the real files it
+names) is observed as `raw_<name>`: a changed setting or file is a new data version there, and Dagster
+marks the database built from it stale.
+"""
 
 import dagster as dg
 
 from memsql_assets.defs.resources import MemsqlSettings
+from memsql_assets.lib.code_versions import SOURCES_CODE, code_version, digest
 from memsql_assets.lib.paths import source_db_path
 from memsql_assets.lib.sources.build import build_source
-from memsql_assets.lib.sources.config import SOURCE_NAMES
+from memsql_assets.lib.sources.config import SOURCE_NAMES, SourceSpec
 
 DESCRIPTIONS = {
     "bird_financial": "BIRD financial (PKDD'99 Czech bank): account, card, client, disp, district, loan, order, trans.",
@@ -14,11 +20,40 @@ DESCRIPTIONS = {
 }
 
 
+def spec_version(spec: SourceSpec) -> str:
+    """The configuration a source is built from, with the identity (size, mtime) of each real file."""
+    if spec.kind != "real" or spec.real_path is None:
+        return digest({"kind": spec.kind, "seed": spec.seed, "options": spec.options})
+    root = spec.real_path
+    paths = sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else [root]
+    files = [(str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in paths]
+    return digest({"kind": spec.kind, "options": spec.options, "files": files})
+
+
+def raw_key(name: str) -> dg.AssetKey:
+    return dg.AssetKey(f"raw_{name}")
+
+
+def _raw_asset(name: str) -> dg.AssetsDefinition:
+    @dg.observable_source_asset(
+        key=raw_key(name),
+        group_name="sources",
+        description=f"What {name} is built from: its entry in sources/sources.yaml (or MEMSQL_SOURCE_"
+        f"{name.upper()}) and the real files it names. Observed by `memsql run` and the registry sensor.",
+    )
+    def _observe(memsql: MemsqlSettings) -> dg.DataVersion:
+        return dg.DataVersion(spec_version(memsql.source_specs()[name]))
+
+    return _observe
+
+
 def _source_asset(name: str) -> dg.AssetsDefinition:
     @dg.asset(
         name=name,
         group_name="sources",
         kinds={"sqlite"},
+        deps=[raw_key(name)],
+        code_version=code_version(*SOURCES_CODE),
         description=DESCRIPTIONS[name]
         + " Built per sources/sources.yaml (embedded by default, or a real-data adapter).",
     )
@@ -47,4 +82,5 @@ def _source_asset(name: str) -> dg.AssetsDefinition:
     return _asset
 
 
+raw_source_assets = [_raw_asset(name) for name in SOURCE_NAMES]
 source_assets = [_source_asset(name) for name in SOURCE_NAMES]

@@ -6,8 +6,9 @@ import dagster as dg
 
 from memsql_assets.defs.resources import MemsqlSettings
 from memsql_assets.defs.trajectories.resources import TrajectorySettings
-from memsql_assets.lib.atomic import write_text_atomic
+from memsql_assets.lib.atomic import sha256_file, sha256_tree, write_text_atomic
 from memsql_assets.lib.benchmark.store import read_turns
+from memsql_assets.lib.code_versions import TRAJECTORY_CODE, code_version
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.memory.chroma import chroma_client
 from memsql_assets.lib.paths import benchmark_dir, source_db_path
@@ -32,6 +33,7 @@ def _md(mapping: dict, key: str, value: str) -> str:
     group_name="trajectories",
     kinds={"sqlite", "json"},
     deps=[*SOURCE_NAMES, "sessions"],
+    code_version=code_version(*TRAJECTORY_CODE),
     description="Algorithm 1: a budget of N synthetic questions allocated across the source databases by schema "
     "complexity (weight = tables + columns/4 + 2·FK edges + log10(rows+1)), generated deterministically from the "
     "schema and data, each with SQL verified to execute, none duplicating a benchmark question.",
@@ -55,7 +57,8 @@ def synthetic_questions(memsql: MemsqlSettings, trajectories: TrajectorySettings
             "questions_per_db": dg.MetadataValue.json(info["questions_per_db"]),
             "shortfall": dg.MetadataValue.json(info.get("shortfall", {})),
             "path": dg.MetadataValue.path(str(path)),
-        }
+        },
+        data_version=dg.DataVersion(sha256_file(path)),
     )
 
 
@@ -66,6 +69,7 @@ def synthetic_questions(memsql: MemsqlSettings, trajectories: TrajectorySettings
             "trajectory_store",
             deps=[synthetic_questions],
             kinds={"chromadb", "json"},
+            code_version=code_version(*TRAJECTORY_CODE),
             description="Exploration traces of every synthetic question (deterministic explorer with real tools), "
             "phase-classified by rules (explore / execute / validate), rewritten as markdown with a header per "
             "phase segment, stored per phase in ChromaDB plus a JSON copy per question.",
@@ -74,6 +78,7 @@ def synthetic_questions(memsql: MemsqlSettings, trajectories: TrajectorySettings
             "composite_tools",
             deps=[synthetic_questions],
             kinds={"json"},
+            code_version=code_version(*TRAJECTORY_CODE),
             description="Tool subsequences with support >= theta within one phase, mined from the first "
             "exploration pass; the second pass (what the store holds) calls them as single actions.",
         ),
@@ -134,6 +139,7 @@ def trajectory_store(memsql: MemsqlSettings, trajectories: TrajectorySettings):
             "classifier_accuracy": dg.MetadataValue.json(accuracy),
             "build_seconds": report.build_seconds,
         },
+        data_version=dg.DataVersion(sha256_tree(_dir(memsql) / "json")),
         check_results=[check],
     )
     yield dg.MaterializeResult(
@@ -152,4 +158,5 @@ def trajectory_store(memsql: MemsqlSettings, trajectories: TrajectorySettings):
             "max_len": trajectories.max_len,
             "path": dg.MetadataValue.path(str(composites_path)),
         },
+        data_version=dg.DataVersion(sha256_file(composites_path)),
     )

@@ -36,14 +36,7 @@ from memsql_assets.lib.atomic import sha256_file
 from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.benchmark.store import read_turns
 from memsql_assets.lib.errors import MemsqlError
-from memsql_assets.lib.freshness import code_hash, digest, first_difference, read_stamp, tree_hash
-from memsql_assets.lib.harness.results import (
-    RESULT_FILE,
-    SUMMARY_FILE,
-    partition_dir,
-    progress_dir,
-    read_checkpoints,
-)
+from memsql_assets.lib.harness.results import partition_dir, progress_dir, read_checkpoints
 from memsql_assets.lib.harness.runner import PartitionRunner, Progress
 from memsql_assets.lib.harness.summary import summarize
 from memsql_assets.lib.memory.chroma import chroma_client, collection_name, open_collection
@@ -90,63 +83,6 @@ def model_fingerprint(entry: ModelEntry) -> str:
         {"model": entry.litellm_model, "params": entry.call_params()}, sort_keys=True, default=str
     )
     return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-# The code a partition's result depends on: a change here makes every partition stale (a re-run
-# replays unchanged prompts from the request store, so only what really changed costs model calls).
-HARNESS_PACKAGES = (
-    "lib/agent",
-    "lib/evaluation",
-    "lib/harness",
-    "lib/memory",
-    "lib/models",
-    "lib/sql",
-    "lib/trajectories",
-)
-STALE_REASONS = {
-    "missing": "missing",
-    "benchmark": "benchmark changed",
-    "sources": "source data changed",
-    "model": "model configuration changed",
-    "harness": "harness code changed",
-    "settings": "evaluation settings changed",
-    "trajectories": "trajectory store changed",
-}
-
-
-def partition_inputs(
-    home: Path, entry: ModelEntry, condition: Condition, settings: EvalSettings
-) -> dict[str, str]:
-    """Fingerprints of everything a partition's result is a function of (the keys of STALE_REASONS)."""
-    inputs = {
-        "benchmark": benchmark_version(home),
-        "sources": digest({p: sha256_file(source_db_path(home, n)) for p, n in SOURCE_BY_PREFIX.items()}),
-        "model": model_fingerprint(entry),
-        "harness": code_hash(*HARNESS_PACKAGES),
-        "settings": digest(
-            {"episodic_k": settings.episodic_k, "timeout_s": settings.timeout_s, "row_cap": settings.row_cap}
-        ),
-    }
-    if condition.trajectory:
-        inputs["trajectories"] = tree_hash(home / "trajectories")
-    return inputs
-
-
-def partition_staleness(
-    home: Path, entry: ModelEntry, condition_name: str, settings: EvalSettings | None = None
-) -> str | None:
-    """Why the partition's published result is out of date ("missing", "benchmark changed", ...), or None."""
-    condition = get_condition(condition_name)
-    out = partition_dir(home, entry.key, condition.name)
-    summary = read_stamp(out / SUMMARY_FILE)
-    if summary is None or not (out / RESULT_FILE).exists():
-        return STALE_REASONS["missing"]
-    if "inputs" not in summary:
-        return "computed by an older memsql (no input fingerprints recorded)"
-    key = first_difference(
-        summary.get("inputs"), partition_inputs(home, entry, condition, settings or EvalSettings())
-    )
-    return STALE_REASONS[key] if key else None
 
 
 TrajectoryFactory = Callable[[Path], Callable[[str, str], str | None]]
@@ -237,7 +173,6 @@ def evaluate_partition(
 
     turns = read_turns(benchmark_dir(home))
     version = benchmark_version(home)
-    inputs = partition_inputs(home, entry, condition, settings)  # before the run: what it was computed from
     db_paths = {prefix: source_db_path(home, name) for prefix, name in SOURCE_BY_PREFIX.items()}
     schemas = {prefix: schema_text(path) for prefix, path in db_paths.items()}
     gateway = gateway or ModelGateway(registry, RequestStore(home / "requests"), home=home)
@@ -301,7 +236,6 @@ def evaluate_partition(
         redone_sessions=stats.redone_sessions,
         model_calls_this_run=gateway.calls,
         model_fingerprint=model_fingerprint(entry),
-        inputs=inputs,
     )
     path = runner.finish(rows, summary)
     return PartitionOutcome(summary=summary, result_path=path, rows=rows)

@@ -1,0 +1,61 @@
+"""Code versions: a hash of the code each asset runs, given to Dagster as the asset's `code_version`.
+
+Dagster records the code version with every materialization and marks a result stale when it differs
+from the loaded definitions' (the UI's "Stale" badge and its causes). Hashes are of file contents,
+never of paths or times, so every clone of the same commit gets the same versions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]  # memsql_assets/
+CODE_SUFFIXES = (".py", ".yaml", ".yml", ".jsonl", ".json", ".sql", ".j2", ".html")
+
+
+def digest(value: Any) -> str:
+    """A short hash of a JSON-serialisable value (sorted keys: dict order never matters)."""
+    text = json.dumps(value, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _code_files(part: Path) -> list[Path]:
+    if part.is_file():
+        return [part]
+    return sorted(
+        p
+        for p in part.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts and p.name.endswith(CODE_SUFFIXES)
+    )
+
+
+def code_version(*parts: str, root: Path = PACKAGE_ROOT) -> str:
+    """Hash of the code files under `parts` (folders or files relative to memsql_assets/)."""
+    h = hashlib.sha256()
+    for part in sorted(parts):
+        for path in _code_files(root / part):
+            h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+# What each asset's result is a function of, besides its upstream data. A change in any of these
+# files makes Dagster report the asset (every partition, for turn_results) stale.
+SOURCES_CODE = ("lib/sources",)
+BENCHMARK_CODE = ("lib/benchmark", "lib/sql", "lib/sources/sqlite_db.py")
+SEMANTIC_CODE = ("lib/memory/semantic.py", "lib/memory/chroma.py", "lib/memory/embeddings.py")
+TRAJECTORY_CODE = ("lib/trajectories", "lib/sql", "lib/sources/sqlite_db.py", "lib/memory")
+HARNESS_CODE = (
+    "lib/agent",
+    "lib/benchmark",
+    "lib/evaluation",
+    "lib/harness",
+    "lib/memory",
+    "lib/models",
+    "lib/sql",
+    "lib/sources/sqlite_db.py",
+    "lib/trajectories",
+)
+REPORT_CODE = ("lib/report",)
