@@ -1,14 +1,4 @@
-"""Evaluate one partition end to end: services up, agent built for the condition, run, publish.
-
-This is the one place that knows which stores a condition needs: Redis only when it has a
-working-memory window, episodic Chroma only for C/D (kept inside the partition's own result
-directory, so two partitions never write one Chroma database), semantic Chroma read-only for D,
-the trajectory store for E.
-
-A resume skips the sessions its checkpoints record, so it is only faithful if the memory those
-sessions wrote is still there: if the partition's episodic Chroma directory was deleted (or
-replaced after corruption) the checkpoints are discarded with a warning and the partition is
-rebuilt from its first session, its model calls coming back from the request store.
+"""Evaluate one partition end to end: check the model, open the condition's services, run, publish.
 
 API keys: a provider may echo the key in an error message (e.g. "Incorrect API key provided:
 sk-..."). The request store redacts what it writes, but the reply handed back for the turn carries
@@ -18,33 +8,24 @@ the raw message, so every reply is redacted here before it becomes a row, a chec
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import json
 import logging
-import shutil
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from memsql_assets.lib.agent.agent import Agent
-from memsql_assets.lib.agent.conditions import Condition, get_condition
+from memsql_assets.lib.agent.conditions import get_condition
 from memsql_assets.lib.agent.schema import schema_text
 from memsql_assets.lib.atomic import sha256_file
 from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.benchmark.store import read_turns
 from memsql_assets.lib.errors import MemsqlError
-from memsql_assets.lib.harness.results import partition_dir, progress_dir, read_checkpoints
 from memsql_assets.lib.harness.runner import PartitionRunner, Progress
+from memsql_assets.lib.harness.services import TrajectoryFactory, open_services
 from memsql_assets.lib.harness.summary import summarize
-from memsql_assets.lib.memory.chroma import chroma_client, collection_name, open_collection
-from memsql_assets.lib.memory.embeddings import EmbeddingCache
-from memsql_assets.lib.memory.episodic import EpisodicMemory, turn_id
-from memsql_assets.lib.memory.redis_service import redis_connection
-from memsql_assets.lib.memory.semantic import SemanticMemory
-from memsql_assets.lib.memory.working import WorkingMemory
 from memsql_assets.lib.models.gateway import ModelGateway, ModelReply
 from memsql_assets.lib.models.registry import ModelEntry, Registry, load_registry
 from memsql_assets.lib.models.request_store import REDACTED, RequestStore
@@ -85,18 +66,6 @@ def model_fingerprint(entry: ModelEntry) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-TrajectoryFactory = Callable[[Path], Callable[[str, str], str | None]]
-
-
-@contextlib.contextmanager
-def _working_memory(home: Path, condition: Condition, settings: EvalSettings, run_id: str) -> Iterator[Any]:
-    if not condition.window:
-        yield None, None
-        return
-    with redis_connection(home, settings.redis_url) as client:
-        yield client, WorkingMemory(client, run_id)
-
-
 def _secret_values(gateway: ModelGateway) -> list[str]:
     """Values of the API-key variables the registry names (longest first; short ones, like the request
     store, are ignored: they would redact innocent text)."""
@@ -131,26 +100,6 @@ def _redacting(
     return call
 
 
-def _drop_checkpoints_without_memory(checkpoints: Path, episodic: EpisodicMemory) -> None:
-    """Discard the checkpoints if episodic memory lacks any turn of a session they record as done."""
-    done = read_checkpoints(checkpoints)
-    if not done:
-        return
-    needed = {turn_id(r["session_id"], r["turn_index"]) for rows in done.values() for r in rows}
-    stored = set(open_collection(episodic.client, episodic.name).get(include=[])["ids"])
-    missing = needed - stored
-    if missing:
-        log.warning(
-            "%s: episodic memory %r lacks %d turns of %d checkpointed sessions (its Chroma directory was "
-            "deleted or replaced); discarding the checkpoints and rebuilding the partition from its first session",
-            checkpoints,
-            episodic.name,
-            len(missing),
-            len(done),
-        )
-        shutil.rmtree(checkpoints)
-
-
 def evaluate_partition(
     home: Path,
     model_key: str,
@@ -176,45 +125,22 @@ def evaluate_partition(
     db_paths = {prefix: source_db_path(home, name) for prefix, name in SOURCE_BY_PREFIX.items()}
     schemas = {prefix: schema_text(path) for prefix, path in db_paths.items()}
     gateway = gateway or ModelGateway(registry, RequestStore(home / "requests"), home=home)
-    run_id = f"{model_key}.{condition.name}.{version}"
     started = time.monotonic()
-
-    with _working_memory(home, condition, settings, run_id) as (redis_client, working):
-        episodic = None
-        if condition.episodic:
-            client = chroma_client(partition_dir(home, model_key, condition.name), settings.chroma_url)
-            episodic = EpisodicMemory(client, collection_name("episodic", model_key, condition.name, version))
-            _drop_checkpoints_without_memory(progress_dir(home, model_key, condition.name), episodic)
-        semantic = SemanticMemory(chroma_client(home, settings.chroma_url)) if condition.semantic else None
-        trajectories = trajectory_factory(home) if condition.trajectory and trajectory_factory else None
-        embed = None
-        if condition.episodic or condition.semantic or condition.trajectory:
-            embed = EmbeddingCache()
-            embed.warm([t["question"] for t in turns])  # one batch, fixed order: deterministic vectors
-        agent = Agent(
-            condition, schemas, working, episodic, semantic, trajectories, settings.episodic_k, embed
-        )
-
-        def reset_memory(done: set[str]) -> None:
-            if working is not None and not done:
-                working.clear_run()
-            if episodic is not None:
-                # A resume keeps exactly the checkpointed sessions' turns: memory is committed before
-                # checkpoints, so a run killed in between stored sessions that it will now redo.
-                if done:
-                    episodic.retain_sessions(done)
-                else:
-                    episodic.reset()
-
-        def forget_session(session_id: str) -> None:
-            if working is not None:
-                working.clear(session_id)
-            if episodic is not None:
-                episodic.forget_session(session_id)
-
+    with open_services(
+        home,
+        model_key,
+        condition,
+        version,
+        schemas,
+        [t["question"] for t in turns],
+        redis_url=settings.redis_url,
+        chroma_url=settings.chroma_url,
+        episodic_k=settings.episodic_k,
+        trajectory_factory=trajectory_factory,
+    ) as services:
         runner = PartitionRunner(
             model_key=model_key,
-            agent=agent,
+            agent=services.agent,
             call_model=_redacting(gateway.acomplete, _secret_values(gateway)),
             home=home,
             db_paths=db_paths,
@@ -223,10 +149,7 @@ def evaluate_partition(
             timeout_s=settings.timeout_s,
             row_cap=settings.row_cap,
             progress=progress,
-            session_guard=(lambda: str(redis_client.info("server")["run_id"])) if redis_client else None,
-            reset_memory=reset_memory,
-            forget_session=forget_session if working is not None or episodic is not None else None,
-            commit_session=episodic.flush if episodic is not None else None,
+            memory=services.memory,
         )
         rows, stats = asyncio.run(runner.run(turns))
     summary = summarize(rows, model_key, condition.name, time.monotonic() - started)

@@ -39,6 +39,7 @@ from memsql_assets.lib.harness.results import (
     write_results,
     write_session_checkpoint,
 )
+from memsql_assets.lib.harness.services import PartitionMemory
 from memsql_assets.lib.sources.sqlite_db import check_sqlite_file, open_readonly
 from memsql_assets.lib.sql.result_cache import RESULTS, DatabaseResults
 
@@ -109,11 +110,7 @@ class PartitionRunner:
     timeout_s: float = 10.0
     row_cap: int = 100_000
     progress: Progress | None = None
-    session_guard: Callable[[], str] | None = None  # returns the memory server's identity (Redis run_id)
-    # (sessions already done; empty: a fresh run) -> drop this run's memories of every other session
-    reset_memory: Callable[[set[str]], None] | None = None
-    forget_session: Callable[[str], None] | None = None  # drop one session's entries before (re)running it
-    commit_session: Callable[[], object] | None = None  # make a finished session's memory durable
+    memory: PartitionMemory | None = None  # None: the condition keeps no memory
 
     def __post_init__(self) -> None:
         self.condition = self.agent.condition
@@ -160,8 +157,8 @@ class PartitionRunner:
             if sid in done:
                 stats.done_turns += len(done[sid])
                 stats.correct += sum(1 for r in done[sid] if r["ex_strict"])
-        if self.reset_memory:
-            self.reset_memory(set(done))
+        if self.memory is not None:
+            self.memory.start(set(done))
         # Every session in flight hands its SQL and file writes to a thread; asyncio's default pool
         # (CPU count + 4 threads) would queue them behind one another at high concurrency.
         workers = max(1, self.concurrency) + 4
@@ -190,14 +187,15 @@ class PartitionRunner:
     async def _run_session(self, turns: Sequence[Mapping[str, Any]], stats: RunStats) -> list[dict[str, Any]]:
         ordered = sorted(turns, key=lambda t: t["turn_index"])
         sid = ordered[0]["session_id"]
+        memory = self.memory
         while True:
-            if self.forget_session:
-                await asyncio.to_thread(self.forget_session, sid)
-            identity = self.session_guard() if self.session_guard else None
+            if memory is not None:
+                await asyncio.to_thread(memory.forget, sid)
+            identity = memory.identity() if memory is not None else None
             rows = []
             for turn in ordered:
                 rows.append(await self._run_turn(turn))
-            if self.session_guard and self.session_guard() != identity:
+            if memory is not None and memory.identity() != identity:
                 stats.redone_sessions += 1  # memory vanished mid-session: results would not be faithful
                 continue
             break
@@ -213,12 +211,12 @@ class PartitionRunner:
         await asyncio.to_thread(self._commit_now, sessions)  # one hand-off: each costs a GIL switch
 
     def _commit_now(self, sessions: Sequence[tuple[str, list[dict[str, Any]]]]) -> None:
-        if self.commit_session:
-            self.commit_session()
+        if self.memory is not None:
+            self.memory.commit()
         for sid, rows in sessions:
             write_session_checkpoint(self.progress_dir, sid, rows)
-            if self.forget_session and not self.condition.cross_session:
-                self.forget_session(sid)  # working memory is per session
+            if self.memory is not None and not self.condition.cross_session:
+                self.memory.forget(sid)  # working memory is per session
 
     async def _run_turn(self, turn: Mapping[str, Any]) -> dict[str, Any]:
         prompt = await self.agent.assemble(turn)
