@@ -1,57 +1,12 @@
-"""A real local HTTP server process serving a mirror folder, and the `memsql` CLI run against it."""
+"""Fixtures of the fetch tests: a mirror of the repository's fixture files, a user's environment."""
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import shutil
-import subprocess
-import sys
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
-import yaml
-
-from memsql_assets.lib.atomic import sha256_file
-
-HERE = Path(__file__).resolve().parent
-FIXTURES = HERE / "fixtures"
-REPO = HERE.parents[1]
-FIXTURE_TICKERS = {"TSTA": "0000999999", "TSTB": "0000999998", "TSTC": "0000999997"}
-
-
-@dataclass
-class Mirror:
-    url: str
-    root: Path
-    control: Path
-
-    def faults(self, faults: dict[str, list[dict]]) -> None:
-        (self.control / "faults.json").write_text(json.dumps(faults))
-
-    def requests(self) -> list[dict]:
-        log = self.control / "requests.jsonl"
-        return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
-
-
-@contextlib.contextmanager
-def serve(root: Path, control: Path):
-    """Start mirror_server.py on 127.0.0.1; yields the running process and its base URL."""
-    control.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.Popen(
-        [sys.executable, str(HERE / "mirror_server.py"), str(root), str(control)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        port = int(proc.stdout.readline())
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+from fetch_mirror import FIXTURE_TICKERS, FIXTURES, REPO, Mirror, fixture_fetch_config, serve
 
 
 @pytest.fixture()
@@ -68,25 +23,6 @@ def mirror(tmp_path):
         yield Mirror(url, root, tmp_path / "control")
 
 
-def fixture_fetch_config(path: Path, mirror_url: str, requests_per_second: float = 20) -> Path:
-    """A fetch.yaml over the fixture mirror, with the fixtures' real checksums."""
-    config = {
-        "user_agent": "memsql tests tests@example.org",
-        "bird_financial": {"base_url": f"{mirror_url}/bird_financial/", "files": {"loan.csv": None}},
-        "northwind": {
-            "base_url": f"{mirror_url}/northwind/",
-            "files": {n: sha256_file(FIXTURES / "northwind" / n) for n in ("create.sql", "update.sql")},
-        },
-        "sec_edgar": {
-            "base_url": f"{mirror_url}/sec_edgar/",
-            "requests_per_second": requests_per_second,
-            "companies": FIXTURE_TICKERS,
-        },
-    }
-    path.write_text(yaml.safe_dump(config, sort_keys=False))
-    return path
-
-
 @pytest.fixture()
 def cli_env(tmp_path, mirror):
     """Environment of a user whose data directory, sources file and fetch file are their own."""
@@ -96,15 +32,3 @@ def cli_env(tmp_path, mirror):
     shutil.copyfile(REPO / "sources" / "sources.yaml", tmp_path / "sources.yaml")
     env["MEMSQL_FETCH_FILE"] = str(fixture_fetch_config(tmp_path / "fetch.yaml", mirror.url))
     return env
-
-
-def memsql(*args: str, env: dict[str, str], timeout: float = 300, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "memsql_assets.cli", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=REPO,
-        timeout=timeout,
-        **kwargs,
-    )
