@@ -51,7 +51,7 @@ def serve(root: Path, control: Path):
         proc.wait(timeout=10)
 
 
-def fixture_fetch_config(path: Path, mirror_url: str, requests_per_second: float = 20) -> Path:
+def fixture_fetch_config(path: Path, mirror_url: str, requests_per_second: float = 4) -> Path:
     """A fetch.yaml over the fixture mirror, with the fixtures' real checksums."""
     config = {
         "user_agent": "memsql tests tests@example.org",

@@ -8,6 +8,7 @@ consumed per request of that path:
     {"status": 429, "retry_after": "1"}   answer with that status (and Retry-After when given)
     {"drop_after": 1000}                  send the full Content-Length header, 1000 bytes, then close
     {"ignore_range": true}                answer 200 with the whole file even to a Range request
+    {"wrong_range": true}                 answer 206 with the whole file, labelled bytes 0-…
 Every request is appended to CONTROL_DIR/requests.jsonl (path, range, user agent, status, time).
 """
 
@@ -74,10 +75,12 @@ class Handler(BaseHTTPRequestHandler):
         wanted = self.headers.get("Range")
         if wanted and wanted.startswith("bytes=") and not fault.get("ignore_range"):
             start = int(wanted[len("bytes=") :].split("-")[0])
-        status = 206 if start else 200
+        status = 206 if start or fault.get("wrong_range") else 200
+        if fault.get("wrong_range"):
+            start = 0
         self._log(status)
         self.send_response(status)
-        if start:
+        if status == 206:
             self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
         body = data[start:]
         self.send_header("Content-Length", str(len(body)))

@@ -234,7 +234,6 @@ class Downloader:
             received += n
             if complete:
                 break
-            self.report(f"  {remote.save_as}: connection dropped at {part.stat().st_size:,} bytes, resuming")
         else:
             raise FetchError(f"{remote.url}: incomplete after {TRANSFER_ATTEMPTS} attempts")
         if remote.sha256 is not None:
@@ -277,6 +276,12 @@ class Downloader:
         """Append the body to `part`; (complete?, bytes received). Raises FetchError when out of room."""
         if offset and response.status != 206:
             offset = 0  # the server ignored the Range header: start over
+        elif response.status == 206 and not str(response.headers.get("Content-Range", "")).startswith(
+            f"bytes {offset}-"
+        ):
+            part.unlink()
+            self.report(f"  {remote.save_as}: server sent a range we did not ask for, restarting")
+            return False, 0
         length = response.headers.get("Content-Length")
         total = offset + int(length) if length is not None else None
         if length is not None:
@@ -293,6 +298,9 @@ class Downloader:
                     try:
                         chunk = response.read(CHUNK)
                     except (http.client.IncompleteRead, ConnectionError, TimeoutError):
+                        fh.flush()
+                        done = offset + received
+                        self.report(f"  {remote.save_as}: connection dropped at {done:,} bytes, resuming")
                         return False, received
                     if not chunk:
                         break
@@ -306,7 +314,10 @@ class Downloader:
                 raise
             part.unlink(missing_ok=True)
             raise FetchError(f"{remote.url}: no room to write {part}: {exc.strerror}") from exc
-        return total is None or part.stat().st_size == total, received
+        if total is not None and part.stat().st_size != total:  # closed early without an error
+            self.report(f"  {remote.save_as}: connection dropped at {part.stat().st_size:,} bytes, resuming")
+            return False, received
+        return True, received
 
 
 def fetch_source(plan: FetchPlan, home: Path, downloader: Downloader) -> Fetched:
