@@ -52,7 +52,9 @@ def test_fetch_all_use_then_run_builds_a_valid_benchmark_from_real_data(real_mir
     # The repository's fetch.yaml, through MEMSQL_FETCH_MIRROR; SEC limited to the companies the
     # mirror holds (the full set of 20 is not available offline).
     config = yaml.safe_load((REPO / "sources" / "fetch.yaml").read_text())
-    config["sec_edgar"]["companies"] = {t: c for t, c in config["sec_edgar"]["companies"].items() if c in ciks}
+    config["sec_edgar"]["companies"] = {
+        t: c for t, c in config["sec_edgar"]["companies"].items() if c in ciks
+    }
     assert sorted(config["sec_edgar"]["companies"]) == ["AAPL", "GOOGL", "META", "MSFT", "NVDA", "TSLA"]
     (tmp_path / "fetch.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     shutil.copyfile(REPO / "sources" / "sources.yaml", tmp_path / "sources.yaml")

@@ -146,7 +146,9 @@ def load_fetch_config(path: Path | None = None, environ: Mapping[str, str] | Non
 def _plan(path: Path, name: str, entry: dict[str, Any], mirror: str | None) -> FetchPlan:
     base = entry.get("base_url")
     if not isinstance(base, str) or urlsplit(base).scheme not in ("https", "http"):
-        raise ConfigError(path, f"{name}.base_url", f"got {base!r}; expected an https:// URL")
+        raise ConfigError(
+            path, f"{name}.base_url", f"got {base!r}; expected an https:// (or a mirror's http://) URL"
+        )
     if mirror:
         base = f"{mirror.rstrip('/')}/{name}/"
     base = base if base.endswith("/") else base + "/"
