@@ -55,6 +55,37 @@ def _sources_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _sources_fetch(args: argparse.Namespace) -> int:
+    from memsql_assets.lib.sources.config import env_var_for, use_real_path
+    from memsql_assets.lib.sources.fetch import (
+        Downloader,
+        check_user_agent,
+        fetch_source,
+        load_fetch_config,
+        resolve_names,
+        setting_for,
+    )
+
+    names = resolve_names(args.names)
+    config = load_fetch_config()
+    downloader = Downloader(check_user_agent(config, names), lambda line: print(line, file=sys.stderr, flush=True))
+    home = memsql_home()
+    for name in names:
+        print(f"{name}: fetching {len(config.plans[name].files)} files", file=sys.stderr, flush=True)
+        got = fetch_source(config.plans[name], home, downloader)
+        checked = f", {got.verified} sha256-verified" if got.verified else ""
+        print(f"{name}: {got.files} files in {got.folder}{checked}; the {name} adapter accepts them "
+              f"({sum(got.row_counts.values()):,} rows)")  # fmt: skip
+        if args.use:
+            edited = use_real_path(name, got.folder)
+            print(f"{name}: now real in {edited} (kind: real, real_path: {got.folder})")
+            if os.environ.get(env_var_for(name)):
+                print(f"{name}: note: {env_var_for(name)} is set and overrides that file")
+        else:
+            print(f"  to use it: {setting_for(name, got.folder)}   (or run again with --use)")
+    return 0
+
+
 def _export_benchmark(args: argparse.Namespace) -> int:
     from memsql_assets.lib.benchmark.store import export_jsonl, read_turns
 
@@ -532,11 +563,17 @@ def build_parser() -> argparse.ArgumentParser:
     ps.add_argument("--phase", choices=["explore", "execute", "validate"], help="print only this phase")
     ps.set_defaults(func=_trajectory_search)
 
-    p = sub.add_parser("sources", help="inspect the source databases")
+    p = sub.add_parser("sources", help="inspect the source databases, fetch the real data")
     ssub = p.add_subparsers(dest="sources_command", required=True)
     pl = ssub.add_parser("list", help="name, kind, path and row counts of each source")
     pl.add_argument("--json", action="store_true")
     pl.set_defaults(func=_sources_list)
+    pf = ssub.add_parser(
+        "fetch", help="download real public data into $MEMSQL_HOME/raw/<name>/ (sources/fetch.yaml)"
+    )
+    pf.add_argument("names", nargs="+", metavar="NAME", help="bird_financial, northwind, sec_edgar or all")
+    pf.add_argument("--use", action="store_true", help="then set kind: real and real_path in the sources file")
+    pf.set_defaults(func=_sources_fetch)
 
     p = sub.add_parser("export-benchmark", help="write the benchmark as JSONL (one object per turn)")
     p.add_argument("path")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,9 @@ from memsql_assets.lib.sources.build import build_source
 from memsql_assets.lib.sources.config import SOURCE_NAMES, load_sources
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_DATA = REPO.parent / "shared" / "data"
+# The real public data (layout: docs/data_sources.md): MEMSQL_REAL_DATA, by default `../shared/data`
+# beside the repository, where this project's machines keep a copy. Tests that need it skip without it.
+REAL_DATA = Path(os.environ.get("MEMSQL_REAL_DATA") or REPO.parent / "shared" / "data").resolve()
 
 
 @pytest.fixture(scope="session")
@@ -41,12 +44,12 @@ def embedded_turns(embedded_sessions) -> list[dict]:
 
 @pytest.fixture(scope="session")
 def shared_data():
-    """`shared_data("northwind")` -> the real-data path, or skip the test when it is absent."""
+    """`shared_data("northwind")` -> that path under REAL_DATA, or skip the test when it is absent."""
 
     def _path(*parts: str) -> Path:
-        path = SHARED_DATA.joinpath(*parts)
+        path = REAL_DATA.joinpath(*parts)
         if not path.exists():
-            pytest.skip(f"real data not available at {path}")
+            pytest.skip(f"real data not available at {path} (set MEMSQL_REAL_DATA)")
         return path
 
     return _path

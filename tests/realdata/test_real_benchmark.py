@@ -1,4 +1,4 @@
-"""The real public data in ../shared/data builds all three sources and a valid 300 / 1,400 benchmark."""
+"""The real public data (MEMSQL_REAL_DATA) builds all three sources and a valid 300 / 1,400 benchmark."""
 
 from __future__ import annotations
 

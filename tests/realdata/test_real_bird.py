@@ -10,13 +10,14 @@ import pytest
 from memsql_assets.lib.sources import bird
 from memsql_assets.lib.sources.sqlite_db import read_meta
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "bird_financial"
 LAYOUTS = {"berka_raw": "pkdd99_raw", "ctu_relational": "ctu_relational"}
 
-pytestmark = [
-    pytest.mark.realdata,
-    pytest.mark.skipif(not DATA.is_dir(), reason=f"real data folder {DATA} is absent"),
-]
+pytestmark = pytest.mark.realdata
+
+
+@pytest.fixture(scope="module")
+def data(shared_data) -> Path:
+    return shared_data("bird_financial")
 
 OWNER_REGION_STATUS = """
     SELECT d.A3, l.status, COUNT(*)
@@ -30,8 +31,8 @@ OWNER_REGION_STATUS = """
 
 
 @pytest.fixture(scope="module", params=sorted(LAYOUTS))
-def built(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
-    folder = DATA / request.param
+def built(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, data: Path):
+    folder = data / request.param
     if not folder.is_dir():
         pytest.skip(f"{folder} is absent")
     target = tmp_path_factory.mktemp(request.param) / "bird_financial.sqlite"
@@ -163,8 +164,8 @@ def test_conversions(built) -> None:
         assert benesov == (46.0, 1.0, 1.0)
 
 
-def test_raw_and_ctu_agree_on_the_benchmark_tables(tmp_path: Path) -> None:
-    folders = {name: DATA / name for name in LAYOUTS}
+def test_raw_and_ctu_agree_on_the_benchmark_tables(tmp_path: Path, data: Path) -> None:
+    folders = {name: data / name for name in LAYOUTS}
     if not all(f.is_dir() for f in folders.values()):
         pytest.skip("both layouts are needed")
     conns = {}

@@ -1,6 +1,6 @@
-"""Northwind real adapter on jpwhite3's dump in ../shared/data/northwind (skipped when absent).
+"""Northwind real adapter on jpwhite3's SQL dump (`memsql sources fetch northwind`; skipped when absent).
 
-Expected figures are those of ../shared/data/northwind/PROVENANCE.md.
+Expected figures are those of docs/data_sources.md.
 """
 
 from __future__ import annotations
@@ -14,21 +14,20 @@ from memsql_assets.lib.atomic import sha256_file
 from memsql_assets.lib.sources import northwind as nw
 from memsql_assets.lib.sources.sqlite_db import read_meta
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "northwind"
-
-pytestmark = [
-    pytest.mark.realdata,
-    pytest.mark.skipif(
-        not (DATA / "create.sql").is_file() or not (DATA / "update.sql").is_file(),
-        reason=f"real Northwind dump not present at {DATA}",
-    ),
-]
+pytestmark = pytest.mark.realdata
 
 
 @pytest.fixture(scope="module")
-def real_db(tmp_path_factory) -> Path:
+def data(shared_data) -> Path:
+    shared_data("northwind", "create.sql")
+    shared_data("northwind", "update.sql")
+    return shared_data("northwind")
+
+
+@pytest.fixture(scope="module")
+def real_db(tmp_path_factory, data) -> Path:
     path = tmp_path_factory.mktemp("nw_real") / "northwind.sqlite"
-    nw.build_real(path, DATA)
+    nw.build_real(path, data)
     return path
 
 
@@ -74,9 +73,9 @@ def test_meta(conn):
     assert meta["inputs"] == ["create.sql", "update.sql"] and meta["input_format"] == "sql_dump"
 
 
-def test_rebuild_is_byte_identical(real_db, tmp_path):
+def test_rebuild_is_byte_identical(real_db, tmp_path, data):
     again = tmp_path / "again.sqlite"
-    nw.build_real(again, DATA)
+    nw.build_real(again, data)
     assert sha256_file(again) == sha256_file(real_db)
 
 

@@ -1,4 +1,4 @@
-"""SEC adapter on the real companyfacts payloads in ../shared/data (skipped when absent)."""
+"""SEC adapter on real companyfacts payloads (six tickers; skipped when absent)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,7 @@ import pytest
 from memsql_assets.lib.sources import sec
 from memsql_assets.lib.sources.sqlite_db import read_meta
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "sec_edgar" / "companyfacts"
-
-pytestmark = [
-    pytest.mark.realdata,
-    pytest.mark.skipif(not DATA.is_dir(), reason=f"real SEC companyfacts not present at {DATA}"),
-]
+pytestmark = pytest.mark.realdata
 
 TICKERS = ["AAPL", "GOOGL", "META", "MSFT", "NVDA", "TSLA"]
 
@@ -48,9 +43,9 @@ SPOT_CHECKS = [
 
 
 @pytest.fixture(scope="module")
-def real_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def real_db(tmp_path_factory: pytest.TempPathFactory, shared_data) -> Path:
     path = tmp_path_factory.mktemp("sec_real") / "sec_edgar.sqlite"
-    sec.build_real(path, DATA)
+    sec.build_real(path, shared_data("sec_edgar", "companyfacts"))
     return path
 
 

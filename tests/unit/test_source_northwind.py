@@ -204,7 +204,7 @@ def test_unknown_option_is_rejected(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------
-# Real adapter, exercised without ../shared/data
+# Real adapter, exercised without the real files
 # ---------------------------------------------------------------------------------------------
 
 MINI_CREATE = (

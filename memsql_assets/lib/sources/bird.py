@@ -7,7 +7,7 @@ Real inputs (`build_real`) may be BIRD's `financial.sqlite` itself, or a folder 
 PKDD'99 files in either public form: the raw `.asc` layout (`;`-separated, `YYMMDD` dates, client
 `birth_number`, district key `A1`) or the CTU relational-repository export (`,`-separated, ISO
 dates, client `gender` + `birth_date`, district key `district_id`). The layout is recognised from
-the client file's header; conversion follows ../shared/data/bird_financial/PROVENANCE.md.
+the client file's header; conversion follows docs/data_sources.md.
 
 The embedded builder (`build_embedded`) makes a synthetic bank shaped like the real one, so that
 benchmark templates written against it also make sense on the real data:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 
+from memsql_assets.lib.atomic import atomic_path
 from memsql_assets.lib.errors import ConfigError
 from memsql_assets.lib.paths import REPO_ROOT
 
@@ -83,3 +86,40 @@ def load_sources(path: Path | None = None, environ: dict[str, str] | None = None
                 raise ConfigError(path, f"{name}.real_path", f"{resolved} does not exist")
         specs[name] = SourceSpec(name=name, kind=kind, seed=seed, real_path=resolved, options=options)
     return specs
+
+
+def use_real_path(name: str, real_path: Path, path: Path | None = None) -> Path:
+    """Set `kind: real` and `real_path` of source `name` in the sources file, keeping its comments.
+
+    The edit touches only the two lines of that source's block; the result is validated before it
+    replaces the file (atomically), so a failure leaves the file as it was."""
+    path = path or sources_file()
+    load_sources(path, environ={})  # the file must be valid before we edit it
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    start = next((i for i, line in enumerate(lines) if line.rstrip() == f"{name}:"), None)
+    if start is None:
+        raise ConfigError(
+            path, name, f"no block '{name}:' to edit; add kind: real and real_path: {real_path}"
+        )
+    end = next(
+        (i for i in range(start + 1, len(lines)) if lines[i][:1] not in ("", " ", "#", "\n")), len(lines)
+    )
+    body = lines[start + 1 : end]
+    settings = {"kind": "real", "real_path": json.dumps(str(real_path))}
+    after = 0  # real_path goes right after kind when it is new
+    for key, value in settings.items():
+        at = next((i for i, line in enumerate(body) if re.match(rf"  {key}:", line)), None)
+        if at is None:
+            at = after
+            body.insert(at, "")
+        body[at] = f"  {key}: {value}\n"
+        after = at + 1
+    text = "".join(lines[: start + 1] + body + lines[end:])
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+        spec = load_sources(tmp, environ={})[name]
+        if spec.kind != "real" or spec.real_path != real_path:
+            raise ConfigError(
+                path, name, f"editing the block did not yield kind: real and real_path: {real_path}"
+            )
+    return path
