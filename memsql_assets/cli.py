@@ -334,7 +334,7 @@ def _models_list(args: argparse.Namespace) -> int:
     rows = []
     for key in registry.keys():  # noqa: SIM118 (Registry is not a dict)
         entry = registry.get(key)
-        available, reason = registry.available(key)
+        available, reason = registry.available(key, os.environ)
         rows.append(
             {
                 "key": key,

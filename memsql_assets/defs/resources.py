@@ -3,16 +3,19 @@
 from pathlib import Path
 
 import dagster as dg
+from pydantic import Field
 
 from memsql_assets.lib.paths import memsql_home
 from memsql_assets.lib.sources.config import SourceSpec, load_sources, sources_file
 
 
 class MemsqlSettings(dg.ConfigurableResource):
-    """`home`: the data directory (MEMSQL_HOME, default .memsql/); `sources_file`: sources/sources.yaml."""
+    """Where the platform keeps its data and which source databases it builds."""
 
-    home: str = ""
-    sources_file: str = ""
+    home: str = Field(default="", description="Data directory; empty: $MEMSQL_HOME, else .memsql/.")
+    sources_file: str = Field(
+        default="", description="Sources declaration; empty: $MEMSQL_SOURCES_FILE, else sources/sources.yaml."
+    )
 
     @property
     def home_path(self) -> Path:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import signal
@@ -165,5 +164,5 @@ def test_staleness_names_what_changed(small_home):
         == "evaluation settings changed"
     )
     assert partition_staleness(small_home, gold, "B_wm5") == "missing"
-    changed = dataclasses.replace(gold, litellm_model="memsql/recall-probe")
+    changed = gold.model_copy(update={"litellm_model": "memsql/recall-probe"})
     assert partition_staleness(small_home, changed, "B") == "model configuration changed"

@@ -98,8 +98,22 @@ BAD_CASES = [
         "models.m1.price_per_mtok.input",
         "expected a number",
     ),
-    ("{input: 0.25, output: 2.0}", "{input: 0.25}", "models.m1.price_per_mtok", "input, output"),
-    ("{type: default}", "{type: turbo}", "models.m1.reasoning.type", "unknown reasoning type 'turbo'"),
+    ("{input: 0.25, output: 2.0}", "{input: 0.25}", "models.m1.price_per_mtok.output", "missing required field"),
+    (
+        "{input: 0.25, output: 2.0}",
+        "{input: -1, output: 2.0}",
+        "models.m1.price_per_mtok.input",
+        "expected a number >= 0",
+    ),
+    (
+        "{type: default}",
+        "{type: turbo}",
+        "models.m1.reasoning.type",
+        "expected one of none|default|enabled|adaptive, got 'turbo'",
+    ),
+    ("{type: default}", "{type: enabled, budget_tokens: 512}", "models.m1.reasoning.budget_tokens", ">= 1024"),
+    ("{type: default}", "{type: default, colour: blue}", "models.m1.reasoning.colour", "type, budget_tokens"),
+    ("max_concurrency: 2", "max_concurrency: true", "models.m1.max_concurrency", "expected an integer"),
     (
         "{type: default}",
         "{type: enabled}",
@@ -183,3 +197,24 @@ def test_missing_file_and_wrong_top_level(write_registry, tmp_path):
     with pytest.raises(ConfigError) as err:
         load_registry(write_registry("models:\n  Bad|Key: {}\n"))
     assert err.value.field == "models.Bad|Key" and "partition key" in str(err.value)
+
+
+def test_registry_and_builtins_do_not_import_each_other():
+    """Each loads in a fresh interpreter without pulling in the other (no import cycle)."""
+    import subprocess
+    import sys
+
+    for module, other in (("registry", "builtins"), ("builtins", "registry")):
+        code = (
+            f"import sys, memsql_assets.lib.models.{module}; "
+            f"sys.exit('memsql_assets.lib.models.{other}' in sys.modules)"
+        )
+        assert subprocess.run([sys.executable, "-c", code]).returncode == 0, f"{module} imports {other}"
+
+
+def test_every_schema_field_has_a_docstring():
+    from memsql_assets.lib.models.registry import ModelEntry, Prices, Reasoning, RegistryFile
+
+    for schema in (RegistryFile, ModelEntry, Reasoning, Prices):
+        undocumented = [name for name, f in schema.model_fields.items() if not f.description]
+        assert not undocumented, f"{schema.__name__}: {undocumented}"

@@ -1,5 +1,7 @@
 """Automatic re-evaluation: a sensor for newly registered models, a schedule for stale partitions."""
 
+import os
+
 import dagster as dg
 
 from memsql_assets.defs.evaluation.partitions import condition_partitions, model_partitions, partition_key
@@ -29,7 +31,7 @@ def model_registry_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResul
         return dg.SkipReason("no new models in the registry")
     runs = []
     for key in new:
-        available, reason = registry.available(key)
+        available, reason = registry.available(key, os.environ)
         if not available:
             context.log.info(f"model {key} added as a partition but not run: {reason}")
             continue
@@ -54,7 +56,7 @@ def stale_partitions(
     registry = load_registry()
     out = []
     for model in instance.get_dynamic_partitions(model_partitions.name):
-        if model not in registry.entries or not registry.available(model)[0]:
+        if model not in registry.entries or not registry.available(model, os.environ)[0]:
             continue
         for condition in condition_partitions.get_partition_keys():
             why = partition_staleness(home, registry.get(model), condition, settings)

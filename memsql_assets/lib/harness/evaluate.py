@@ -22,6 +22,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import os
 import shutil
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -229,7 +230,7 @@ def evaluate_partition(
     condition = get_condition(condition_name)
     registry = registry or load_registry()
     entry = registry.get(model_key)  # unknown key -> clear error naming the registry file
-    ok, reason = registry.available(model_key)
+    ok, reason = registry.available(model_key, os.environ, home)
     if not ok:
         raise ModelUnavailableError(f"model {entry.key} is unavailable: {reason}")
     if condition.trajectory and trajectory_factory is None:
