@@ -66,7 +66,10 @@ def dbt_vars_arg() -> str:
 
 def gx_params() -> dict[str, Any]:
     """The `{"$PARAMETER": name}` values of the suites under expectations/."""
-    return {"sources": list(REPORT_SOURCES), "source_prefixes": list(REPORT_SOURCES)}
+    return {
+        "sources": list(REPORT_SOURCES),
+        "session_id_regex": f"^(?:{'|'.join(REPORT_SOURCES)})-[123]-[0-9]{{3}}$",
+    }
 
 
 if __name__ == "__main__":  # `dbt ... --vars "$(python -m memsql_assets.lib.vocabulary)"` by hand

@@ -7,12 +7,13 @@ import dagster as dg
 from memsql_assets.definitions import defs
 from memsql_assets.defs.evaluation.partitions import partition_key
 from memsql_assets.defs.jobs import EVALUATE_JOB
+from memsql_assets.lib.vocabulary import REFERENCE_MODELS
 
 
 def test_partition_materializes_with_metadata_and_check(small_home, monkeypatch):
     monkeypatch.setenv("MEMSQL_HOME", str(small_home))
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("model", ["gold", "recall-probe"])
+        instance.add_dynamic_partitions("model", list(REFERENCE_MODELS))
         job = defs.resolve_job_def(EVALUATE_JOB)
         result = job.execute_in_process(instance=instance, partition_key=partition_key("gold", "D"))
         assert result.success

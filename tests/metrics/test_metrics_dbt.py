@@ -11,8 +11,7 @@ import pandas as pd
 import pytest
 from conftest import PARTITIONS, fresh_home, run_dbt
 
-CONDITIONS = ["A", "B", "B_wm5", "C", "D", "E"]
-ERROR_CLASSES = ["correct", "wrong_result", "preamble", "syntax_error", "runtime_error", "empty"]
+from memsql_assets.lib.vocabulary import ERROR_CLASSES, REFERENCE_MODELS, REPORT_SOURCES
 
 
 def read_results(home) -> pd.DataFrame:
@@ -127,7 +126,7 @@ def test_mbs_matches_pandas(duckdb_path, results):
 def test_ablation_matches_pandas_and_missing_sides_are_null(duckdb_path, results):
     abl = mart(duckdb_path, "fct_ablation").set_index(["model", "source"])
     probe = results[results["model"] == "recall-probe"]
-    for src in ("NW", "SEC", "BIRD", "ALL"):
+    for src in (*REPORT_SOURCES, "ALL"):
         g = probe if src == "ALL" else probe[probe["source"] == src]
         ex = g.groupby("condition")["ex_strict"].mean() * 100
         row = abl.loc[("recall-probe", src)]
@@ -166,7 +165,7 @@ def test_model_pairs_flag_large_gaps(duckdb_path, results):
     assert set(pairs.index.get_level_values("condition")) == {"A"}  # only A has both models
     for src, g in results[results["condition"] == "A"].groupby("source"):
         ex = g.groupby("model")["ex_strict"].mean() * 100
-        row = pairs.loc[("gold", "recall-probe", "A", src)]
+        row = pairs.loc[(*REFERENCE_MODELS, "A", src)]
         assert row["gap_pp"] == pytest.approx(ex["gold"] - ex["recall-probe"])
         assert bool(row["is_flagged"]) == (abs(row["gap_pp"]) >= 10)
         assert row["lower_model"] == "recall-probe" and bool(row["involves_reference_model"])

@@ -6,6 +6,7 @@ import pytest
 
 from memsql_assets.lib.errors import ConfigError
 from memsql_assets.lib.models.registry import DEFAULT_MODELS_FILE, load_registry
+from memsql_assets.lib.vocabulary import REFERENCE_MODELS
 
 PAPER_MODELS = {
     "gpt-5-mini": "openai/gpt-5-mini-2025-08-07",
@@ -35,10 +36,10 @@ def test_shipped_registry_has_the_paper_models_and_builtins():
         assert entry.litellm_model == litellm_model
         assert entry.kind == "api" and entry.api_key_env and entry.temperature is None
         assert entry.price_output_per_mtok > entry.price_input_per_mtok > 0
-    assert {reg.get(k).kind for k in ("gold", "recall-probe")} == {"builtin"}
+    assert {reg.get(k).kind for k in REFERENCE_MODELS} == {"builtin"}
     assert reg.get("smollm2-135m").kind == "local"
     assert reg.get("gold").cost_usd(10_000, 10_000) == 0.0
-    assert set(reg.enabled_keys()) >= set(PAPER_MODELS) | {"gold", "recall-probe"}
+    assert set(reg.enabled_keys()) >= set(PAPER_MODELS) | set(REFERENCE_MODELS)
 
 
 def test_reasoning_becomes_litellm_params():

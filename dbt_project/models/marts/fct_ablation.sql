@@ -15,7 +15,6 @@ pivoted as (
         max(ex_pct) filter (where condition = 'D') as ex_d_pct,
         max(ex_pct) filter (where condition = 'E') as ex_e_pct
     from ex
-    where condition in ('B', 'B_wm5', 'C', 'D', 'E')
     group by model, source
 )
 

@@ -14,10 +14,10 @@ import duckdb
 import pandas as pd
 
 from memsql_assets.lib.errors import MemsqlError
+from memsql_assets.lib.vocabulary import ALL_SOURCES, CONDITION_NAMES, ERROR_CLASSES, REPORT_SOURCES
 
-CONDITIONS = ("A", "B", "B_wm5", "C", "D", "E")
-SOURCES = ("NW", "SEC", "BIRD", "ALL")
-ERROR_CLASSES = ("correct", "wrong_result", "preamble", "syntax_error", "runtime_error", "empty")
+CONDITIONS = CONDITION_NAMES
+SOURCES = (*REPORT_SOURCES, ALL_SOURCES)
 
 MARTS = (
     "fct_condition_summary",
