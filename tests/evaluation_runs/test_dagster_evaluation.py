@@ -63,7 +63,7 @@ def test_metrics_job_builds_dbt_marts_and_report(small_home, monkeypatch, tmp_pa
             m.asset_key.to_user_string(): m.materialization.metadata
             for m in result.get_asset_materialization_events()
         }
-        assert {"fct_turn_evaluations", "fct_mbs", "fct_ablation", "results_report"} <= set(mats)
+        assert {"fct_turn_evaluations", "agg_mbs", "agg_ablation", "results_report"} <= set(mats)
         report = mats["results_report"]
         assert (home / "report" / "report.html").exists() and str(report["report"].value).endswith(
             "report.html"
