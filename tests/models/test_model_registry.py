@@ -219,3 +219,20 @@ def test_every_schema_field_has_a_docstring():
     for schema in (RegistryFile, ModelEntry, Reasoning, Prices):
         undocumented = [name for name, f in schema.model_fields.items() if not f.description]
         assert not undocumented, f"{schema.__name__}: {undocumented}"
+
+
+def test_api_keys_come_from_dagster_env_vars_when_asked(monkeypatch):
+    """The defs layer reads each key the registry names through dg.EnvVar at call time (a key set
+    later counts) and hands lib/ the mapping; an unset key leaves its model unavailable."""
+    from memsql_assets.defs.resources import model_api_keys
+
+    reg = load_registry(DEFAULT_MODELS_FILE)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    assert model_api_keys(reg) == {}
+    assert reg.available("gpt-5-mini", model_api_keys(reg)) == (False, "set OPENAI_API_KEY")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-later")
+    keys = model_api_keys(reg)
+    assert keys == {"OPENAI_API_KEY": "sk-later"}
+    assert reg.available("gpt-5-mini", keys) == (True, "ok")
+    assert reg.available("claude-opus-4.6", keys) == (False, "set ANTHROPIC_API_KEY")

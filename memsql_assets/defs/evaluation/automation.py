@@ -1,12 +1,11 @@
 """Automatic re-evaluation: a sensor for newly registered models, a schedule for stale partitions."""
 
-import os
-
 import dagster as dg
 
 from memsql_assets.defs.evaluation.partitions import condition_partitions, model_partitions, partition_key
 from memsql_assets.defs.evaluation.resources import EvaluationSettings
 from memsql_assets.defs.jobs import EVALUATE_JOB
+from memsql_assets.defs.resources import model_api_keys
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.harness.evaluate import EvalSettings, partition_staleness
 from memsql_assets.lib.models.registry import load_registry
@@ -31,7 +30,7 @@ def model_registry_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResul
         return dg.SkipReason("no new models in the registry")
     runs = []
     for key in new:
-        available, reason = registry.available(key, os.environ)
+        available, reason = registry.available(key, model_api_keys(registry))
         if not available:
             context.log.info(f"model {key} added as a partition but not run: {reason}")
             continue
@@ -56,7 +55,7 @@ def stale_partitions(
     registry = load_registry()
     out = []
     for model in instance.get_dynamic_partitions(model_partitions.name):
-        if model not in registry.entries or not registry.available(model, os.environ)[0]:
+        if model not in registry.entries or not registry.available(model, model_api_keys(registry))[0]:
             continue
         for condition in condition_partitions.get_partition_keys():
             why = partition_staleness(home, registry.get(model), condition, settings)

@@ -1,11 +1,11 @@
 """Trajectory-store settings (SPEC §4: θ and N are not published, so they are configuration)."""
 
-import os
 from pathlib import Path
 
 import dagster as dg
 from pydantic import Field
 
+from memsql_assets.defs.resources import model_api_keys
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.models.gateway import ModelGateway
 from memsql_assets.lib.models.proposer import proposer
@@ -33,9 +33,9 @@ class TrajectorySettings(dg.ConfigurableResource):
     def propose(self, home: Path, model_key: str):
         """The registry model `model_key` as a messages -> text function (through the gateway)."""
         registry = load_registry()
-        # The process environment is read here, at the Dagster edge, and handed down.
-        available, reason = registry.available(model_key, os.environ, home)
+        keys = model_api_keys(registry)
+        available, reason = registry.available(model_key, keys, home)
         if not available:
             raise MemsqlError(f"trajectory LLM {model_key} is unavailable: {reason}")
-        gateway = ModelGateway(registry, RequestStore(home / "requests"), home=home, environ=os.environ)
+        gateway = ModelGateway(registry, RequestStore(home / "requests"), home=home, environ=keys)
         return proposer(gateway, model_key)
