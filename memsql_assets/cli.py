@@ -62,7 +62,6 @@ def _export_benchmark(args: argparse.Namespace) -> int:
     return 0
 
 
-
 def _run(args: argparse.Namespace) -> int:
     from dagster import DagsterInstance
 

@@ -1,4 +1,4 @@
 -- Every scored turn of every usable partition. A plain table, rebuilt by each `dbt build`: at the
--- full grid (30 partitions x 1,400 turns) it takes well under a second next to dbt's start-up,
--- and every aggregate downstream is a full rebuild anyway (dbt_project/README.md).
+-- full grid (30 partitions x 1,400 turns) the incremental model it replaced saved ~0.3 s of a
+-- ~12 s run (bench/dbt_fact_table.py), and every aggregate downstream is a full rebuild anyway.
 select * from {{ ref('int_turn_evaluations') }}
