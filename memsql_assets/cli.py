@@ -245,7 +245,7 @@ def _print_evaluations(rows: list[dict[str, Any]]) -> None:
             continue
         classes = ", ".join(f"{k} {v}" for k, v in e["error_classes"].items() if v)
         print(
-            f"  {e['model']:<14} {e['condition']:<6} {e['ex_strict']:>6.1f} {e['ex_memory_critical']:>9.1f} "
+            f"  {e['model']:<14} {e['condition']:<6} {e['ex_strict']:>6.1f} {'-' if e['ex_memory_critical'] is None else format(e['ex_memory_critical'], '.1f'):>9} "
             f"{e['calls']:>6} {e['cache_hits']:>6}  {classes}"
             + ("  (up to date)" if e.get("skipped") else "")
         )
