@@ -45,8 +45,10 @@ def summary_table(m: Marts) -> Table:
             ("tokens", "total_tokens", fmt.count),
             ("cost USD", "total_cost_usd", fmt.usd),
             ("complete", "is_complete", fmt.flag),
+            ("sample", "is_sample", fmt.flag),
         ],
-        "EX = strict execution accuracy (agg_condition_summary).",
+        "EX = strict execution accuracy (agg_condition_summary). A sample ran a subset of whole "
+        "sessions; a cut-short partition is never shown.",
     )
 
 
