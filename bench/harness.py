@@ -61,8 +61,9 @@ from memsql_assets.lib.paths import benchmark_dir
 from memsql_assets.lib.sources.sqlite_db import open_readonly
 from memsql_assets.lib.sql.execute import run_query
 from memsql_assets.lib.sql.result_cache import RESULTS, bare_sql
+from memsql_assets.lib.vocabulary import CONDITION_NAMES
 
-CONDITIONS = ("A", "B", "B_wm5", "C", "D", "E")
+CONDITIONS = CONDITION_NAMES
 MODEL = "gold-seq"
 REGISTRY_YAML = f"""models:
   {MODEL}:

@@ -15,6 +15,7 @@ from typing import Any
 
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.paths import REPO_ROOT, benchmark_dir, memsql_home, source_db_path
+from memsql_assets.lib.vocabulary import REFERENCE_MODELS, REPORT_SOURCES
 
 # Step-level DEBUG events are for the UI; the terminal gets INFO and above.
 QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
@@ -92,10 +93,6 @@ def _export_benchmark(args: argparse.Namespace) -> int:
     n = export_jsonl(read_turns(benchmark_dir(memsql_home())), Path(args.path))
     print(f"wrote {n} turns to {args.path}")
     return 0
-
-
-# The models the main command evaluates under every condition: offline, so it runs anywhere.
-REFERENCE_MODELS = ("gold", "recall-probe")
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -370,7 +367,7 @@ def _print_evaluations(rows: list[dict[str, Any]]) -> None:
             continue
         classes = ", ".join(f"{k} {v}" for k, v in e["error_classes"].items() if v)
         print(
-            f"  {e['model']:<14} {e['condition']:<6} {e['ex_strict']:>6.1f} {e['ex_memory_critical']:>9.1f} "
+            f"  {e['model']:<14} {e['condition']:<6} {e['ex_strict']:>6.1f} {'-' if e['ex_memory_critical'] is None else format(e['ex_memory_critical'], '.1f'):>9} "
             f"{e['calls']:>6} {e['cache_hits']:>6}  {classes}"
             + ("  (up to date)" if e.get("skipped") else "")
         )
@@ -428,7 +425,7 @@ def _print_summary(s: dict[str, Any]) -> None:
             f"\nbenchmark: {b['sessions']} sessions, {b['turns']} turns, {b['memory_critical']} memory-critical"
         )
         print(f"  {'source':<6} {'T1':>4} {'T2':>4} {'T3':>4}   turns")
-        for src in ("NW", "SEC", "BIRD"):
+        for src in REPORT_SOURCES:
             cells = [b["sessions_by_source_tier"].get(f"{src}-T{t}", 0) for t in (1, 2, 3)]
             turns = sum(b["turns_by_source_tier"].get(f"{src}-T{t}", 0) for t in (1, 2, 3))
             print(f"  {src:<6} {cells[0]:>4} {cells[1]:>4} {cells[2]:>4}   {turns:>5}")
@@ -458,7 +455,7 @@ def _models_list(args: argparse.Namespace) -> int:
     rows = []
     for key in registry.keys():  # noqa: SIM118 (Registry is not a dict)
         entry = registry.get(key)
-        available, reason = registry.available(key)
+        available, reason = registry.available(key, os.environ)
         rows.append(
             {
                 "key": key,

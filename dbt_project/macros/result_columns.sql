@@ -34,16 +34,6 @@
 ]) }}
 {%- endmacro %}
 
-{#- Memory conditions in report order (SPEC §2; E = B_wm5 + trajectory reuse). -#}
-{% macro memsql_conditions() -%}
-{{ return(['A', 'B', 'B_wm5', 'C', 'D', 'E']) }}
-{%- endmacro %}
-
-{#- The six exclusive error classes (SPEC §3; memsql_assets/lib/evaluation/taxonomy.py). -#}
-{% macro memsql_error_classes() -%}
-{{ return(['correct', 'wrong_result', 'preamble', 'syntax_error', 'runtime_error', 'empty']) }}
-{%- endmacro %}
-
 {#- 100 * numerator / denominator as a double; null when the denominator is 0 (no turn to score). -#}
 {% macro pct(numerator, denominator) -%}
 (100.0 * ({{ numerator }}) / nullif({{ denominator }}, 0))

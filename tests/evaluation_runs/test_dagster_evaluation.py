@@ -7,12 +7,13 @@ import dagster as dg
 from memsql_assets.definitions import defs
 from memsql_assets.defs.evaluation.partitions import partition_key
 from memsql_assets.defs.jobs import EVALUATE_JOB
+from memsql_assets.lib.vocabulary import REFERENCE_MODELS
 
 
 def test_partition_materializes_with_metadata_and_check(small_home, monkeypatch):
     monkeypatch.setenv("MEMSQL_HOME", str(small_home))
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("model", ["gold", "recall-probe"])
+        instance.add_dynamic_partitions("model", list(REFERENCE_MODELS))
         job = defs.resolve_job_def(EVALUATE_JOB)
         result = job.execute_in_process(instance=instance, partition_key=partition_key("gold", "D"))
         assert result.success
@@ -62,7 +63,7 @@ def test_metrics_job_builds_dbt_marts_and_report(small_home, monkeypatch, tmp_pa
             m.asset_key.to_user_string(): m.materialization.metadata
             for m in result.get_asset_materialization_events()
         }
-        assert {"fct_turn_evaluations", "fct_mbs", "fct_ablation", "results_report"} <= set(mats)
+        assert {"fct_turn_evaluations", "agg_mbs", "agg_ablation", "results_report"} <= set(mats)
         report = mats["results_report"]
         assert (home / "report" / "report.html").exists() and str(report["report"].value).endswith(
             "report.html"

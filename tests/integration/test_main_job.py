@@ -36,7 +36,7 @@ def test_definitions_load_with_lineage():
         "trajectory_store",
         "composite_tools",
         "turn_results",
-        "fct_mbs",
+        "agg_mbs",
         "results_report",
     } <= keys
     sessions_node = repo.asset_graph.get(dg.AssetKey("sessions"))

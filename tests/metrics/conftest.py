@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from memsql_assets.lib.harness.evaluate import evaluate_partition
+from memsql_assets.lib.report.dbt_cli import dbt_args
 
 REPO = Path(__file__).resolve().parents[2]
 DBT_PROJECT = REPO / "dbt_project"
@@ -64,7 +65,7 @@ def run_dbt(home: Path, *args: str) -> DbtRun:
         "DBT_TARGET_PATH": str(target),
         "DBT_LOG_PATH": str(home / "dbt_logs"),
     }
-    cmd = [str(DBT), *args, "--project-dir", str(DBT_PROJECT), "--profiles-dir", str(DBT_PROJECT)]
+    cmd = [str(DBT), *dbt_args(*args), "--project-dir", str(DBT_PROJECT), "--profiles-dir", str(DBT_PROJECT)]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     return DbtRun(proc.returncode, proc.stdout + proc.stderr, target)
 

@@ -11,8 +11,7 @@ import pandas as pd
 import pytest
 from conftest import PARTITIONS, fresh_home, run_dbt
 
-CONDITIONS = ["A", "B", "B_wm5", "C", "D", "E"]
-ERROR_CLASSES = ["correct", "wrong_result", "preamble", "syntax_error", "runtime_error", "empty"]
+from memsql_assets.lib.vocabulary import ERROR_CLASSES, REFERENCE_MODELS, REPORT_SOURCES
 
 
 def read_results(home) -> pd.DataFrame:
@@ -71,7 +70,7 @@ def test_turn_evaluations_is_one_row_per_partition_turn(duckdb_path, results):
 
 
 def test_ex_summary_matches_pandas(duckdb_path, results):
-    summary = mart(duckdb_path, "fct_condition_summary").set_index(["model", "condition"])
+    summary = mart(duckdb_path, "agg_condition_summary").set_index(["model", "condition"])
     assert len(summary) == len(PARTITIONS)
     for (model, cond), g in results.groupby(["model", "condition"]):
         row = summary.loc[(model, cond)]
@@ -87,19 +86,19 @@ def test_ex_summary_matches_pandas(duckdb_path, results):
 
 
 def test_ex_by_source_tier_and_depth_match_pandas(duckdb_path, results):
-    by_st = mart(duckdb_path, "fct_ex_by_source_tier").set_index(["model", "condition", "source", "tier"])
+    by_st = mart(duckdb_path, "agg_ex_by_source_tier").set_index(["model", "condition", "source", "tier"])
     for key, g in results.groupby(["model", "condition", "source", "tier"]):
         assert by_st.loc[key, "ex_pct"] == pytest.approx(pct(g["ex_strict"])), key
         assert by_st.loc[key, "n_turns"] == len(g)
     assert len(by_st) == results.groupby(["model", "condition", "source", "tier"]).ngroups
 
-    by_src = mart(duckdb_path, "fct_ex_by_source").set_index(["model", "condition", "source"])
+    by_src = mart(duckdb_path, "agg_ex_by_source").set_index(["model", "condition", "source"])
     for (model, cond), g in results.groupby(["model", "condition"]):
         assert by_src.loc[(model, cond, "ALL"), "ex_pct"] == pytest.approx(pct(g["ex_strict"]))
         for src, gs in g.groupby("source"):
             assert by_src.loc[(model, cond, src), "ex_pct"] == pytest.approx(pct(gs["ex_strict"]))
 
-    depth = mart(duckdb_path, "fct_ex_by_turn_depth").set_index(["model", "condition", "turn_depth"])
+    depth = mart(duckdb_path, "agg_ex_by_turn_depth").set_index(["model", "condition", "turn_depth"])
     for (model, cond, t), g in results.groupby(["model", "condition", "turn_index"]):
         row = depth.loc[(model, cond, t)]
         assert row["ex_pct"] == pytest.approx(pct(g["ex_strict"]))
@@ -111,7 +110,7 @@ def test_ex_by_source_tier_and_depth_match_pandas(duckdb_path, results):
 
 
 def test_mbs_matches_pandas(duckdb_path, results):
-    mbs = mart(duckdb_path, "fct_mbs").set_index(["model", "condition", "turn_depth"])
+    mbs = mart(duckdb_path, "agg_mbs").set_index(["model", "condition", "turn_depth"])
     ex = results.groupby(["model", "condition", "turn_index"])["ex_strict"].mean() * 100
     assert "A" not in set(mbs.index.get_level_values("condition"))
     for (model, cond, t), value in ex.items():
@@ -125,9 +124,9 @@ def test_mbs_matches_pandas(duckdb_path, results):
 
 
 def test_ablation_matches_pandas_and_missing_sides_are_null(duckdb_path, results):
-    abl = mart(duckdb_path, "fct_ablation").set_index(["model", "source"])
+    abl = mart(duckdb_path, "agg_ablation").set_index(["model", "source"])
     probe = results[results["model"] == "recall-probe"]
-    for src in ("NW", "SEC", "BIRD", "ALL"):
+    for src in (*REPORT_SOURCES, "ALL"):
         g = probe if src == "ALL" else probe[probe["source"] == src]
         ex = g.groupby("condition")["ex_strict"].mean() * 100
         row = abl.loc[("recall-probe", src)]
@@ -138,11 +137,11 @@ def test_ablation_matches_pandas_and_missing_sides_are_null(duckdb_path, results
 
 
 def test_errors_contamination_cost_comparators_match_pandas(duckdb_path, results):
-    tax = mart(duckdb_path, "fct_error_taxonomy").set_index(["model", "condition", "error_class"])
+    tax = mart(duckdb_path, "agg_error_taxonomy").set_index(["model", "condition", "error_class"])
     assert len(tax) == len(PARTITIONS) * len(ERROR_CLASSES)
-    cont = mart(duckdb_path, "fct_contamination").set_index(["model", "condition"])
-    cost = mart(duckdb_path, "fct_cost").set_index(["model", "condition"])
-    comp = mart(duckdb_path, "fct_comparator_sensitivity").set_index(["model", "condition"])
+    cont = mart(duckdb_path, "agg_contamination").set_index(["model", "condition"])
+    cost = mart(duckdb_path, "agg_cost").set_index(["model", "condition"])
+    comp = mart(duckdb_path, "agg_comparator_sensitivity").set_index(["model", "condition"])
     for (model, cond), g in results.groupby(["model", "condition"]):
         for cls in ERROR_CLASSES:
             assert tax.loc[(model, cond, cls), "share_pct"] == pytest.approx(pct(g["error_class"] == cls))
@@ -162,60 +161,59 @@ def test_errors_contamination_cost_comparators_match_pandas(duckdb_path, results
 
 
 def test_model_pairs_flag_large_gaps(duckdb_path, results):
-    pairs = mart(duckdb_path, "fct_model_pair_gaps").set_index(["model_a", "model_b", "condition", "source"])
+    pairs = mart(duckdb_path, "agg_model_pair_gaps").set_index(["model_a", "model_b", "condition", "source"])
     assert set(pairs.index.get_level_values("condition")) == {"A"}  # only A has both models
     for src, g in results[results["condition"] == "A"].groupby("source"):
         ex = g.groupby("model")["ex_strict"].mean() * 100
-        row = pairs.loc[("gold", "recall-probe", "A", src)]
+        row = pairs.loc[(*REFERENCE_MODELS, "A", src)]
         assert row["gap_pp"] == pytest.approx(ex["gold"] - ex["recall-probe"])
         assert bool(row["is_flagged"]) == (abs(row["gap_pp"]) >= 10)
         assert row["lower_model"] == "recall-probe" and bool(row["involves_reference_model"])
 
 
-def test_incremental_rebuilds_only_changed_partitions(metrics_home, tmp_path):
-    """A new partition is the only one read and inserted, a deleted partition's rows go, and an
-    unchanged run inserts nothing."""
+def _keep_rows(path, keep) -> None:
+    """Rewrite one result file with the rows `keep(table)` selects (same schema)."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path, partitioning=None)
+    pq.write_table(table.filter(keep(table, pc)), path)
+
+
+def test_only_complete_partitions_and_labelled_samples_reach_the_marts(metrics_home, tmp_path):
+    """A cut-short file never reaches the marts; a file of whole sessions does, labelled as a
+    sample; a vanished file's rows go; a rebuilt benchmark makes every partition stale."""
     home = fresh_home(metrics_home, tmp_path / "home", keep_results=True)
-    held_back = home / "results" / "model=recall-probe" / "condition=B_wm5"
-    shutil.move(held_back, tmp_path / "held_back")
-    compiled = home / "dbt_target" / "compiled" / "memsql" / "models" / "marts" / "fct_turn_evaluations.sql"
     db = home / "dbt" / "memsql.duckdb"
+    results = home / "results"
 
-    def run() -> str:
-        r = run_dbt(home, "run", "--select", "+fct_turn_evaluations")
+    def build() -> pd.DataFrame:
+        r = run_dbt(home, "build")
         assert r.returncode == 0, r.output[-4000:]
-        return compiled.read_text()
+        return mart(db, "agg_condition_summary").set_index(["model", "condition"])
 
-    def partitions() -> dict[tuple[str, str], int]:
-        fct = mart(db, "fct_turn_evaluations")
-        return {k: len(g) for k, g in fct.groupby(["model", "condition"])}
+    first = build()
+    assert set(first.index) == set(PARTITIONS) and not first["is_sample"].any()
 
-    run()  # first run: a plain create table over every present partition
-    first = partitions()
-    assert set(first) == set(PARTITIONS) - {("recall-probe", "B_wm5")}
+    cut = results / "model=recall-probe" / "condition=B" / "turn_results.parquet"
+    _keep_rows(cut, lambda t, pc: pc.invert(pc.and_(pc.equal(t["turn_index"], 2), pc.equal(t["tier"], 3))))
+    sample = results / "model=recall-probe" / "condition=A" / "turn_results.parquet"
+    first_session = pd.read_parquet(sample)["session_id"].min()
+    _keep_rows(sample, lambda t, pc: pc.equal(t["session_id"], first_session))
+    shutil.rmtree(results / "model=gold")
 
-    shutil.move(tmp_path / "held_back", held_back)  # a new partition arrives ...
-    shutil.rmtree(home / "results" / "model=gold")  # ... and one disappears
-    sql = run()
-    assert "(model = 'recall-probe' and condition = 'B_wm5')" in sql
-    assert sql.count(" and condition = ") == 1  # only the new partition's file is read
-    after = partitions()
-    assert after[("recall-probe", "B_wm5")] == first[("recall-probe", "A")]
-    assert ("gold", "A") not in after
-    assert {k: v for k, v in after.items() if k != ("recall-probe", "B_wm5")} == {
-        k: v for k, v in first.items() if k != ("gold", "A")
-    }
-
-    assert "false  -- every partition is unchanged" in run()
-    assert partitions() == after
+    after = build()
+    assert set(after.index) == {("recall-probe", "A"), ("recall-probe", "B_wm5")}
+    assert bool(after.loc[("recall-probe", "A"), "is_sample"])
+    assert not after.loc[("recall-probe", "B_wm5"), "is_sample"]
+    assert after.loc[("recall-probe", "A"), "n_turns"] == len(pd.read_parquet(sample))
+    assert not (mart(db, "fct_turn_evaluations")["condition"] == "B").any()
 
     # A rebuilt benchmark (another turns.jsonl) makes every partition stale: none reaches the marts.
     with (home / "benchmark" / "turns.jsonl").open("a", encoding="utf-8") as fh:
         fh.write("\n")
-    run()
-    assert partitions() == {}
-    stale = mart(db, "fct_turn_evaluations")  # empty, but the partitions are still listed upstream
-    assert stale.empty
+    assert build().empty
+    assert mart(db, "fct_turn_evaluations").empty
     con = duckdb.connect(str(db), read_only=True)
     try:
         flags = con.execute(
@@ -223,14 +221,14 @@ def test_incremental_rebuilds_only_changed_partitions(metrics_home, tmp_path):
         ).fetchone()
     finally:
         con.close()
-    assert flags == (False, len(after))
+    assert flags == (False, 3)
 
 
 def test_build_passes_with_no_result_file(empty_home):
     home, run = empty_home
     assert run.returncode == 0, run.output[-4000:]
     assert all(r["status"] in ("success", "pass") for r in run.results())
-    for name in ("fct_turn_evaluations", "fct_condition_summary", "fct_mbs", "fct_ablation"):
+    for name in ("fct_turn_evaluations", "agg_condition_summary", "agg_mbs", "agg_ablation"):
         assert mart(home / "dbt" / "memsql.duckdb", name).empty
 
 
@@ -251,7 +249,7 @@ def test_manifest_documents_every_mart_column_with_grain(metrics_home, duckdb_pa
         con.close()
     for name, node in models.items():
         assert node["description"].strip(), name
-        if name.startswith("fct_"):
+        if name.startswith(("fct_", "agg_")):
             assert "Grain" in node["description"] or "grain" in node["description"], name
     for table, column in built_cols:
         assert models[table]["columns"].get(column, {}).get("description", "").strip(), f"{table}.{column}"

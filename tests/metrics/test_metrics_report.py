@@ -122,7 +122,7 @@ def test_files_exist_and_figures_are_nonempty_pngs(report, page):
 
 def test_headline_numbers_equal_the_mart(report, page, duckdb_path):
     rows = keyed(page.tables["summary"], 2)
-    summary = mart(duckdb_path, "fct_condition_summary")
+    summary = mart(duckdb_path, "agg_condition_summary")
     assert set(rows) == set(PARTITIONS)
     for rec in summary.to_dict("records"):
         cells = rows[(rec["model"], rec["condition"])]
@@ -136,19 +136,19 @@ def test_headline_numbers_equal_the_mart(report, page, duckdb_path):
 
 
 def test_per_turn_and_mbs_tables_equal_the_marts(page, duckdb_path):
-    depth = mart(duckdb_path, "fct_ex_by_turn_depth")
+    depth = mart(duckdb_path, "agg_ex_by_turn_depth")
     per_turn = keyed(page.tables["per_turn_ex"], 2)
     assert {k[1] for k in per_turn} == {"A", "B"}
     for rec in depth[depth["condition"].isin(["A", "B"])].to_dict("records"):
         assert same(per_turn[(rec["model"], rec["condition"])][f"t={rec['turn_depth']}"], rec["ex_pct"])
     mbs = keyed(page.tables["mbs"], 2)
-    for rec in mart(duckdb_path, "fct_mbs").to_dict("records"):
+    for rec in mart(duckdb_path, "agg_mbs").to_dict("records"):
         assert same(mbs[(rec["model"], rec["condition"])][f"t={rec['turn_depth']}"], rec["mbs_pp"])
 
 
 def test_ablation_errors_contamination_cost_tables_equal_the_marts(page, duckdb_path):
     abl = keyed(page.tables["ablation"], 2)
-    for rec in mart(duckdb_path, "fct_ablation").to_dict("records"):
+    for rec in mart(duckdb_path, "agg_ablation").to_dict("records"):
         cells = abl[(rec["model"], rec["source"])]
         for col, head in (
             ("ex_b_pct", "EX B"),
@@ -160,15 +160,15 @@ def test_ablation_errors_contamination_cost_tables_equal_the_marts(page, duckdb_
         ):
             assert same(cells[head], rec[col]), (rec["model"], rec["source"], head)
     tax = keyed(page.tables["error_taxonomy"], 2)
-    for rec in mart(duckdb_path, "fct_error_taxonomy").to_dict("records"):
+    for rec in mart(duckdb_path, "agg_error_taxonomy").to_dict("records"):
         assert same(tax[(rec["model"], rec["condition"])][rec["error_class"]], rec["share_pct"])
     cont = keyed(page.tables["contamination"], 2)
-    for rec in mart(duckdb_path, "fct_contamination").to_dict("records"):
+    for rec in mart(duckdb_path, "agg_contamination").to_dict("records"):
         cells = cont[(rec["model"], rec["condition"])]
         assert cells["contaminated"] == f"{rec['n_contaminated']:,}"
         assert same(cells["% of turns"], rec["contamination_rate_pct"])
     cost = keyed(page.tables["cost"], 2)
-    for rec in mart(duckdb_path, "fct_cost").to_dict("records"):
+    for rec in mart(duckdb_path, "agg_cost").to_dict("records"):
         cells = cost[(rec["model"], rec["condition"])]
         assert cells["tokens"] == f"{rec['total_tokens']:,}"
         assert same(cells["latency s (mean)"], rec["mean_latency_s"], 3)

@@ -6,6 +6,7 @@ import pytest
 
 from memsql_assets.lib.errors import ConfigError
 from memsql_assets.lib.models.registry import DEFAULT_MODELS_FILE, load_registry
+from memsql_assets.lib.vocabulary import REFERENCE_MODELS
 
 PAPER_MODELS = {
     "gpt-5-mini": "openai/gpt-5-mini-2025-08-07",
@@ -35,10 +36,10 @@ def test_shipped_registry_has_the_paper_models_and_builtins():
         assert entry.litellm_model == litellm_model
         assert entry.kind == "api" and entry.api_key_env and entry.temperature is None
         assert entry.price_output_per_mtok > entry.price_input_per_mtok > 0
-    assert {reg.get(k).kind for k in ("gold", "recall-probe")} == {"builtin"}
+    assert {reg.get(k).kind for k in REFERENCE_MODELS} == {"builtin"}
     assert reg.get("smollm2-135m").kind == "local"
     assert reg.get("gold").cost_usd(10_000, 10_000) == 0.0
-    assert set(reg.enabled_keys()) >= set(PAPER_MODELS) | {"gold", "recall-probe"}
+    assert set(reg.enabled_keys()) >= set(PAPER_MODELS) | set(REFERENCE_MODELS)
 
 
 def test_reasoning_becomes_litellm_params():
@@ -98,8 +99,22 @@ BAD_CASES = [
         "models.m1.price_per_mtok.input",
         "expected a number",
     ),
-    ("{input: 0.25, output: 2.0}", "{input: 0.25}", "models.m1.price_per_mtok", "input, output"),
-    ("{type: default}", "{type: turbo}", "models.m1.reasoning.type", "unknown reasoning type 'turbo'"),
+    ("{input: 0.25, output: 2.0}", "{input: 0.25}", "models.m1.price_per_mtok.output", "missing required field"),
+    (
+        "{input: 0.25, output: 2.0}",
+        "{input: -1, output: 2.0}",
+        "models.m1.price_per_mtok.input",
+        "expected a number >= 0",
+    ),
+    (
+        "{type: default}",
+        "{type: turbo}",
+        "models.m1.reasoning.type",
+        "expected one of none|default|enabled|adaptive, got 'turbo'",
+    ),
+    ("{type: default}", "{type: enabled, budget_tokens: 512}", "models.m1.reasoning.budget_tokens", ">= 1024"),
+    ("{type: default}", "{type: default, colour: blue}", "models.m1.reasoning.colour", "type, budget_tokens"),
+    ("max_concurrency: 2", "max_concurrency: true", "models.m1.max_concurrency", "expected an integer"),
     (
         "{type: default}",
         "{type: enabled}",
@@ -183,3 +198,41 @@ def test_missing_file_and_wrong_top_level(write_registry, tmp_path):
     with pytest.raises(ConfigError) as err:
         load_registry(write_registry("models:\n  Bad|Key: {}\n"))
     assert err.value.field == "models.Bad|Key" and "partition key" in str(err.value)
+
+
+def test_registry_and_builtins_do_not_import_each_other():
+    """Each loads in a fresh interpreter without pulling in the other (no import cycle)."""
+    import subprocess
+    import sys
+
+    for module, other in (("registry", "builtins"), ("builtins", "registry")):
+        code = (
+            f"import sys, memsql_assets.lib.models.{module}; "
+            f"sys.exit('memsql_assets.lib.models.{other}' in sys.modules)"
+        )
+        assert subprocess.run([sys.executable, "-c", code]).returncode == 0, f"{module} imports {other}"
+
+
+def test_every_schema_field_has_a_docstring():
+    from memsql_assets.lib.models.registry import ModelEntry, Prices, Reasoning, RegistryFile
+
+    for schema in (RegistryFile, ModelEntry, Reasoning, Prices):
+        undocumented = [name for name, f in schema.model_fields.items() if not f.description]
+        assert not undocumented, f"{schema.__name__}: {undocumented}"
+
+
+def test_api_keys_come_from_dagster_env_vars_when_asked(monkeypatch):
+    """The defs layer reads each key the registry names through dg.EnvVar at call time (a key set
+    later counts) and hands lib/ the mapping; an unset key leaves its model unavailable."""
+    from memsql_assets.defs.resources import model_api_keys
+
+    reg = load_registry(DEFAULT_MODELS_FILE)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    assert model_api_keys(reg) == {}
+    assert reg.available("gpt-5-mini", model_api_keys(reg)) == (False, "set OPENAI_API_KEY")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-later")
+    keys = model_api_keys(reg)
+    assert keys == {"OPENAI_API_KEY": "sk-later"}
+    assert reg.available("gpt-5-mini", keys) == (True, "ok")
+    assert reg.available("claude-opus-4.6", keys) == (False, "set ANTHROPIC_API_KEY")

@@ -70,6 +70,14 @@ def _drop_fallback(turns):
     return turns
 
 
+def _unknown_source(turns):
+    # the suite's value set is the vocabulary's sources, filled in when it is validated
+    for t in turns:
+        if t["session_id"] == "NW-1-002":
+            t["source"] = "XX"
+    return turns
+
+
 def _wrong_tier_shape(turns):
     return [t for t in turns if not (t["session_id"] == "BIRD-2-004" and t["turn_index"] == 4)]
 
@@ -81,6 +89,7 @@ CASES = [
     (_unbind_key, "turns", "every referenced key is bound by an earlier state_updates", "BIRD-3-002#2"),
     (_duplicate_id, "turns", "one row per (session, turn index)", None),
     (_bad_id_format, "sessions", "session id format PREFIX-TIER-NNN", "NW-1-1"),
+    (_unknown_source, "sessions", "known sources", "NW-1-002"),
     (_eleventh_ten_turn, "sessions", "7 ten-turn NW sessions", None),
     (_drop_fallback, "turns", "every memory-critical turn has fallback_sql", "NW-2-007#3"),
     (_wrong_tier_shape, "sessions", "T1 = 1 turn, T2 = 4 turns", "BIRD-2-004"),

@@ -1,6 +1,6 @@
 -- One row per result file = one evaluated model x condition partition: where it is, its identity
--- (partition_fingerprint, what the incremental fact table is keyed on), and whether it can be used
--- (evaluated against the current benchmark, complete).
+-- (partition_fingerprint), and whether it can be used (evaluated against the current benchmark, and
+-- complete, or a sample run of whole sessions).
 with files as (
     select * from {{ ref('stg_result_files') }}
 ),
@@ -14,6 +14,27 @@ file_rows as (
         max(schema_version) as schema_version
     from {{ ref('stg_turn_results') }}
     group by result_file
+),
+
+session_rows as (
+    select result_file, session_id, count(*) as n_rows
+    from {{ ref('stg_turn_results') }}
+    group by result_file, session_id
+),
+
+benchmark_sessions as (
+    select session_id, count(*) as n_turns
+    from {{ ref('stg_turns') }}
+    group by session_id
+),
+
+-- Sessions of a file that lack turns (or are not in the benchmark): a cut-short run, not a sample.
+partial_sessions as (
+    select s.result_file, count(*) as n_partial_sessions
+    from session_rows as s
+    left join benchmark_sessions as b on b.session_id = s.session_id
+    where b.n_turns is distinct from s.n_rows
+    group by s.result_file
 ),
 
 benchmark as (
@@ -38,6 +59,7 @@ select
     coalesce(r.benchmark_version = b.benchmark_version and r.n_benchmark_versions = 1, false)
         as is_current_benchmark,
     coalesce(r.n_rows, 0) = b.n_benchmark_turns as is_complete,
+    coalesce(r.n_rows, 0) between 1 and b.n_benchmark_turns - 1 and ps.n_partial_sessions is null as is_sample,
     md5(concat_ws('|',
         f.result_file,
         cast(f.file_bytes as varchar),
@@ -46,4 +68,5 @@ select
     )) as partition_fingerprint
 from files as f
 left join file_rows as r on r.result_file = f.result_file
+left join partial_sessions as ps on ps.result_file = f.result_file
 cross join benchmark as b

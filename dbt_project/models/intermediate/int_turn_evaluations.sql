@@ -1,4 +1,5 @@
--- Result rows of usable partitions (evaluated against the current benchmark) joined to their
+-- Result rows of usable partitions (evaluated against the current benchmark, and complete or a
+-- labelled sample of whole sessions: a cut-short file never reaches the marts) joined to their
 -- benchmark turn. The benchmark is the authority for a turn's attributes (source, tier, flags);
 -- the test assert_results_agree_with_benchmark checks that the result files carry the same ones.
 select
@@ -38,11 +39,13 @@ select
     r.benchmark_version,
     r.schema_version,
     p.result_file,
-    p.partition_fingerprint
+    p.partition_fingerprint,
+    p.is_sample
 from {{ ref('stg_turn_results') }} as r
 inner join {{ ref('int_partitions') }} as p
     on p.result_file = r.result_file
     and p.is_current_benchmark
+    and (p.is_complete or p.is_sample)
 inner join {{ ref('stg_turns') }} as t
     on t.session_id = r.session_id
     and t.turn_index = r.turn_index

@@ -3,5 +3,5 @@
 -- another session's answer into a first turn).
 {{ config(severity='warn') }}
 select model, condition, turn_depth, ex_pct, ex_a_pct, mbs_pp
-from {{ ref('fct_mbs') }}
+from {{ ref('agg_mbs') }}
 where turn_depth = 1 and abs(mbs_pp) > 5

@@ -1,5 +1,5 @@
--- Warns about result files the marts leave out or that look truncated: evaluated against another
--- benchmark version (re-evaluate the partition), or not one row per benchmark turn.
+-- Warns about result files the marts leave out or label: evaluated against another benchmark version
+-- (re-evaluate the partition), cut short (left out), or a sample of whole sessions (labelled).
 {{ config(severity='warn') }}
 select model, condition, result_file, benchmark_version, current_benchmark_version, n_rows
 from {{ ref('int_partitions') }}

@@ -11,6 +11,7 @@ from memsql_assets.lib.benchmark.store import read_profiles, write_benchmark, wr
 from memsql_assets.lib.code_versions import BENCHMARK_CODE, code_version
 from memsql_assets.lib.paths import benchmark_dir, source_db_path
 from memsql_assets.lib.sources.config import SOURCE_NAMES
+from memsql_assets.lib.vocabulary import REPORT_SOURCES
 
 
 def profiles_path(memsql: MemsqlSettings):
@@ -63,7 +64,7 @@ def sessions(context: dg.AssetExecutionContext, memsql: MemsqlSettings) -> dg.Ma
     grid = Counter((s.source, s.tier) for s in built)
     turn_grid = Counter((t.source, t.tier) for t in turns)
     table = "| source | T1 | T2 | T3 | sessions | turns |\n| --- | ---: | ---: | ---: | ---: | ---: |\n"
-    for src in ("NW", "SEC", "BIRD"):
+    for src in REPORT_SOURCES:
         cells = " | ".join(str(grid[(src, tier)]) for tier in (1, 2, 3))
         n_sessions = sum(grid[(src, t)] for t in (1, 2, 3))
         n_turns = sum(turn_grid[(src, t)] for t in (1, 2, 3))

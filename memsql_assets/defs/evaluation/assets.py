@@ -7,13 +7,14 @@ import dagster as dg
 from memsql_assets.defs.evaluation.automation import EVALUATE_WHEN_OUT_OF_DATE, model_registry
 from memsql_assets.defs.evaluation.partitions import evaluation_partitions
 from memsql_assets.defs.evaluation.resources import EvaluationSettings
-from memsql_assets.defs.resources import MemsqlSettings
+from memsql_assets.defs.resources import MemsqlSettings, model_api_keys
 from memsql_assets.lib.code_versions import HARNESS_CODE, SEMANTIC_CODE, code_version, digest
 from memsql_assets.lib.harness.evaluate import evaluate_partition
 from memsql_assets.lib.harness.results import comparable_rows
 from memsql_assets.lib.harness.runner import RunStats
 from memsql_assets.lib.memory.chroma import chroma_client
 from memsql_assets.lib.memory.semantic import SEMANTIC_COLLECTION, SEMANTIC_HINTS, seed_semantic_memory
+from memsql_assets.lib.models.registry import load_registry
 from memsql_assets.lib.sources.config import SOURCE_NAMES
 from memsql_assets.lib.trajectories.lookup import trajectory_lookup
 
@@ -93,6 +94,7 @@ def turn_results(
         settings=evaluation.settings(),
         progress=progress,
         trajectory_factory=trajectory_lookup,
+        api_keys=model_api_keys(load_registry()),
     )
     s = outcome.summary
     failing = [f"{r['session_id']}#{r['turn_index']}" for r in outcome.rows if r["gt_error"]]

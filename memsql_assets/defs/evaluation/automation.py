@@ -16,6 +16,7 @@ import dagster as dg
 
 from memsql_assets.defs.evaluation.partitions import model_partitions
 from memsql_assets.defs.jobs import OBSERVE_MODELS_JOB
+from memsql_assets.defs.resources import model_api_keys
 from memsql_assets.lib.code_versions import digest
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.harness.evaluate import model_fingerprint
@@ -23,8 +24,9 @@ from memsql_assets.lib.models.registry import Registry, load_registry
 
 
 def runnable_models(registry: Registry) -> list[str]:
-    """Enabled registry entries that can run in this process's environment."""
-    return [k for k in registry.enabled_keys() if registry.available(k)[0]]
+    """Enabled registry entries that can run here (API key set, through `dg.EnvVar`; weights present)."""
+    keys = model_api_keys(registry)
+    return [k for k in registry.enabled_keys() if registry.available(k, keys)[0]]
 
 
 def registry_versions(registry: Registry, keys: list[str]) -> dict[str, str]:
@@ -75,7 +77,7 @@ def model_registry_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResul
     known = set(context.instance.get_dynamic_partitions(model_partitions.name))
     added, removed = sorted(runnable - known), sorted(known - runnable)
     for key in sorted(set(registry.enabled_keys()) - runnable):
-        context.log.info(f"model {key} is not a partition: {registry.available(key)[1]}")
+        context.log.info(f"model {key} is not a partition: {registry.available(key, model_api_keys(registry))[1]}")
     fingerprint = digest(registry_versions(registry, sorted(runnable)))
     requests = []
     if added:

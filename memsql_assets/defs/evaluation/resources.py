@@ -1,18 +1,23 @@
 """Evaluation settings a user may override per run (launchpad) or by environment."""
 
 import dagster as dg
+from pydantic import Field
 
 from memsql_assets.lib.harness.evaluate import EvalSettings
 
 
 class EvaluationSettings(dg.ConfigurableResource):
-    """Service URLs (empty: a private redis-server / local persistent Chroma) and harness limits."""
+    """Service URLs and harness limits of a `turn_results` partition run."""
 
-    redis_url: str = ""
-    chroma_url: str = ""
-    episodic_k: int = 3
-    sql_timeout_s: float = 10.0
-    row_cap: int = 100_000
+    redis_url: str = Field(
+        default="", description="Working-memory Redis; empty: $MEMSQL_REDIS_URL, else a private redis-server."
+    )
+    chroma_url: str = Field(
+        default="", description="ChromaDB server; empty: $MEMSQL_CHROMA_URL, else a local persistent client."
+    )
+    episodic_k: int = Field(default=3, description="Similar past turns retrieved by conditions C and D.")
+    sql_timeout_s: float = Field(default=10.0, description="Time limit of one generated query, in seconds.")
+    row_cap: int = Field(default=100_000, description="Rows fetched at most from one query.")
 
     def settings(self) -> EvalSettings:
         return EvalSettings(

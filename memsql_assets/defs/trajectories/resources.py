@@ -3,7 +3,9 @@
 from pathlib import Path
 
 import dagster as dg
+from pydantic import Field
 
+from memsql_assets.defs.resources import model_api_keys
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.models.gateway import ModelGateway
 from memsql_assets.lib.models.proposer import proposer
@@ -12,23 +14,28 @@ from memsql_assets.lib.models.request_store import RequestStore
 
 
 class TrajectorySettings(dg.ConfigurableResource):
-    """`budget`: N synthetic questions in all; `theta`: composite-tool support (fraction of trajectories
-    when < 1, else a count); `max_len`: longest composite; `explorer`: deterministic or llm.
-    `question_model` / `explorer_model`: registry keys of the LLMs that write questions (instead of
-    the grammar) and drive the llm explorer; empty means the deterministic, offline default."""
+    """How the trajectory store is built: budget, composite-tool support and the explorer."""
 
-    budget: int = 60
-    seed: int = 0
-    theta: float = 0.25
-    max_len: int = 3
-    explorer: str = "deterministic"
-    question_model: str = ""
-    explorer_model: str = ""
+    budget: int = Field(default=60, description="N: synthetic questions in all.")
+    seed: int = Field(default=0, description="Seed of the deterministic question grammar and explorer.")
+    theta: float = Field(
+        default=0.25, description="Composite-tool support: a fraction of trajectories when < 1, else a count."
+    )
+    max_len: int = Field(default=3, description="Longest composite tool, in steps.")
+    explorer: str = Field(default="deterministic", description="`deterministic` or `llm`.")
+    question_model: str = Field(
+        default="", description="Registry key of the LLM that writes questions; empty: the grammar (offline)."
+    )
+    explorer_model: str = Field(
+        default="", description="Registry key of the LLM that drives the llm explorer; empty: deterministic."
+    )
 
     def propose(self, home: Path, model_key: str):
         """The registry model `model_key` as a messages -> text function (through the gateway)."""
         registry = load_registry()
-        available, reason = registry.available(model_key)
+        keys = model_api_keys(registry)
+        available, reason = registry.available(model_key, keys, home)
         if not available:
             raise MemsqlError(f"trajectory LLM {model_key} is unavailable: {reason}")
-        return proposer(ModelGateway(registry, RequestStore(home / "requests"), home=home), model_key)
+        gateway = ModelGateway(registry, RequestStore(home / "requests"), home=home, environ=keys)
+        return proposer(gateway, model_key)

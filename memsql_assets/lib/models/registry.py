@@ -3,9 +3,9 @@
 Each entry is keyed by its Dagster partition key and says how to call the model through litellm,
 how it reasons (a first-class field, turned into provider params here and nowhere else), how many
 requests may be in flight, what it costs and where its API key lives (the env var's *name*: the
-file never holds a secret). Validation is strict and every error names the file, the field path
-(`models.<key>.<field>`) and what was expected, because a typo here silently changes which
-experiment runs.
+file never holds a secret). The schema is a set of strict pydantic models (`extra="forbid"`, one
+docstring per field); every error names the file, the field path (`models.<key>.<field>`) and what
+was expected, because a typo here silently changes which experiment runs.
 """
 
 from __future__ import annotations
@@ -14,30 +14,35 @@ import importlib.util
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import yaml
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    model_validator,
+)
+from pydantic_core import ErrorDetails
 
 from memsql_assets.lib.errors import ConfigError, MemsqlError
+from memsql_assets.lib.models.builtin_names import (
+    BUILTIN_NAMES,
+    BUILTIN_PROVIDER,
+    LOCAL_MODEL_PACKAGES,
+    smollm2_weights_path,
+)
 from memsql_assets.lib.paths import REPO_ROOT, memsql_home
 
 MODELS_FILE_ENV = "MEMSQL_MODELS_FILE"
 DEFAULT_MODELS_FILE = REPO_ROOT / "models.yaml"
 
-KINDS = ("api", "builtin", "local")
-REASONING_TYPES = ("none", "default", "enabled", "adaptive")
-EFFORTS = ("low", "medium", "high")
-BUILTIN_PROVIDER = "memsql"
-# Built-in (kind builtin/local) model names served by memsql_assets.lib.models.builtins.
-BUILTIN_NAMES = {"builtin": ("gold", "recall-probe"), "local": ("smollm2-135m",)}
-
-# What transformers needs to load a GGUF on CPU (STACK.md "A real local LLM").
-LOCAL_MODEL_PACKAGES = ("torch", "transformers", "gguf", "accelerate")
-REQUIRED_FIELDS = ("litellm_model", "kind", "reasoning", "max_concurrency", "price_per_mtok", "enabled")
-OPTIONAL_FIELDS = ("provider_params", "api_key_env", "temperature", "description")
 # Params with a first-class field of their own (or that are secrets): never in provider_params.
 RESERVED_PARAMS = {
     "thinking": "reasoning",
@@ -64,19 +69,96 @@ def is_secret_name(name: str) -> bool:
     return name.lower() not in NON_SECRET_NAMES and bool(SECRET_NAME_RE.search(name))
 
 
-@dataclass(frozen=True)
-class Reasoning:
-    """How a model reasons. `none`: nothing is sent (the model is not asked to think).
-    `default`: nothing is sent either, the provider's default applies (GPT-5 reasons by default).
-    `enabled`: Anthropic extended thinking with a token budget.
-    `adaptive`: Claude 4.6-style adaptive thinking at an effort level; litellm 1.110.2 expresses it
-    as `reasoning_effort=<effort>`, which it maps to `thinking={"type": "adaptive"}` +
-    `output_config={"effort": <effort>}` for adaptive-thinking models (checked in its Anthropic
-    transformation and cost map)."""
+class FieldProblem(ValueError):
+    """A validator's complaint about `field` (a dotted path below the value it validates)."""
 
-    type: str = "none"
-    budget_tokens: int | None = None
-    effort: str | None = None
+    def __init__(self, field: str, problem: str):
+        self.field = field
+        self.problem = problem
+        super().__init__(problem)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+
+def _partition_key(key: str) -> str:
+    if not PARTITION_KEY_RE.match(key):
+        raise FieldProblem(
+            "", "expected a partition key of [a-z0-9._-] (max 63 chars, starting alphanumeric)"
+        )
+    return key
+
+
+def _no_secrets(params: dict[str, Any], where: str = "") -> None:
+    """Credentials (api_key, extra_headers.Authorization, ...) never live in the registry file."""
+    for name, value in params.items():
+        here = f"{where}.{name}" if where else str(name)
+        if is_secret_name(str(name)):
+            raise FieldProblem(
+                here, "secrets never go in the registry; expected the env var name in api_key_env"
+            )
+        if isinstance(value, dict):
+            _no_secrets(value, here)
+
+
+def _provider_params(params: dict[str, Any]) -> dict[str, Any]:
+    for name in params:
+        if name in RESERVED_PARAMS:
+            raise FieldProblem(name, f"not allowed here; expected it in {RESERVED_PARAMS[name]}")
+    _no_secrets(params)
+    return params
+
+
+def _env_name(name: str) -> str:
+    if not ENV_NAME_RE.match(name):
+        raise FieldProblem(
+            "",
+            "expected an environment variable NAME like OPENAI_API_KEY (never the key itself), "
+            f"got a value of {len(name)} chars",
+        )
+    return name
+
+
+def _litellm_id(model: str) -> str:
+    if "/" not in model:
+        raise FieldProblem("", f"expected 'provider/model', got {model!r}")
+    return model
+
+
+class Reasoning(_Strict):
+    """How a model reasons, turned into provider params by `litellm_params`."""
+
+    type: Literal["none", "default", "enabled", "adaptive"]
+    """`none`: nothing is sent (the model is not asked to think). `default`: nothing is sent either,
+    the provider's default applies (GPT-5 reasons by default). `enabled`: Anthropic extended
+    thinking with a token budget. `adaptive`: Claude 4.6-style adaptive thinking at an effort level;
+    litellm 1.110.2 expresses it as `reasoning_effort=<effort>`, which it maps to
+    `thinking={"type": "adaptive"}` + `output_config={"effort": <effort>}` for adaptive models."""
+    budget_tokens: int | None = Field(default=None, ge=1024)
+    """Thinking budget of type `enabled` (Anthropic's minimum is 1024); absent for other types."""
+    effort: Literal["low", "medium", "high"] | None = None
+    """Effort level of type `adaptive`; absent for other types."""
+
+    @model_validator(mode="after")
+    def _fields_match_type(self) -> Reasoning:
+        if self.type == "enabled" and self.budget_tokens is None:
+            raise FieldProblem(
+                "budget_tokens", "missing; expected an integer >= 1024 for reasoning type enabled"
+            )
+        if self.type != "enabled" and self.budget_tokens is not None:
+            raise FieldProblem(
+                "budget_tokens", f"only for reasoning type enabled; expected it absent for {self.type}"
+            )
+        if self.type == "adaptive" and self.effort is None:
+            raise FieldProblem(
+                "effort", "missing; expected one of low|medium|high for reasoning type adaptive"
+            )
+        if self.type != "adaptive" and self.effort is not None:
+            raise FieldProblem(
+                "effort", f"only for reasoning type adaptive; expected it absent for {self.type}"
+            )
+        return self
 
     def litellm_params(self) -> dict[str, Any]:
         if self.type == "enabled":
@@ -86,20 +168,79 @@ class Reasoning:
         return {}
 
 
-@dataclass(frozen=True)
-class ModelEntry:
-    key: str
-    litellm_model: str
-    kind: str
+class Prices(_Strict):
+    """List prices in USD per million tokens; cost = prices × tokens (no remote cost map)."""
+
+    input: float = Field(ge=0)
+    """USD per million prompt tokens."""
+    output: float = Field(ge=0)
+    """USD per million completion tokens."""
+
+
+class ModelEntry(_Strict):
+    """One model: how to call it, how it reasons, its concurrency, prices and API key's env var."""
+
+    litellm_model: Annotated[str, AfterValidator(_litellm_id)]
+    """litellm id `provider/model`; built-ins are `memsql/<name>`."""
+    kind: Literal["api", "builtin", "local"]
+    """`api`: a provider through litellm; `builtin`: an offline reference model; `local`: a local LLM."""
     reasoning: Reasoning
-    max_concurrency: int
-    price_input_per_mtok: float
-    price_output_per_mtok: float
+    """How the model reasons (the only place reasoning params come from)."""
+    max_concurrency: int = Field(ge=1)
+    """Requests of this model in flight at once."""
+    price_per_mtok: Prices
+    """USD per million {input, output} tokens."""
     enabled: bool
-    provider_params: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
-    api_key_env: str | None = None
-    temperature: float | None = None
+    """Whether the model is evaluated (the sensor creates its partitions)."""
+    provider_params: Annotated[dict[str, Any], AfterValidator(_provider_params)] = Field(default_factory=dict)
+    """Other litellm params (max_tokens, ...); no reasoning, temperature or secrets here."""
+    api_key_env: Annotated[str, AfterValidator(_env_name)] | None = None
+    """NAME of the environment variable holding the key (kind api only); never the key itself."""
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    """Sampling temperature, only for non-reasoning models (reasoning.type none)."""
     description: str = ""
+    """What a person should know about the entry."""
+
+    _key: str = PrivateAttr(default="")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ModelEntry:
+        provider, name = self.litellm_model.split("/", 1)
+        if self.kind == "api" and provider == BUILTIN_PROVIDER:
+            raise FieldProblem(
+                "litellm_model", f"'{BUILTIN_PROVIDER}/' models must have kind builtin or local"
+            )
+        if self.kind != "api" and (provider != BUILTIN_PROVIDER or name not in BUILTIN_NAMES[self.kind]):
+            allowed = ", ".join(f"{BUILTIN_PROVIDER}/{n}" for n in BUILTIN_NAMES[self.kind])
+            raise FieldProblem(
+                "litellm_model", f"expected one of {allowed} for kind {self.kind}, got {self.litellm_model!r}"
+            )
+        if self.kind == "api" and self.api_key_env is None:
+            raise FieldProblem(
+                "api_key_env", "missing required field for kind api (the env var holding the key)"
+            )
+        if self.kind != "api" and self.api_key_env is not None:
+            raise FieldProblem("api_key_env", f"expected no API key for kind {self.kind}")
+        if self.temperature is not None and self.reasoning.type != "none":
+            # GPT-5 reasoning models reject temperature; Anthropic thinking requires the default.
+            raise FieldProblem(
+                "temperature",
+                f"not accepted by a reasoning model (reasoning.type {self.reasoning.type}); expected it absent",
+            )
+        return self
+
+    @property
+    def key(self) -> str:
+        """The entry's partition key (its key under `models:`)."""
+        return self._key
+
+    @property
+    def price_input_per_mtok(self) -> float:
+        return self.price_per_mtok.input
+
+    @property
+    def price_output_per_mtok(self) -> float:
+        return self.price_per_mtok.output
 
     @property
     def builtin_name(self) -> str | None:
@@ -119,6 +260,13 @@ class ModelEntry:
         return (
             prompt_tokens * self.price_input_per_mtok + completion_tokens * self.price_output_per_mtok
         ) / 1e6
+
+
+class RegistryFile(_Strict):
+    """The whole file: exactly one top-level key."""
+
+    models: dict[Annotated[str, AfterValidator(_partition_key)], ModelEntry] = Field(min_length=1)
+    """Partition key -> model entry, in the order the sensor adds partitions."""
 
 
 @dataclass(frozen=True)
@@ -141,20 +289,16 @@ class Registry:
                 f"{self.path}: no model '{key}' (registered: {', '.join(self.entries) or 'none'})"
             ) from None
 
-    def available(
-        self, key: str, environ: Mapping[str, str] | None = None, home: Path | None = None
-    ) -> tuple[bool, str]:
+    def available(self, key: str, environ: Mapping[str, str], home: Path | None = None) -> tuple[bool, str]:
         """Whether `key` can be called now, and if not, what the user must do. Never raises for a
-        registered key: a missing API key or missing weights is a state to report, not a crash."""
+        registered key: a missing API key or missing weights is a state to report, not a crash.
+        `environ` is the caller's (a Dagster resource's), never read here from the process."""
         entry = self.get(key)
-        env = os.environ if environ is None else environ
         if entry.kind == "api":
-            if entry.api_key_env and not env.get(entry.api_key_env):
+            if entry.api_key_env and not environ.get(entry.api_key_env):
                 return False, f"set {entry.api_key_env}"
             return True, "ok"
         if entry.kind == "local":
-            from memsql_assets.lib.models.builtins import smollm2_weights_path
-
             problems = []
             weights = smollm2_weights_path(home or memsql_home())
             if not weights.exists():
@@ -187,20 +331,15 @@ def load_registry(path: Path | str | None = None) -> Registry:
     if root_node is not None:
         _reject_duplicate_keys(path, root_node, "")
     data = yaml.safe_load(text)
-    if not isinstance(data, dict) or set(data) != {"models"}:
+    if not isinstance(data, dict) or "models" not in data:
         raise ConfigError(path, "models", "expected a top-level mapping with exactly one key, 'models'")
-    models = data["models"]
-    if not isinstance(models, dict) or not models:
-        raise ConfigError(path, "models", "expected a non-empty mapping of partition key -> model entry")
-    entries = {}
-    for key, raw in models.items():
-        where = f"models.{key}"
-        if not isinstance(key, str) or not PARTITION_KEY_RE.match(key):
-            raise ConfigError(
-                path, where, "expected a partition key of [a-z0-9._-] (max 63 chars, starting alphanumeric)"
-            )
-        entries[key] = _parse_entry(path, key, raw)
-    return Registry(path=path, entries=MappingProxyType(entries))
+    try:
+        parsed = RegistryFile.model_validate(data)
+    except ValidationError as exc:
+        raise _config_error(path, exc.errors()[0]) from None
+    for key, entry in parsed.models.items():
+        entry._key = key
+    return Registry(path=path, entries=MappingProxyType(dict(parsed.models)))
 
 
 def _reject_duplicate_keys(path: Path, node: yaml.Node, where: str) -> None:
@@ -222,201 +361,55 @@ def _reject_duplicate_keys(path: Path, node: yaml.Node, where: str) -> None:
             _reject_duplicate_keys(path, item, f"{where}[{i}]")
 
 
-def _expect(path: Path, where: str, value: Any, types: tuple[type, ...], expected: str) -> Any:
-    # bool is an int subclass in Python; YAML `true` must not pass for a count or a price.
-    if isinstance(value, bool) and bool not in types:
-        raise ConfigError(path, where, f"expected {expected}, got {value!r}")
-    if not isinstance(value, types):
-        raise ConfigError(path, where, f"expected {expected}, got {type(value).__name__} {value!r}")
-    return value
+# What each pydantic error type means for a person editing the file.
+_EXPECTED = {
+    "int_type": "expected an integer",
+    "int_from_float": "expected an integer",
+    "float_type": "expected a number",
+    "bool_type": "expected true or false",
+    "string_type": "expected a string",
+    "dict_type": "expected a mapping",
+    "model_type": "expected a mapping",
+}
 
 
-def _parse_entry(path: Path, key: str, raw: Any) -> ModelEntry:
-    where = f"models.{key}"
-    if not isinstance(raw, dict):
-        raise ConfigError(path, where, f"expected a mapping with fields {', '.join(REQUIRED_FIELDS)}")
-    for name in REQUIRED_FIELDS:
-        if name not in raw:
-            raise ConfigError(path, f"{where}.{name}", "missing required field")
-    for name in raw:
-        if name not in REQUIRED_FIELDS + OPTIONAL_FIELDS:
-            raise ConfigError(
-                path,
-                f"{where}.{name}",
-                f"unknown field; expected one of {', '.join(REQUIRED_FIELDS + OPTIONAL_FIELDS)}",
-            )
-
-    kind = _expect(path, f"{where}.kind", raw["kind"], (str,), "one of " + "|".join(KINDS))
-    if kind not in KINDS:
-        raise ConfigError(path, f"{where}.kind", f"expected one of {'|'.join(KINDS)}, got {kind!r}")
-    litellm_model = _expect(
-        path, f"{where}.litellm_model", raw["litellm_model"], (str,), "a string 'provider/model'"
-    )
-    if "/" not in litellm_model:
-        raise ConfigError(path, f"{where}.litellm_model", f"expected 'provider/model', got {litellm_model!r}")
-    provider, name = litellm_model.split("/", 1)
-    if kind == "api" and provider == BUILTIN_PROVIDER:
-        raise ConfigError(
-            path, f"{where}.litellm_model", f"'{BUILTIN_PROVIDER}/' models must have kind builtin or local"
-        )
-    if kind != "api" and (provider != BUILTIN_PROVIDER or name not in BUILTIN_NAMES[kind]):
-        allowed = ", ".join(f"{BUILTIN_PROVIDER}/{n}" for n in BUILTIN_NAMES[kind])
-        raise ConfigError(
-            path,
-            f"{where}.litellm_model",
-            f"expected one of {allowed} for kind {kind}, got {litellm_model!r}",
-        )
-
-    reasoning = _parse_reasoning(path, f"{where}.reasoning", raw["reasoning"])
-
-    max_concurrency = _expect(
-        path, f"{where}.max_concurrency", raw["max_concurrency"], (int,), "an integer >= 1"
-    )
-    if max_concurrency < 1:
-        raise ConfigError(
-            path, f"{where}.max_concurrency", f"expected an integer >= 1, got {max_concurrency}"
-        )
-
-    prices = _expect(
-        path, f"{where}.price_per_mtok", raw["price_per_mtok"], (dict,), "a mapping {input, output}"
-    )
-    if set(prices) != {"input", "output"}:
-        raise ConfigError(
-            path, f"{where}.price_per_mtok", f"expected exactly the keys input, output; got {sorted(prices)}"
-        )
-    price = {}
-    for side in ("input", "output"):
-        value = _expect(
-            path,
-            f"{where}.price_per_mtok.{side}",
-            prices[side],
-            (int, float),
-            "a number >= 0 (USD per million tokens)",
-        )
-        if value < 0:
-            raise ConfigError(path, f"{where}.price_per_mtok.{side}", f"expected a number >= 0, got {value}")
-        price[side] = float(value)
-
-    enabled = _expect(path, f"{where}.enabled", raw["enabled"], (bool,), "true or false")
-
-    params = raw.get("provider_params") or {}
-    params = _expect(path, f"{where}.provider_params", params, (dict,), "a mapping of litellm params")
-    for pname in params:
-        pwhere = f"{where}.provider_params.{pname}"
-        if not isinstance(pname, str):
-            raise ConfigError(path, pwhere, "expected string param names")
-        if pname in RESERVED_PARAMS:
-            raise ConfigError(path, pwhere, f"not allowed here; expected it in {RESERVED_PARAMS[pname]}")
-        _reject_secret_names(path, pwhere, pname, params[pname])
-
-    api_key_env = raw.get("api_key_env")
-    if kind == "api":
-        if api_key_env is None:
-            raise ConfigError(
-                path,
-                f"{where}.api_key_env",
-                "missing required field for kind api (the env var holding the key)",
-            )
-        _expect(path, f"{where}.api_key_env", api_key_env, (str,), "an environment variable name")
-        if not ENV_NAME_RE.match(api_key_env):
-            raise ConfigError(
-                path,
-                f"{where}.api_key_env",
-                f"expected an environment variable NAME like OPENAI_API_KEY (never the key itself), got a value of {len(api_key_env)} chars",
-            )
-    elif api_key_env is not None:
-        raise ConfigError(path, f"{where}.api_key_env", f"expected no API key for kind {kind}")
-
-    temperature = raw.get("temperature")
-    if temperature is not None:
-        temperature = float(
-            _expect(path, f"{where}.temperature", temperature, (int, float), "a number in [0, 2]")
-        )
-        if not 0 <= temperature <= 2:
-            raise ConfigError(path, f"{where}.temperature", f"expected a number in [0, 2], got {temperature}")
-        if reasoning.type != "none":
-            # GPT-5 reasoning models reject temperature; Anthropic thinking requires the default.
-            raise ConfigError(
-                path,
-                f"{where}.temperature",
-                f"not accepted by a reasoning model (reasoning.type {reasoning.type}); expected it absent",
-            )
-
-    description = raw.get("description") or ""
-    _expect(path, f"{where}.description", description, (str,), "a string")
-
-    return ModelEntry(
-        key=key,
-        litellm_model=litellm_model,
-        kind=kind,
-        reasoning=reasoning,
-        max_concurrency=max_concurrency,
-        price_input_per_mtok=price["input"],
-        price_output_per_mtok=price["output"],
-        enabled=enabled,
-        provider_params=MappingProxyType(dict(params)),
-        api_key_env=api_key_env,
-        temperature=temperature,
-        description=description,
-    )
+def _config_error(path: Path, error: ErrorDetails) -> ConfigError:
+    """The first validation error as file + `models.<key>.<field>` + what was expected."""
+    loc = [str(part) for part in error["loc"] if part != "[key]"]
+    value, kind, ctx = error.get("input"), error["type"], error.get("ctx") or {}
+    if isinstance(ctx.get("error"), FieldProblem):
+        problem: FieldProblem = ctx["error"]
+        loc += [p for p in problem.field.split(".") if p]
+        return ConfigError(path, ".".join(loc), problem.problem)
+    where = ".".join(loc)
+    if kind == "missing":
+        return ConfigError(path, where, "missing required field")
+    if kind == "extra_forbidden":
+        parent = _schema_at(loc[:-1])
+        names = ", ".join(parent.model_fields) if parent else "none"
+        return ConfigError(path, where, f"unknown field; expected one of {names}")
+    if kind == "literal_error":
+        options = "|".join(re.findall(r"'([^']*)'", ctx.get("expected", "")))
+        return ConfigError(path, where, f"expected one of {options}, got {value!r}")
+    if kind in ("greater_than_equal", "less_than_equal"):
+        op, bound = (">=", ctx["ge"]) if "ge" in ctx else ("<=", ctx["le"])
+        what = "an integer" if isinstance(bound, int) else "a number"  # the field's type, via its bound
+        return ConfigError(path, where, f"expected {what} {op} {bound:g}, got {value!r}")
+    if kind == "too_short" and where == "models":
+        return ConfigError(path, where, "expected a non-empty mapping of partition key -> model entry")
+    expected = _EXPECTED.get(kind, error["msg"])
+    return ConfigError(path, where, f"{expected}, got {type(value).__name__} {value!r}")
 
 
-def _reject_secret_names(path: Path, where: str, name: str, value: Any) -> None:
-    """Credentials (api_key, extra_headers.Authorization, ...) never live in the registry file."""
-    if is_secret_name(name):
-        raise ConfigError(
-            path, where, "secrets never go in the registry; expected the env var name in api_key_env"
-        )
-    if isinstance(value, dict):
-        for k, v in value.items():
-            _reject_secret_names(path, f"{where}.{k}", str(k), v)
-
-
-def _parse_reasoning(path: Path, where: str, raw: Any) -> Reasoning:
-    raw = _expect(
-        path, where, raw, (dict,), "a mapping {type: none|default|enabled|adaptive, budget_tokens?, effort?}"
-    )
-    for name in raw:
-        if name not in ("type", "budget_tokens", "effort"):
-            raise ConfigError(
-                path, f"{where}.{name}", "unknown field; expected type, budget_tokens or effort"
-            )
-    if "type" not in raw:
-        raise ConfigError(
-            path, f"{where}.type", "missing required field; expected " + "|".join(REASONING_TYPES)
-        )
-    rtype = raw["type"]
-    if rtype not in REASONING_TYPES:
-        raise ConfigError(
-            path,
-            f"{where}.type",
-            f"unknown reasoning type {rtype!r}; expected one of {'|'.join(REASONING_TYPES)}",
-        )
-    budget = raw.get("budget_tokens")
-    effort = raw.get("effort")
-    if rtype == "enabled":
-        if budget is None:
-            raise ConfigError(
-                path,
-                f"{where}.budget_tokens",
-                "missing; expected an integer >= 1024 for reasoning type enabled",
-            )
-        _expect(path, f"{where}.budget_tokens", budget, (int,), "an integer >= 1024")
-        if budget < 1024:  # Anthropic's minimum thinking budget
-            raise ConfigError(path, f"{where}.budget_tokens", f"expected an integer >= 1024, got {budget}")
-    elif budget is not None:
-        raise ConfigError(
-            path, f"{where}.budget_tokens", f"only for reasoning type enabled; expected it absent for {rtype}"
-        )
-    if rtype == "adaptive":
-        if effort not in EFFORTS:
-            raise ConfigError(
-                path,
-                f"{where}.effort",
-                f"expected one of {'|'.join(EFFORTS)} for reasoning type adaptive, got {effort!r}",
-            )
-    elif effort is not None:
-        raise ConfigError(
-            path, f"{where}.effort", f"only for reasoning type adaptive; expected it absent for {rtype}"
-        )
-    return Reasoning(type=rtype, budget_tokens=budget, effort=effort)
+def _schema_at(loc: list[str]) -> type[BaseModel] | None:
+    """The pydantic model that validates the mapping at `loc` (for the list of allowed fields)."""
+    if not loc:
+        return RegistryFile
+    if loc[0] != "models" or len(loc) < 2:
+        return None
+    nested: dict[tuple[str, ...], type[BaseModel]] = {
+        (): ModelEntry,
+        ("reasoning",): Reasoning,
+        ("price_per_mtok",): Prices,
+    }
+    return nested.get(tuple(loc[2:]))

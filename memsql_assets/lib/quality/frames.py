@@ -12,6 +12,8 @@ from typing import Any
 
 import pandas as pd
 
+from memsql_assets.lib.vocabulary import REPORT_SOURCES
+
 
 def turns_frame(turns: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     rows = []
@@ -67,7 +69,7 @@ def sessions_frame(turns: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
         }
         for t in (1, 2, 3):
             row[f"is_tier_{t}"] = int(tier == t)
-        for prefix in ("NW", "SEC", "BIRD"):
+        for prefix in REPORT_SOURCES:
             p = prefix.lower()
             row[f"is_{p}"] = int(src == prefix)
             for t in (1, 2, 3):

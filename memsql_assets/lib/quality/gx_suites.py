@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from memsql_assets.lib.paths import REPO_ROOT
+from memsql_assets.lib.vocabulary import gx_params
 
 EXPECTATIONS_DIR = REPO_ROOT / "expectations"
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")  # offline by construction: no usage telemetry
@@ -49,7 +50,9 @@ def validate(
         .get_batch(batch_parameters={"dataframe": df})
     )
     result = batch.validate(
-        suite, result_format={"result_format": "COMPLETE", "unexpected_index_column_names": [id_column]}
+        suite,
+        result_format={"result_format": "COMPLETE", "unexpected_index_column_names": [id_column]},
+        expectation_parameters=gx_params(),  # the vocabulary, filled into {"$PARAMETER": name} kwargs
     )
     report = SuiteReport(suite=suite_name, evaluated=len(result.results))
     for r in result.results:

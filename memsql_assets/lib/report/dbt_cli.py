@@ -1,17 +1,22 @@
-"""Running the project's dbt (dbt_project/) from Python: environment, parse, build, docs."""
+"""Running the project's dbt (dbt_project/) from Python: environment, vars, parse, build, docs."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+from memsql_assets.lib.atomic import write_text_atomic
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.paths import REPO_ROOT
+from memsql_assets.lib.vocabulary import dbt_vars_arg
 
 DBT_DIR = REPO_ROOT / "dbt_project"
 MANIFEST = DBT_DIR / "target" / "manifest.json"
+# What dbt reads when it parses; target/, logs/ and the like are its output.
+PROJECT_INPUTS = ("dbt_project.yml", "profiles.yml", "models", "macros", "tests", "seeds", "analyses", "snapshots")
 
 
 def dbt_executable() -> str:
@@ -28,17 +33,39 @@ def dbt_env(home: Path) -> dict[str, str]:
     return dict(os.environ)
 
 
-def run_dbt(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    cmd = [dbt_executable(), *args, "--project-dir", str(DBT_DIR), "--profiles-dir", str(DBT_DIR)]
-    proc = subprocess.run(cmd, cwd=DBT_DIR, env=dbt_env(home), capture_output=True, text=True)
+def dbt_args(*args: str) -> list[str]:
+    """`args` plus the vocabulary as --vars: every dbt command of the project needs them."""
+    return [*args, "--vars", dbt_vars_arg()]
+
+
+def run_dbt(home: Path, *args: str, project_dir: Path = DBT_DIR) -> subprocess.CompletedProcess[str]:
+    cmd = [dbt_executable(), *dbt_args(*args), "--project-dir", str(project_dir), "--profiles-dir", str(project_dir)]
+    proc = subprocess.run(cmd, cwd=project_dir, env=dbt_env(home), capture_output=True, text=True)
     if proc.returncode != 0:
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
-        raise MemsqlError(f"`dbt {' '.join(args)}` failed in {DBT_DIR}:\n{tail}")
+        raise MemsqlError(f"`dbt {' '.join(args)}` failed in {project_dir}:\n{tail}")
     return proc
 
 
-def ensure_manifest(home: Path) -> Path:
-    """dagster-dbt loads target/manifest.json at import: parse the project once if it is missing."""
-    if not MANIFEST.exists():
-        run_dbt(home, "parse", "--quiet")
-    return MANIFEST
+def project_fingerprint(project_dir: Path = DBT_DIR) -> str:
+    """SHA-256 over every file dbt parses (path and content) and the vars passed to it."""
+    h = hashlib.sha256(dbt_vars_arg().encode())
+    for name in PROJECT_INPUTS:
+        root = project_dir / name
+        files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
+        for path in files:
+            h.update(str(path.relative_to(project_dir)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def ensure_manifest(home: Path, project_dir: Path = DBT_DIR) -> Path:
+    """dagster-dbt builds the asset graph from target/manifest.json at import: parse the project
+    whenever a file under it (or the vocabulary) changed since the manifest was written."""
+    manifest = project_dir / "target" / "manifest.json"
+    stamp = manifest.with_name("memsql_project.sha256")
+    fingerprint = project_fingerprint(project_dir)
+    current = stamp.read_text(encoding="utf-8").strip() if stamp.exists() else None
+    if not manifest.exists() or current != fingerprint:
+        run_dbt(home, "parse", "--quiet", project_dir=project_dir)
+        write_text_atomic(stamp, fingerprint + "\n")
+    return manifest

@@ -14,23 +14,23 @@ import duckdb
 import pandas as pd
 
 from memsql_assets.lib.errors import MemsqlError
+from memsql_assets.lib.vocabulary import ALL_SOURCES, CONDITION_NAMES, ERROR_CLASSES, REPORT_SOURCES
 
-CONDITIONS = ("A", "B", "B_wm5", "C", "D", "E")
-SOURCES = ("NW", "SEC", "BIRD", "ALL")
-ERROR_CLASSES = ("correct", "wrong_result", "preamble", "syntax_error", "runtime_error", "empty")
+CONDITIONS = CONDITION_NAMES
+SOURCES = (*REPORT_SOURCES, ALL_SOURCES)
 
 MARTS = (
-    "fct_condition_summary",
-    "fct_ex_by_turn_depth",
-    "fct_ex_by_source",
-    "fct_ex_by_source_tier",
-    "fct_mbs",
-    "fct_ablation",
-    "fct_error_taxonomy",
-    "fct_contamination",
-    "fct_cost",
-    "fct_model_pair_gaps",
-    "fct_comparator_sensitivity",
+    "agg_condition_summary",
+    "agg_ex_by_turn_depth",
+    "agg_ex_by_source",
+    "agg_ex_by_source_tier",
+    "agg_mbs",
+    "agg_ablation",
+    "agg_error_taxonomy",
+    "agg_contamination",
+    "agg_cost",
+    "agg_model_pair_gaps",
+    "agg_comparator_sensitivity",
 )
 
 
@@ -107,4 +107,4 @@ def load_marts(duckdb_path: Path) -> Marts:
         frames = {m: _order(con.execute(f"select * from main.{m}").df()) for m in MARTS}
     finally:
         con.close()
-    return Marts(**{m.removeprefix("fct_"): df for m, df in frames.items()})
+    return Marts(**{m.removeprefix("agg_"): df for m, df in frames.items()})

@@ -45,8 +45,10 @@ def summary_table(m: Marts) -> Table:
             ("tokens", "total_tokens", fmt.count),
             ("cost USD", "total_cost_usd", fmt.usd),
             ("complete", "is_complete", fmt.flag),
+            ("sample", "is_sample", fmt.flag),
         ],
-        "EX = strict execution accuracy (fct_condition_summary).",
+        "EX = strict execution accuracy (agg_condition_summary). A sample ran a subset of whole "
+        "sessions; a cut-short partition is never shown.",
     )
 
 
@@ -81,7 +83,7 @@ def per_turn_ex_table(m: Marts, conditions: Iterable[str] = ("A", "B")) -> Table
         "per_turn_ex" if conds == ("A", "B") else "per_turn_ex_all",
         f"EX % by turn depth, {label}",
         fmt.pct,
-        "EX_c(t) = 100 × correct / turns at depth t (fct_ex_by_turn_depth); paper Table 7 / Fig. 2.",
+        "EX_c(t) = 100 × correct / turns at depth t (agg_ex_by_turn_depth); paper Table 7 / Fig. 2.",
     )
 
 
@@ -93,7 +95,7 @@ def mbs_table(m: Marts) -> Table:
         "mbs",
         "MBS_c(t) = EX_c(t) − EX_A(t), pp",
         fmt.pp,
-        "fct_mbs; MBS(1) ≈ 0 is the sanity check.",
+        "agg_mbs; MBS(1) ≈ 0 is the sanity check.",
     )
 
 
@@ -117,7 +119,7 @@ def ablation_table(m: Marts) -> Table:
             ("Traj", "traj_pp", fmt.pp),
         ],
         "Win = B_wm5 − B, Ep = C − B_wm5, Sem = D − C, Net = D − B, Traj = E − B_wm5; "
-        "– where a condition has not been evaluated (fct_ablation).",
+        "– where a condition has not been evaluated (agg_ablation).",
     )
 
 
@@ -132,7 +134,7 @@ def ex_by_source_table(m: Marts) -> Table:
         "EX % by source",
         ("model", "condition", *SOURCES),
         rows,
-        "fct_ex_by_source; ALL = every turn of the model × condition.",
+        "agg_ex_by_source; ALL = every turn of the model × condition.",
     )
 
 
@@ -149,7 +151,7 @@ def ex_by_source_tier_table(m: Marts) -> Table:
         "EX % by source × tier",
         ("model", "condition", "source", "T1", "T2", "T3"),
         rows,
-        "fct_ex_by_source_tier.",
+        "agg_ex_by_source_tier.",
     )
 
 
@@ -164,7 +166,7 @@ def error_taxonomy_table(m: Marts) -> Table:
         "Error taxonomy, % of turns",
         ("model", "condition", *ERROR_CLASSES),
         rows,
-        "Six exclusive classes; a row sums to 100 (fct_error_taxonomy).",
+        "Six exclusive classes; a row sums to 100 (agg_error_taxonomy).",
     )
 
 
@@ -184,7 +186,7 @@ def contamination_table(m: Marts) -> Table:
             ("% of fallback turns", "contamination_rate_with_fallback_pct", fmt.pct),
             ("% of failures", "contaminated_share_of_failures_pct", fmt.pct),
         ],
-        "A failed turn whose result equals the next session's ground truth (fct_contamination).",
+        "A failed turn whose result equals the next session's ground truth (agg_contamination).",
     )
 
 
@@ -205,7 +207,7 @@ def cost_table(m: Marts) -> Table:
             ("cost USD", "total_cost_usd", fmt.usd),
             ("USD/correct turn", "cost_per_correct_turn_usd", fmt.usd),
         ],
-        "fct_cost.",
+        "agg_cost.",
     )
 
 
@@ -225,7 +227,7 @@ def comparator_table(m: Marts) -> Table:
             ("turns strict≠bag", "n_strict_bag_disagree", fmt.count),
             ("turns strict≠set", "n_strict_set_disagree", fmt.count),
         ],
-        "fct_comparator_sensitivity.",
+        "agg_comparator_sensitivity.",
     )
 
 
@@ -250,7 +252,7 @@ def pair_gaps_table(m: Marts) -> Table:
             ("lower", "lower_model", _text),
             ("reference pair", "involves_reference_model", fmt.flag),
         ],
-        f"{len(flagged)} of {len(df)} model-pair comparisons flagged (fct_model_pair_gaps); "
+        f"{len(flagged)} of {len(df)} model-pair comparisons flagged (agg_model_pair_gaps); "
         "pairs with a reference model (gold, recall-probe) last.",
     )
 

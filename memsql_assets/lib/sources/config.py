@@ -14,9 +14,9 @@ import yaml
 from memsql_assets.lib.atomic import atomic_path
 from memsql_assets.lib.errors import ConfigError
 from memsql_assets.lib.paths import REPO_ROOT
+from memsql_assets.lib.vocabulary import SOURCE_NAMES, SOURCE_PREFIXES
 
-SOURCE_NAMES = ("bird_financial", "sec_edgar", "northwind")
-PREFIX = {"bird_financial": "BIRD", "sec_edgar": "SEC", "northwind": "NW"}
+PREFIX = SOURCE_PREFIXES
 DEFAULT_SOURCES_FILE = REPO_ROOT / "sources" / "sources.yaml"
 
 

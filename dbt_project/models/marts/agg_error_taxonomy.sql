@@ -7,7 +7,7 @@ with partitions as (
 ),
 
 classes as (
-    select unnest({{ memsql_error_classes() }}) as error_class
+    select unnest({{ var('error_classes') }}) as error_class
 ),
 
 counts as (

@@ -24,6 +24,7 @@ with turns as (
 select
     t.*,
     p.is_complete,
+    p.is_sample,
     p.benchmark_version,
     p.dagster_partition_key,
     p.result_file,

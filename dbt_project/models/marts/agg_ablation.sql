@@ -2,7 +2,7 @@
 -- Win = B_wm5 - B, Ep = C - B_wm5, Sem = D - C, Net = D - B, Traj = E - B_wm5.
 -- A difference is null when either of its conditions has no result for the model.
 with ex as (
-    select * from {{ ref('fct_ex_by_source') }}
+    select * from {{ ref('agg_ex_by_source') }}
 ),
 
 pivoted as (
@@ -15,7 +15,7 @@ pivoted as (
         max(ex_pct) filter (where condition = 'D') as ex_d_pct,
         max(ex_pct) filter (where condition = 'E') as ex_e_pct
     from ex
-    where condition in ('B', 'B_wm5', 'C', 'D', 'E')
+    where condition <> 'A'  -- no term uses the stateless baseline: a model with only A has no row
     group by model, source
 )
 

@@ -1,7 +1,7 @@
 -- Memory Benefit Score MBS_c(t) = EX_c(t) - EX_A(t), in percentage points, per model x condition
 -- (every condition but A) x turn depth. Null where the model has no condition-A result at that depth.
 with depth as (
-    select * from {{ ref('fct_ex_by_turn_depth') }}
+    select * from {{ ref('agg_ex_by_turn_depth') }}
 ),
 
 stateless as (

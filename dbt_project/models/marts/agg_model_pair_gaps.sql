@@ -3,7 +3,7 @@
 -- Finds the paper's "EDGAR regression" kind of result (one model far below another on one source).
 with ex as (
     select model, condition, source, n_turns, ex_pct
-    from {{ ref('fct_ex_by_source') }}
+    from {{ ref('agg_ex_by_source') }}
 )
 
 select

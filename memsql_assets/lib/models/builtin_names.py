@@ -1,0 +1,19 @@
+"""Names and files of the built-in models, shared by the registry (which validates entries and
+checks availability) and builtins.py (which serves them), so neither imports the other."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memsql_assets.lib.vocabulary import REFERENCE_MODELS
+
+BUILTIN_PROVIDER = "memsql"
+# Built-in model names per registry kind (litellm id `memsql/<name>`).
+BUILTIN_NAMES: dict[str, tuple[str, ...]] = {"builtin": REFERENCE_MODELS, "local": ("smollm2-135m",)}
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+# What transformers needs to load a GGUF on CPU (STACK.md "A real local LLM").
+LOCAL_MODEL_PACKAGES = ("torch", "transformers", "gguf", "accelerate")
+
+
+def smollm2_weights_path(home: Path) -> Path:
+    return Path(home) / "models" / "smollm2" / SMOLLM2_GGUF

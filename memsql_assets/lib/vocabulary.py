@@ -1,0 +1,75 @@
+"""The benchmark's vocabulary, defined once: memory conditions, sources and their session-id
+prefixes, error classes and reference models.
+
+Every other use derives from these names: Python imports them, dbt receives them as `--vars`
+(`dbt_vars`, passed by lib/report/dbt_cli.py and the dagster-dbt asset) and the Great Expectations
+suites as parameters filled in when a suite is loaded (`gx_params`). tests/unit/test_vocabulary.py
+fails when a literal copy appears anywhere else.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from typing import Any
+
+from memsql_assets.lib.agent.conditions import CONDITIONS
+
+# Condition names in SPEC order (A → E); conditions.py holds what each one reads and writes.
+CONDITION_NAMES: tuple[str, ...] = tuple(CONDITIONS)
+
+# Source asset name -> session-id prefix (`<PREFIX>-<tier>-<nnn>`), in source-asset order.
+SOURCE_PREFIXES: dict[str, str] = {"bird_financial": "BIRD", "sec_edgar": "SEC", "northwind": "NW"}
+SOURCE_NAMES: tuple[str, ...] = tuple(SOURCE_PREFIXES)
+# Prefixes in report order, and the pseudo-source of rows that pool every source.
+REPORT_SOURCES: tuple[str, ...] = tuple(
+    SOURCE_PREFIXES[n] for n in ("northwind", "sec_edgar", "bird_financial")
+)
+ALL_SOURCES = "ALL"
+
+
+class ErrorClass(StrEnum):
+    """The six exclusive error classes of a scored turn (SPEC §3); the rule that picks one is in
+    lib/evaluation/taxonomy.py. Member order is report order."""
+
+    CORRECT = "correct"
+    WRONG_RESULT = "wrong_result"
+    PREAMBLE = "preamble"
+    SYNTAX_ERROR = "syntax_error"
+    RUNTIME_ERROR = "runtime_error"
+    EMPTY = "empty"
+
+
+ERROR_CLASSES: tuple[str, ...] = tuple(c.value for c in ErrorClass)
+
+# Offline reference models (DESIGN.md): gold proves the harness scores 100 %, recall-probe measures
+# how much needed context each memory condition delivers. They are the registry's `builtin` kind.
+REFERENCE_MODELS: tuple[str, ...] = ("gold", "recall-probe")
+
+
+def dbt_vars() -> dict[str, Any]:
+    """What dbt_project/ reads with `var(...)`: accepted values, report order, the ablation's terms."""
+    return {
+        "conditions": list(CONDITION_NAMES),
+        "sources": list(REPORT_SOURCES),
+        "all_sources": ALL_SOURCES,
+        "error_classes": list(ERROR_CLASSES),
+        "reference_models": list(REFERENCE_MODELS),
+    }
+
+
+def dbt_vars_arg() -> str:
+    """`dbt_vars()` as the value of dbt's `--vars` flag (JSON is valid YAML)."""
+    return json.dumps(dbt_vars(), sort_keys=True)
+
+
+def gx_params() -> dict[str, Any]:
+    """The `{"$PARAMETER": name}` values of the suites under expectations/."""
+    return {
+        "sources": list(REPORT_SOURCES),
+        "session_id_regex": f"^(?:{'|'.join(REPORT_SOURCES)})-[123]-[0-9]{{3}}$",
+    }
+
+
+if __name__ == "__main__":  # `dbt ... --vars "$(python -m memsql_assets.lib.vocabulary)"` by hand
+    print(dbt_vars_arg())

@@ -1,0 +1,42 @@
+"""Partition summaries: turns in numeric order, and no number for what has nothing to score."""
+
+from __future__ import annotations
+
+from memsql_assets.defs.evaluation.assets import _table
+from memsql_assets.lib.harness.summary import summarize
+from memsql_assets.lib.vocabulary import ERROR_CLASSES
+
+
+def _row(turn_index: int, ex: bool, critical: bool = True) -> dict:
+    return {
+        "turn_index": turn_index,
+        "tier": 3,
+        "source": "NW",
+        "ex_strict": ex,
+        "ex_bag": ex,
+        "ex_set": ex,
+        "memory_critical": critical and turn_index > 1,
+        "error_class": ERROR_CLASSES[0] if ex else ERROR_CLASSES[1],
+        "contaminated": False,
+        "gt_error": None,
+        "model_error_type": None,
+        "attempts": 1,
+        "cache_hit": False,
+        "prompt_tokens": 10,
+        "completion_tokens": 5,
+        "cost_usd": 0.0,
+    }
+
+
+def test_ex_by_turn_is_in_numeric_order_in_the_summary_and_the_ui_table():
+    rows = [_row(t, t % 2 == 0) for t in range(10, 0, -1)]
+    s = summarize(rows, "m", "A", 1.0)
+    assert list(s["ex_by_turn_index"]) == list(range(1, 11))
+    table_turns = [line.split("|")[1].strip() for line in _table("turn", s["ex_by_turn_index"]).splitlines()[2:]]
+    assert table_turns == [str(t) for t in range(1, 11)]
+
+
+def test_an_empty_denominator_is_none_as_in_dbt():
+    s = summarize([_row(1, True)], "m", "A", 1.0)  # turn 1 is never memory-critical
+    assert s["ex_strict"] == 100.0 and s["ex_memory_critical"] is None
+    assert summarize([], "m", "A", 0.0)["ex_strict"] is None
