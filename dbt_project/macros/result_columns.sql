@@ -39,9 +39,9 @@
 {{ return(['A', 'B', 'B_wm5', 'C', 'D', 'E']) }}
 {%- endmacro %}
 
-{#- The six exclusive error classes (SPEC §3; memsql_assets/lib/evaluation/taxonomy.py). -#}
+{#- The exclusive error classes (SPEC §3 plus model_error; memsql_assets/lib/evaluation/taxonomy.py). -#}
 {% macro memsql_error_classes() -%}
-{{ return(['correct', 'wrong_result', 'preamble', 'syntax_error', 'runtime_error', 'empty']) }}
+{{ return(['correct', 'wrong_result', 'preamble', 'syntax_error', 'runtime_error', 'empty', 'model_error']) }}
 {%- endmacro %}
 
 {#- 100 * numerator / denominator as a double; null when the denominator is 0 (no turn to score). -#}

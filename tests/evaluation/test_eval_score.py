@@ -160,7 +160,7 @@ def test_empty(conn, raw):
     assert s.error_message == "model returned no text" and s.result_summary == "no output"
 
 
-def test_classes_are_the_six_of_the_spec():
+def test_classes_are_the_six_of_the_spec_and_model_error():
     assert set(ERROR_CLASSES) == {
         "correct",
         "wrong_result",
@@ -168,6 +168,7 @@ def test_classes_are_the_six_of_the_spec():
         "syntax_error",
         "runtime_error",
         "empty",
+        "model_error",  # set by the harness when the model call failed (issue 17)
     }
     assert ErrorClass.CORRECT == "correct"
 

@@ -12,7 +12,7 @@ import pytest
 from conftest import PARTITIONS, fresh_home, run_dbt
 
 CONDITIONS = ["A", "B", "B_wm5", "C", "D", "E"]
-ERROR_CLASSES = ["correct", "wrong_result", "preamble", "syntax_error", "runtime_error", "empty"]
+ERROR_CLASSES = ["correct", "wrong_result", "preamble", "syntax_error", "runtime_error", "empty", "model_error"]
 
 
 def read_results(home) -> pd.DataFrame:

@@ -6,7 +6,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-ERROR_CLASSES = ("correct", "wrong_result", "preamble", "syntax_error", "runtime_error", "empty")
+ERROR_CLASSES = ("correct", "wrong_result", "preamble", "syntax_error", "runtime_error", "empty", "model_error")
 
 
 def _pct(num: int, den: int) -> float:

@@ -17,7 +17,7 @@ from memsql_assets.lib.errors import MemsqlError
 
 CONDITIONS = ("A", "B", "B_wm5", "C", "D", "E")
 SOURCES = ("NW", "SEC", "BIRD", "ALL")
-ERROR_CLASSES = ("correct", "wrong_result", "preamble", "syntax_error", "runtime_error", "empty")
+ERROR_CLASSES = ("correct", "wrong_result", "preamble", "syntax_error", "runtime_error", "empty", "model_error")
 
 MARTS = (
     "fct_condition_summary",
