@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -229,7 +231,7 @@ def _eval(args: argparse.Namespace) -> int:
     from memsql_assets.defs.instance import ensure_dagster_home
 
     ensure_dagster_home(memsql_home())
-    with DagsterInstance.get() as instance:
+    with DagsterInstance.get() as instance, _console_without_failures(), _retry_errors(args.retry_errors):
         out = _evaluate(instance, args.model, args.condition)
     if args.json:
         print(json.dumps(out, indent=2))
@@ -238,6 +240,45 @@ def _eval(args: argparse.Namespace) -> int:
     else:
         _print_evaluations([out])
     return 0 if out["success"] else 1
+
+
+@contextlib.contextmanager
+def _console_without_failures() -> Iterator[None]:
+    """Dagster's console logger, created during the run, leaves out records at ERROR and above (a
+    failure's stack trace): `memsql eval` prints the cause in one line, and the UI keeps the rest."""
+    import logging
+
+    base = logging.getLoggerClass()
+
+    class Console(base):  # type: ignore[misc, valid-type]
+        def __init__(self, name: str, level: int | str = logging.NOTSET) -> None:
+            super().__init__(name, level)
+            if name == "dagster":  # the console logger's name; other loggers are left alone
+                self.addFilter(lambda record: record.levelno < logging.ERROR)
+
+    logging.setLoggerClass(Console)
+    try:
+        yield
+    finally:
+        logging.setLoggerClass(base)
+
+
+@contextlib.contextmanager
+def _retry_errors(enabled: bool) -> Iterator[None]:
+    """`memsql eval --retry-errors`: the run's gateway re-asks every failure in the request store
+    (the evaluation resource reads RETRY_ERRORS_ENV when the run starts)."""
+    from memsql_assets.defs.evaluation.resources import RETRY_ERRORS_ENV
+
+    saved = os.environ.get(RETRY_ERRORS_ENV)
+    if enabled:
+        os.environ[RETRY_ERRORS_ENV] = "1"
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(RETRY_ERRORS_ENV, None)
+        else:
+            os.environ[RETRY_ERRORS_ENV] = saved
 
 
 def _print_evaluations(rows: list[dict[str, Any]]) -> None:
@@ -419,6 +460,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", required=True, help="a partition key of models.yaml")
     p.add_argument("--condition", required=True, help="A, B, B_wm5, C, D or E")
     p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--retry-errors",
+        action="store_true",
+        help="ask the model again for every turn whose recorded reply is a failure (default: replay "
+        "deterministic failures such as 400 from the request store; transient ones are always re-asked)",
+    )
     p.set_defaults(func=_eval)
 
     p = sub.add_parser("models", help="the model registry")

@@ -1,8 +1,12 @@
 """Evaluation settings a user may override per run (launchpad) or by environment."""
 
+import os
+
 import dagster as dg
 
 from memsql_assets.lib.harness.evaluate import EvalSettings
+
+RETRY_ERRORS_ENV = "MEMSQL_RETRY_ERRORS"  # "1": as retry_errors (set by `memsql eval --retry-errors`)
 
 
 class EvaluationSettings(dg.ConfigurableResource):
@@ -13,6 +17,8 @@ class EvaluationSettings(dg.ConfigurableResource):
     episodic_k: int = 3
     sql_timeout_s: float = 10.0
     row_cap: int = 100_000
+    # Ask the model again for every turn whose recorded reply is a failure (deterministic ones included).
+    retry_errors: bool = False
 
     def settings(self) -> EvalSettings:
         return EvalSettings(
@@ -21,4 +27,5 @@ class EvaluationSettings(dg.ConfigurableResource):
             episodic_k=self.episodic_k,
             timeout_s=self.sql_timeout_s,
             row_cap=self.row_cap,
+            retry_errors=self.retry_errors or os.environ.get(RETRY_ERRORS_ENV) == "1",
         )

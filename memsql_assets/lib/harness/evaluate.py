@@ -71,6 +71,7 @@ class EvalSettings:
     episodic_k: int = 3
     timeout_s: float = 10.0
     row_cap: int = 100_000
+    retry_errors: bool = False  # re-ask every turn whose recorded reply is a failure
 
 
 @dataclass(frozen=True)
@@ -240,7 +241,9 @@ def evaluate_partition(
     inputs = partition_inputs(home, entry, condition, settings)  # before the run: what it was computed from
     db_paths = {prefix: source_db_path(home, name) for prefix, name in SOURCE_BY_PREFIX.items()}
     schemas = {prefix: schema_text(path) for prefix, path in db_paths.items()}
-    gateway = gateway or ModelGateway(registry, RequestStore(home / "requests"), home=home)
+    gateway = gateway or ModelGateway(
+        registry, RequestStore(home / "requests"), home=home, retry_errors=settings.retry_errors
+    )
     run_id = f"{model_key}.{condition.name}.{version}"
     started = time.monotonic()
 
