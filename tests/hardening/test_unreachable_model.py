@@ -64,13 +64,18 @@ models:
 
 
 class _ChatCompletions(BaseHTTPRequestHandler):
-    """An OpenAI-compatible /v1/chat/completions that always answers `SELECT 1`."""
+    """An OpenAI-compatible /v1/chat/completions that answers `SELECT 1`, or refuses every request
+    with a 400 while `refuse` is set."""
 
     calls = 0
+    refuse = False
 
     def do_POST(self) -> None:  # noqa: N802 - http.server's name
         self.rfile.read(int(self.headers.get("content-length", 0)))
         type(self).calls += 1
+        if self.refuse:
+            error = {"error": {"message": "unsupported parameter", "type": "invalid_request_error"}}
+            return self._send(400, json.dumps(error).encode())
         body = json.dumps(
             {
                 "id": "chatcmpl-1",
@@ -87,7 +92,10 @@ class _ChatCompletions(BaseHTTPRequestHandler):
                 "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12},
             }
         ).encode()
-        self.send_response(200)
+        self._send(200, body)
+
+    def _send(self, status: int, body: bytes) -> None:
+        self.send_response(status)
         self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(body)))
         self.end_headers()
@@ -140,25 +148,39 @@ def test_unreachable_endpoint_stops_fast_and_a_rerun_reasks_the_failed_turns(hom
     assert out.summary["resumed_sessions"] == len(checkpointed)
 
 
-def test_memsql_eval_prints_the_cause_in_one_line_and_exits_nonzero(home, tmp_path):
-    """The CLI through Dagster: no traceback on the console (the UI keeps it)."""
-    port = closed_port()
+def memsql_eval(home: Path, registry_file: Path, *flags: str) -> subprocess.CompletedProcess:
     env = {
         **os.environ,
         "MEMSQL_HOME": str(home),
-        MODELS_FILE_ENV: str(write_registry(tmp_path / "models.yaml", port)),
+        MODELS_FILE_ENV: str(registry_file),
         FAKE_KEY_ENV: FAKE_SECRET,
     }
     env.pop("DAGSTER_HOME", None)
-    started = time.monotonic()
-    done = subprocess.run(
-        [sys.executable, "-m", "memsql_assets.cli", "eval", "--model", "local-llm", "--condition", "B"],
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "memsql_assets.cli",
+            "eval",
+            "--model",
+            "local-llm",
+            "--condition",
+            "B",
+            *flags,
+        ],
         cwd=REPO_ROOT,
         env=env,
         capture_output=True,
         text=True,
         timeout=300,
     )
+
+
+def test_memsql_eval_prints_the_cause_in_one_line_and_exits_nonzero(home, tmp_path):
+    """The CLI through Dagster: no traceback on the console (the UI keeps it)."""
+    port = closed_port()
+    started = time.monotonic()
+    done = memsql_eval(home, write_registry(tmp_path / "models.yaml", port))
     elapsed = time.monotonic() - started
     console = done.stdout + done.stderr
     assert done.returncode != 0, console
@@ -167,3 +189,32 @@ def test_memsql_eval_prints_the_cause_in_one_line_and_exits_nonzero(home, tmp_pa
     assert len(lines) == 1, console
     assert f"local-llm at http://127.0.0.1:{port}/v1" in lines[0] and "connection_error" in lines[0]
     print(f"memsql eval failed in {elapsed:.1f} s: {lines[0]}")
+
+
+def test_deterministic_failures_replay_labelled_until_memsql_eval_retry_errors(home, tmp_path, monkeypatch):
+    """A 400 is the request's fault: replayed (labelled) by a plain re-run; `--retry-errors` asks again."""
+    monkeypatch.setenv(FAKE_KEY_ENV, FAKE_SECRET)
+    port = closed_port()
+    registry_file = write_registry(tmp_path / "models.yaml", port)
+    registry = load_registry(registry_file)
+    with endpoint_back(port) as server:
+        server.refuse = True
+        first = evaluate_partition(home, "local-llm", "B", registry=registry)
+        refused = [r for r in first.rows if r["model_error_type"] == "bad_request"]
+        assert len(refused) == len(first.rows) and server.calls == first.summary["calls"] > 0
+        assert {r["error_class"] for r in refused} == {"model_error"}, "never `empty`"
+
+        server.refuse, server.calls = False, 0
+        replay = evaluate_partition(home, "local-llm", "B", registry=registry)
+        assert server.calls == replay.summary["calls"] == 0
+        assert all(
+            r["model_error_type"] == "bad_request" and "replayed from the request store" in r["error_message"]
+            for r in replay.rows
+        )
+
+        done = memsql_eval(home, registry_file, "--retry-errors", "--json")
+        assert done.returncode == 0, done.stdout + done.stderr
+        summary = json.loads(done.stdout)
+    # Every turn asked again (history now holds answers, so later prompts differ from the first run's).
+    assert server.calls == summary["calls"] > 0
+    assert summary["model_errors"] == {} and summary["error_classes"]["model_error"] == 0
