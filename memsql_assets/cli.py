@@ -6,7 +6,6 @@ import argparse
 import contextlib
 import json
 import os
-import subprocess
 import sys
 from collections import Counter
 from collections.abc import Iterator
@@ -202,9 +201,26 @@ def _metrics(instance: Any, force: bool = False) -> dict[str, Any]:
     }
 
 
+def _port_taken(command: str, host: str, port: int) -> bool:
+    """Say in one line that host:port is taken (before anything starts), and whether it is."""
+    from memsql_assets.lib.process_group import port_in_use
+
+    if not port_in_use(host, port):
+        return False
+    print(
+        f"memsql {command}: {host}:{port} is already in use (another `memsql {command}`?); "
+        "stop it or pass --port",
+        file=sys.stderr,
+    )
+    return True
+
+
 def _docs(args: argparse.Namespace) -> int:
+    from memsql_assets.lib.process_group import serve
     from memsql_assets.lib.report.dbt_cli import DBT_DIR, dbt_env, dbt_executable, run_dbt
 
+    if _port_taken("docs", args.host, args.port):
+        return 1
     home = memsql_home()
     run_dbt(home, "docs", "generate")
     print(f"dbt docs on http://{args.host}:{args.port} (Ctrl-C to stop)")
@@ -222,7 +238,7 @@ def _docs(args: argparse.Namespace) -> int:
         "--profiles-dir",
         str(DBT_DIR),
     ]
-    return subprocess.call(cmd, cwd=DBT_DIR, env=dbt_env(home))
+    return serve(cmd, cwd=DBT_DIR, env=dbt_env(home))
 
 
 def _eval(args: argparse.Namespace) -> int:
@@ -423,7 +439,10 @@ def _trajectory_search(args: argparse.Namespace) -> int:
 
 def _ui(args: argparse.Namespace) -> int:
     from memsql_assets.defs.instance import ensure_dagster_home
+    from memsql_assets.lib.process_group import serve
 
+    if _port_taken("ui", args.host, args.port):
+        return 1
     ensure_dagster_home(memsql_home())
     cmd = [
         sys.executable,
@@ -437,7 +456,7 @@ def _ui(args: argparse.Namespace) -> int:
         "-p",
         str(args.port),
     ]
-    return subprocess.call(cmd, cwd=REPO_ROOT, env=os.environ.copy())
+    return serve(cmd, cwd=REPO_ROOT, env=os.environ)
 
 
 def build_parser() -> argparse.ArgumentParser:
