@@ -69,10 +69,15 @@ class _ChatCompletions(BaseHTTPRequestHandler):
 
     calls = 0
     refuse = False
+    down_after: int | None = None  # the endpoint goes away after this many calls
 
     def do_POST(self) -> None:  # noqa: N802 - http.server's name
         self.rfile.read(int(self.headers.get("content-length", 0)))
         type(self).calls += 1
+        if self.down_after is not None and self.calls > self.down_after:
+            threading.Thread(target=lambda: (self.server.shutdown(), self.server.server_close())).start()
+            self.close_connection = True  # no answer: the client sees the connection drop
+            return
         if self.refuse:
             error = {"error": {"message": "unsupported parameter", "type": "invalid_request_error"}}
             return self._send(400, json.dumps(error).encode())
@@ -144,8 +149,12 @@ def test_unreachable_endpoint_stops_fast_and_a_rerun_reasks_the_failed_turns(hom
     assert len(out.rows) == len(turns)
     assert not [r for r in out.rows if r["model_error_type"] or r["error_class"] == "model_error"]
     redone = len(turns) - sum(len(rows) for rows in checkpointed.values())
-    assert server.calls == out.summary["calls"] > 0 and out.summary["calls"] <= redone
+    assert 0 < server.calls == out.summary["model_calls_this_run"] <= redone
     assert out.summary["resumed_sessions"] == len(checkpointed)
+    print(
+        f"stopped after {elapsed:.1f} s; {len(checkpointed)} sessions kept; the re-run asked "
+        f"{server.calls} turns of {redone} and completed {len(out.rows)} rows"
+    )
 
 
 def memsql_eval(home: Path, registry_file: Path, *flags: str) -> subprocess.CompletedProcess:
@@ -218,3 +227,26 @@ def test_deterministic_failures_replay_labelled_until_memsql_eval_retry_errors(h
     # Every turn asked again (history now holds answers, so later prompts differ from the first run's).
     assert server.calls == summary["calls"] > 0
     assert summary["model_errors"] == {} and summary["error_classes"]["model_error"] == 0
+
+
+def test_an_endpoint_lost_mid_run_keeps_finished_sessions_and_the_rerun_asks_only_the_rest(
+    home, tmp_path, monkeypatch
+):
+    monkeypatch.setenv(FAKE_KEY_ENV, FAKE_SECRET)
+    port = closed_port()
+    registry = load_registry(write_registry(tmp_path / "models.yaml", port))
+    with endpoint_back(port) as server, pytest.raises(PartitionStopped, match="connection_error"):
+        server.down_after = 40
+        evaluate_partition(home, "local-llm", "B", registry=registry)
+    checkpointed = read_checkpoints(progress_dir(home, "local-llm", "B"))
+    kept = [r for rows in checkpointed.values() for r in rows]
+    assert kept and not any(r["model_error_type"] for r in kept), "finished sessions kept, failed ones not"
+    answered = RequestStore(home / "requests").count()
+    assert 0 < answered <= 40
+
+    with endpoint_back(port) as server:
+        out = evaluate_partition(home, "local-llm", "B", registry=registry)
+    assert out.summary["resumed_sessions"] == len(checkpointed)
+    assert not [r for r in out.rows if r["model_error_type"]]
+    assert 0 < server.calls == out.summary["model_calls_this_run"] <= len(out.rows) - len(kept)
+    print(f"lost after 40 calls: {len(checkpointed)} sessions kept; the re-run asked {server.calls} turns")
