@@ -7,6 +7,7 @@ import asyncio
 import email.utils
 import random
 import socket
+import threading
 import time
 
 import litellm
@@ -191,25 +192,48 @@ def closed_port() -> int:
         return s.getsockname()[1]  # closed once the socket is: connections are refused
 
 
-def test_a_dns_failure_is_a_connection_error(tmp_path, test_registry):
-    """A name that cannot resolve (RFC 6761 `.invalid`), through litellm's anthropic path."""
-    exc = None
+def failure_of(api_base: str) -> Exception:
+    """What litellm raises for one real call to `api_base` (anthropic's HTTP path)."""
     try:
         run(
             litellm.acompletion(
                 model="anthropic/claude-x",
-                api_base="https://memsql-unreachable.invalid",
+                api_base=api_base,
                 api_key="sk-ant-fake",
                 messages=msgs(),
                 num_retries=0,
                 timeout=20,
             )
         )
-    except Exception as e:  # noqa: BLE001 - what litellm raises is under test
-        exc = e
-    failure = classify(exc)
+    except Exception as exc:  # noqa: BLE001 - what litellm raises is under test
+        return exc
+    raise AssertionError(f"a call to {api_base} succeeded")
+
+
+def test_a_dns_failure_is_a_connection_error():
+    """A name that cannot resolve (RFC 6761 `.invalid`)."""
+    failure = classify(failure_of("https://memsql-unreachable.invalid"))
     assert failure.error_type == "connection_error" and failure.cannot_connect
     assert "memsql-unreachable.invalid" in failure.message
+
+
+def test_a_tls_failure_is_a_connection_error():
+    """https to a server that does not speak TLS: the handshake fails."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+
+        def answer_in_plain_text() -> None:
+            conn, _ = server.accept()
+            with conn:
+                conn.recv(1024)
+                conn.sendall(b"HTTP/1.0 200 OK\r\n\r\n")
+
+        threading.Thread(target=answer_in_plain_text, daemon=True).start()
+        failure = classify(failure_of(f"https://127.0.0.1:{port}"))
+    assert failure.error_type == "connection_error" and failure.cannot_connect
+    assert "SSL" in failure.message, failure.message
 
 
 @pytest.mark.parametrize(("spec", "tokens"), [("none_content", (1000, 500)), ("no_choices", (1000, 500))])
