@@ -6,7 +6,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-ERROR_CLASSES = ("correct", "wrong_result", "preamble", "syntax_error", "runtime_error", "empty", "model_error")
+from memsql_assets.lib.evaluation.taxonomy import ERROR_CLASSES
 
 
 def _pct(num: int, den: int) -> float:

@@ -14,10 +14,10 @@ import duckdb
 import pandas as pd
 
 from memsql_assets.lib.errors import MemsqlError
+from memsql_assets.lib.evaluation.taxonomy import ERROR_CLASSES
 
 CONDITIONS = ("A", "B", "B_wm5", "C", "D", "E")
 SOURCES = ("NW", "SEC", "BIRD", "ALL")
-ERROR_CLASSES = ("correct", "wrong_result", "preamble", "syntax_error", "runtime_error", "empty", "model_error")
 
 MARTS = (
     "fct_condition_summary",
