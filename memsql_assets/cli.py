@@ -6,7 +6,6 @@ import argparse
 import contextlib
 import json
 import os
-import subprocess
 import sys
 from collections import Counter
 from collections.abc import Iterator
@@ -319,9 +318,26 @@ def _metrics(instance: Any, force: bool = False) -> dict[str, Any]:
     }
 
 
+def _port_taken(command: str, host: str, port: int) -> bool:
+    """Say in one line that host:port is taken (before anything starts), and whether it is."""
+    from memsql_assets.lib.process_group import port_in_use
+
+    if not port_in_use(host, port):
+        return False
+    print(
+        f"memsql {command}: {host}:{port} is already in use (another `memsql {command}`?); "
+        "stop it or pass --port",
+        file=sys.stderr,
+    )
+    return True
+
+
 def _docs(args: argparse.Namespace) -> int:
+    from memsql_assets.lib.process_group import serve
     from memsql_assets.lib.report.dbt_cli import DBT_DIR, dbt_env, dbt_executable, run_dbt
 
+    if _port_taken("docs", args.host, args.port):
+        return 1
     home = memsql_home()
     run_dbt(home, "docs", "generate")
     print(f"dbt docs on http://{args.host}:{args.port} (Ctrl-C to stop)")
@@ -339,7 +355,7 @@ def _docs(args: argparse.Namespace) -> int:
         "--profiles-dir",
         str(DBT_DIR),
     ]
-    return subprocess.call(cmd, cwd=DBT_DIR, env=dbt_env(home))
+    return serve(cmd, cwd=DBT_DIR, env=dbt_env(home))
 
 
 def _eval(args: argparse.Namespace) -> int:
@@ -348,7 +364,7 @@ def _eval(args: argparse.Namespace) -> int:
     from memsql_assets.defs.instance import ensure_dagster_home
 
     ensure_dagster_home(memsql_home())
-    with DagsterInstance.get() as instance:
+    with DagsterInstance.get() as instance, _console_without_failures(), _retry_errors(args.retry_errors):
         out = _evaluate(instance, args.model, args.condition)
     if args.json:
         print(json.dumps(out, indent=2))
@@ -357,6 +373,45 @@ def _eval(args: argparse.Namespace) -> int:
     else:
         _print_evaluations([out])
     return 0 if out["success"] else 1
+
+
+@contextlib.contextmanager
+def _console_without_failures() -> Iterator[None]:
+    """Dagster's console logger, created during the run, leaves out records at ERROR and above (a
+    failure's stack trace): `memsql eval` prints the cause in one line, and the UI keeps the rest."""
+    import logging
+
+    base = logging.getLoggerClass()
+
+    class Console(base):  # type: ignore[misc, valid-type]
+        def __init__(self, name: str, level: int | str = logging.NOTSET) -> None:
+            super().__init__(name, level)
+            if name == "dagster":  # the console logger's name; other loggers are left alone
+                self.addFilter(lambda record: record.levelno < logging.ERROR)
+
+    logging.setLoggerClass(Console)
+    try:
+        yield
+    finally:
+        logging.setLoggerClass(base)
+
+
+@contextlib.contextmanager
+def _retry_errors(enabled: bool) -> Iterator[None]:
+    """`memsql eval --retry-errors`: the run's gateway re-asks every failure in the request store
+    (the evaluation resource reads RETRY_ERRORS_ENV when the run starts)."""
+    from memsql_assets.defs.evaluation.resources import RETRY_ERRORS_ENV
+
+    saved = os.environ.get(RETRY_ERRORS_ENV)
+    if enabled:
+        os.environ[RETRY_ERRORS_ENV] = "1"
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(RETRY_ERRORS_ENV, None)
+        else:
+            os.environ[RETRY_ERRORS_ENV] = saved
 
 
 def _print_evaluations(rows: list[dict[str, Any]]) -> None:
@@ -503,7 +558,10 @@ def _trajectory_search(args: argparse.Namespace) -> int:
 
 def _ui(args: argparse.Namespace) -> int:
     from memsql_assets.defs.instance import ensure_dagster_home
+    from memsql_assets.lib.process_group import serve
 
+    if _port_taken("ui", args.host, args.port):
+        return 1
     ensure_dagster_home(memsql_home())
     cmd = [
         sys.executable,
@@ -517,7 +575,7 @@ def _ui(args: argparse.Namespace) -> int:
         "-p",
         str(args.port),
     ]
-    return subprocess.call(cmd, cwd=REPO_ROOT, env=os.environ.copy())
+    return serve(cmd, cwd=REPO_ROOT, env=os.environ)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -540,6 +598,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", required=True, help="a partition key of models.yaml")
     p.add_argument("--condition", required=True, help="A, B, B_wm5, C, D or E")
     p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--retry-errors",
+        action="store_true",
+        help="ask the model again for every turn whose recorded reply is a failure (default: replay "
+        "deterministic failures such as 400 from the request store; transient ones are always re-asked)",
+    )
     p.set_defaults(func=_eval)
 
     p = sub.add_parser("models", help="the model registry")

@@ -29,7 +29,8 @@ ALL_SOURCES = "ALL"
 
 
 class ErrorClass(StrEnum):
-    """The six exclusive error classes of a scored turn (SPEC §3); the rule that picks one is in
+    """The exclusive error classes of a scored turn: SPEC §3's six, plus `model_error` for a turn whose
+    model call failed (its row's model_error_type says how); the rule that picks one is in
     lib/evaluation/taxonomy.py. Member order is report order."""
 
     CORRECT = "correct"
@@ -38,6 +39,7 @@ class ErrorClass(StrEnum):
     SYNTAX_ERROR = "syntax_error"
     RUNTIME_ERROR = "runtime_error"
     EMPTY = "empty"
+    MODEL_ERROR = "model_error"
 
 
 ERROR_CLASSES: tuple[str, ...] = tuple(c.value for c in ErrorClass)

@@ -118,7 +118,7 @@ def test_every_model_fault_through_a_partition_loses_no_turn(home, tmp_path, fau
     assert summary["model_errors"] == dict(by_type) == out.summary["model_errors"]
     assert summary["calls"] == len(faulty_provider.calls) == len(fresh) + 7 + (FAST_RETRY.max_attempts - 1)
     errored = [r for r in out.rows if r["model_error_type"]]
-    assert all(r["error_class"] == "empty" and r["raw_output"] is None for r in errored)
+    assert all(r["error_class"] == "model_error" and r["raw_output"] is None for r in errored)
     print(
         json.dumps({"turns": len(turns), "calls": summary["calls"], "model_errors": summary["model_errors"]})
     )

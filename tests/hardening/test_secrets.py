@@ -97,16 +97,20 @@ def test_private_redis_has_no_tcp_port(tmp_path):
 @pytest.mark.parametrize("command", ["ui", "docs"])
 def test_cli_servers_default_to_loopback(command, tmp_path, monkeypatch):
     """The parsed default, and the host actually handed to `dagster dev` / `dbt docs serve`."""
-    import subprocess
+    import socket
 
     from memsql_assets import cli
+    from memsql_assets.lib import process_group
     from memsql_assets.lib.report import dbt_cli
 
     args = cli.build_parser().parse_args([command])
     assert args.host == "127.0.0.1"
+    with socket.socket() as s:  # the default port may be held by a real server on this machine
+        s.bind(("127.0.0.1", 0))
+        args.port = s.getsockname()[1]
     monkeypatch.setenv("MEMSQL_HOME", str(tmp_path))
     launched: list[list[str]] = []
-    monkeypatch.setattr(subprocess, "call", lambda cmd, **kw: launched.append(cmd) or 0)
+    monkeypatch.setattr(process_group, "serve", lambda cmd, **kw: launched.append(cmd) or 0)
     monkeypatch.setattr(dbt_cli, "run_dbt", lambda *a, **kw: None)  # `docs generate`: not what is tested
     assert args.func(args) == 0
     (cmd,) = launched

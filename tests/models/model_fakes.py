@@ -58,6 +58,10 @@ def make_outcome(spec: str, model: str) -> Any:
         return litellm.Timeout("request timed out", model=model, llm_provider=FAKE_PROVIDER)
     if spec == "400":
         return litellm.BadRequestError("invalid request: bad param", model=model, llm_provider=FAKE_PROVIDER)
+    if spec == "400-echo":  # a permanent failure that is stored, echoing the key
+        return litellm.BadRequestError(
+            f"invalid request for key {FAKE_SECRET}", model=model, llm_provider=FAKE_PROVIDER
+        )
     if spec == "401-echo":
         return litellm.AuthenticationError(
             f"Incorrect API key provided: {FAKE_SECRET}", llm_provider=FAKE_PROVIDER, model=model

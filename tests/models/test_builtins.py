@@ -11,6 +11,8 @@ import pytest
 
 from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.models.builtins import (
+    HOME_KEY,
+    METADATA_KEY,
     parse_resolved_block,
     recall_probe_sql,
     register_builtins,
@@ -155,9 +157,26 @@ def test_smollm2_missing_weights_is_reported(tmp_path, test_registry):
     assert reply.error_type == "unavailable" and "run `memsql models fetch smollm2`" in reply.error_message
     assert not smollm2_weights_path(tmp_path).exists()
 
-    register_builtins(tmp_path)  # the provider itself says the same when called directly
+    register_builtins()  # the provider itself says the same when called directly
     with pytest.raises(litellm.BadRequestError, match="model weights missing.*memsql models fetch smollm2"):
-        asyncio.run(litellm.acompletion(model="memsql/smollm2-135m", messages=[SYSTEM], num_retries=0))
+        asyncio.run(
+            litellm.acompletion(
+                model="memsql/smollm2-135m",
+                messages=[SYSTEM],
+                num_retries=0,
+                metadata={METADATA_KEY: {}, HOME_KEY: str(tmp_path)},
+            )
+        )
+
+
+def test_builtins_are_registered_once_and_shared_by_every_gateway(tmp_path, test_registry):
+    """Constructing gateways (any home) never rewrites litellm's provider map (issue 15)."""
+    handler = register_builtins()
+    before = litellm.custom_provider_map
+    for home in (tmp_path / "a", tmp_path / "b"):
+        gateway(home, test_registry)
+    assert litellm.custom_provider_map is before and register_builtins() is handler
+    assert [p["provider"] for p in litellm.custom_provider_map].count("memsql") == 1
 
 
 def test_builtin_needs_its_turn_fields(tmp_path, test_registry):

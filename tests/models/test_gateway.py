@@ -6,12 +6,21 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import random
+import socket
+import threading
 import time
 
+import litellm
 import pytest
 from model_fakes import FAKE_KEY_ENV, FAKE_SECRET
 
-from memsql_assets.lib.models.gateway import ModelGateway, RetryPolicy, parse_retry_after
+from memsql_assets.lib.models.gateway import (
+    REPLAYED_NOTE,
+    ModelGateway,
+    RetryPolicy,
+    classify,
+    parse_retry_after,
+)
 from memsql_assets.lib.models.request_store import RequestStore
 
 ENV = {FAKE_KEY_ENV: FAKE_SECRET}
@@ -91,18 +100,157 @@ def test_retry_after_as_http_date(tmp_path, test_registry, fake_provider):
     assert 27 <= recorded[0] <= 30
 
 
-def test_exhausted_retries_become_a_stored_typed_error(tmp_path, test_registry, fake_provider):
+def test_exhausted_retries_are_typed_but_never_replayed(tmp_path, test_registry, fake_provider):
+    """Issue 17: a transient failure is not an answer; a re-run asks again."""
     fake_provider.script("flaky", "429", "429", "429", "429")
     reply = run(make_gateway(tmp_path, test_registry).acomplete("flaky", msgs(), {}))
     assert reply.error_type == "rate_limited" and reply.attempts == 4 and reply.text == ""
-    assert "gave up after 4 attempts" in reply.error_message
+    assert "model flaky at memsqltest's default endpoint: gave up after 4 attempts" in reply.error_message
+    assert RequestStore.at_home(tmp_path).count() == 0
+
+    rerun = make_gateway(tmp_path, test_registry)
+    again = run(rerun.acomplete("flaky", msgs(), {}))
+    assert again.ok and not again.cache_hit and rerun.calls == 1
+
+
+@pytest.mark.parametrize("error_type", ["connection_error", "timeout", "rate_limited", "server_error"])
+def test_old_records_of_transient_failures_are_readable_and_asked_again(
+    tmp_path, test_registry, fake_provider, error_type
+):
+    """Stores written before issue 17 hold transient failures (cache_hit=True, attempts=0 forever)."""
+    gw = make_gateway(tmp_path, test_registry)
+    key = gw.request_key_for("flaky", msgs(), {})
+    RequestStore.at_home(tmp_path).put(
+        key,
+        {
+            "model_key": "flaky",
+            "response": None,
+            "usage": {"prompt_tokens": 0, "completion_tokens": 0},
+            "latency_s": 0.1,
+            "cost_usd": 0.0,
+            "attempts": 6,
+            "error": {"type": error_type, "message": "gave up after 6 attempts: ...", "status_code": 500},
+        },
+    )
+    reply = run(gw.acomplete("flaky", msgs(), {}))
+    assert reply.ok and not reply.cache_hit and gw.calls == 1
+    assert RequestStore.at_home(tmp_path).get(key)["error"] is None, "the answer replaced the failure"
+
+
+def test_deterministic_failures_are_replayed_labelled_and_retry_errors_asks_again(
+    tmp_path, test_registry, fake_provider
+):
+    fake_provider.script("flaky", "400")
+    first = run(make_gateway(tmp_path, test_registry).acomplete("flaky", msgs(), {}))
+    assert first.error_type == "bad_request" and "replayed" not in first.error_message
 
     rerun = make_gateway(tmp_path, test_registry)
     cached = run(rerun.acomplete("flaky", msgs(), {}))
-    assert cached.cache_hit and cached.error_type == "rate_limited" and rerun.calls == 0
+    assert cached.cache_hit and cached.error_type == "bad_request" and rerun.calls == 0
+    assert cached.error_message == f"{first.error_message} ({REPLAYED_NOTE})"
 
-    refreshed = run(make_gateway(tmp_path, test_registry, refresh_errors=True).acomplete("flaky", msgs(), {}))
-    assert refreshed.ok and not refreshed.cache_hit
+    retried = make_gateway(tmp_path, test_registry, retry_errors=True)
+    refreshed = run(retried.acomplete("flaky", msgs(), {}))
+    assert refreshed.ok and not refreshed.cache_hit and retried.calls == 1
+
+
+def test_a_closed_port_is_a_fast_connection_error_naming_model_endpoint_and_cause(tmp_path, write_registry):
+    """A real OpenAI-compatible call to a closed 127.0.0.1 port (no fake provider)."""
+    from memsql_assets.lib.models.registry import load_registry
+
+    port = closed_port()
+    registry = load_registry(
+        write_registry(
+            f"""
+            models:
+              local-llm:
+                litellm_model: openai/some-model
+                kind: api
+                reasoning: {{type: none}}
+                provider_params: {{api_base: "http://127.0.0.1:{port}/v1"}}
+                api_key_env: {FAKE_KEY_ENV}
+                max_concurrency: 1
+                price_per_mtok: {{input: 1, output: 1}}
+                enabled: true
+            """
+        )
+    )
+    recorded = Sleeps()
+    gw = make_gateway(tmp_path, registry, recorded, retry=RetryPolicy(jitter=False))
+    reply = run(gw.acomplete("local-llm", msgs(), {}))
+    assert reply.error_type == "connection_error"
+    assert reply.attempts == RetryPolicy().max_connect_attempts == 3 and recorded == [1.0, 2.0]
+    message = reply.error_message
+    assert message.startswith(f"model local-llm at http://127.0.0.1:{port}/v1: gave up after 3 attempts")
+    assert f"Cannot connect to host 127.0.0.1:{port}" in message and "SSLContext" not in message
+    assert RequestStore.at_home(tmp_path).count() == 0, "never stored: a re-run asks again"
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]  # closed once the socket is: connections are refused
+
+
+def failure_of(api_base: str) -> Exception:
+    """What litellm raises for one real call to `api_base` (anthropic's HTTP path)."""
+    try:
+        run(
+            litellm.acompletion(
+                model="anthropic/claude-x",
+                api_base=api_base,
+                api_key="sk-ant-fake",
+                messages=msgs(),
+                num_retries=0,
+                timeout=20,
+            )
+        )
+    except Exception as exc:  # noqa: BLE001 - what litellm raises is under test
+        return exc
+    raise AssertionError(f"a call to {api_base} succeeded")
+
+
+def test_a_dns_failure_is_a_connection_error():
+    """A name that cannot resolve (RFC 6761 `.invalid`)."""
+    failure = classify(failure_of("https://memsql-unreachable.invalid"))
+    assert failure.error_type == "connection_error" and failure.cannot_connect
+    assert "memsql-unreachable.invalid" in failure.message
+
+
+def test_a_tls_failure_is_a_connection_error():
+    """https to a server that does not speak TLS: the handshake fails."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+
+        def answer_in_plain_text() -> None:
+            conn, _ = server.accept()
+            with conn:
+                conn.recv(1024)
+                conn.sendall(b"HTTP/1.0 200 OK\r\n\r\n")
+
+        threading.Thread(target=answer_in_plain_text, daemon=True).start()
+        failure = classify(failure_of(f"https://127.0.0.1:{port}"))
+    assert failure.error_type == "connection_error" and failure.cannot_connect
+    assert "SSL" in failure.message, failure.message
+
+
+@pytest.mark.parametrize(("spec", "tokens"), [("none_content", (1000, 500)), ("no_choices", (1000, 500))])
+def test_a_malformed_reply_keeps_the_usage_the_provider_billed(
+    tmp_path, test_registry, fake_provider, spec, tokens
+):
+    """Issue 15: the ledger counted a malformed reply as 0 tokens and $0."""
+    fake_provider.script("flaky", spec)
+    reply = run(make_gateway(tmp_path, test_registry).acomplete("flaky", msgs(), {}))
+    cost = test_registry.get("flaky").cost_usd(*tokens)
+    assert reply.error_type == "malformed_response"
+    assert (reply.prompt_tokens, reply.completion_tokens, reply.cost_usd) == (*tokens, cost) and cost > 0
+    stored = RequestStore.at_home(tmp_path).get(reply.request_key)
+    assert stored["usage"] == {"prompt_tokens": tokens[0], "completion_tokens": tokens[1]}
+    assert stored["cost_usd"] == cost
+    cached = run(make_gateway(tmp_path, test_registry).acomplete("flaky", msgs(), {}))
+    assert cached.cache_hit and (cached.prompt_tokens, cached.cost_usd) == (tokens[0], cost)
 
 
 @pytest.mark.parametrize(
@@ -165,11 +313,11 @@ def test_missing_api_key_is_unavailable_not_a_crash(tmp_path, test_registry, fak
 
 def test_no_secret_reaches_any_stored_file(tmp_path, test_registry, fake_provider, monkeypatch):
     monkeypatch.setenv(FAKE_KEY_ENV, FAKE_SECRET)
-    fake_provider.script("flaky", "ok", "401-echo")
+    fake_provider.script("flaky", "ok", "400-echo")
     gw = ModelGateway(test_registry, RequestStore.at_home(tmp_path), home=tmp_path, sleep=Sleeps())
     ok = run(gw.acomplete("flaky", msgs(1), {}))
     denied = run(gw.acomplete("flaky", msgs(2), {}))
-    assert ok.ok and denied.error_type == "auth_error"
+    assert ok.ok and denied.error_type == "bad_request"
     assert all(c["api_key"] == FAKE_SECRET for c in fake_provider.calls)
     files = [f for f in tmp_path.rglob("*") if f.is_file()]
     assert len([f for f in files if f.suffix == ".json"]) == 2

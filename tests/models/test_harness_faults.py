@@ -43,7 +43,7 @@ def test_flaky_provider_loses_no_turn_and_leaks_no_key(
         "the permanent failure is a typed error on its turn"
     )
     errored = [r for r in out.rows if r["model_error_type"]]
-    assert all(r["error_class"] == "empty" and "model error" in r["error_message"] for r in errored)
+    assert all(r["error_class"] == "model_error" and "model error" in r["error_message"] for r in errored)
     answered = {r["error_class"] for r in out.rows if not r["model_error_type"]}
     assert answered <= {"wrong_result", "correct"}  # it always answers SELECT 1 (right when the GT is 1)
 

@@ -1,9 +1,13 @@
 """Evaluation settings a user may override per run (launchpad) or by environment."""
 
+import os
+
 import dagster as dg
 from pydantic import Field
 
 from memsql_assets.lib.harness.evaluate import EvalSettings
+
+RETRY_ERRORS_ENV = "MEMSQL_RETRY_ERRORS"  # "1": as retry_errors (set by `memsql eval --retry-errors`)
 
 
 class EvaluationSettings(dg.ConfigurableResource):
@@ -18,6 +22,11 @@ class EvaluationSettings(dg.ConfigurableResource):
     episodic_k: int = Field(default=3, description="Similar past turns retrieved by conditions C and D.")
     sql_timeout_s: float = Field(default=10.0, description="Time limit of one generated query, in seconds.")
     row_cap: int = Field(default=100_000, description="Rows fetched at most from one query.")
+    retry_errors: bool = Field(
+        default=False,
+        description="Ask the model again for every turn whose recorded reply is a failure (deterministic ones "
+        "included); `memsql eval --retry-errors` sets it through $MEMSQL_RETRY_ERRORS.",
+    )
 
     def settings(self) -> EvalSettings:
         return EvalSettings(
@@ -26,4 +35,5 @@ class EvaluationSettings(dg.ConfigurableResource):
             episodic_k=self.episodic_k,
             timeout_s=self.sql_timeout_s,
             row_cap=self.row_cap,
+            retry_errors=self.retry_errors or os.environ.get(RETRY_ERRORS_ENV) == "1",
         )

@@ -1,6 +1,11 @@
-"""The six exclusive error classes of a scored turn (SPEC §3) and the rule that picks one.
+"""The exclusive error classes of a turn: the six of SPEC §3 for an answer, and `model_error` for
+a turn that got no answer, and the rule that picks one.
 
-Precedence, first match wins:
+`model_error` is set by the harness, not by `classify`: the model call failed (connection, timeout,
+rate limit, a 400, a malformed reply...) and the row's `model_error_type` says which. Counting such
+a turn as `empty` would blame the model for its endpoint (issue 17).
+
+Precedence for an answer, first match wins:
 
 1. correct       the strict verdict is True. First, so that "class == correct" is exactly EX:
                  the error-class table and the EX column can never disagree. A correct query

@@ -46,6 +46,7 @@ class EvalSettings:
     episodic_k: int = 3
     timeout_s: float = 10.0
     row_cap: int = 100_000
+    retry_errors: bool = False  # re-ask every turn whose recorded reply is a failure
 
 
 @dataclass(frozen=True)
@@ -129,7 +130,9 @@ def evaluate_partition(
     version = benchmark_version(home)
     db_paths = {prefix: source_db_path(home, name) for prefix, name in SOURCE_BY_PREFIX.items()}
     schemas = {prefix: schema_text(path) for prefix, path in db_paths.items()}
-    gateway = gateway or ModelGateway(registry, RequestStore(home / "requests"), home=home, environ=api_keys)
+    gateway = gateway or ModelGateway(
+        registry, RequestStore(home / "requests"), home=home, environ=api_keys, retry_errors=settings.retry_errors
+    )
     started = time.monotonic()
     with open_services(
         home,

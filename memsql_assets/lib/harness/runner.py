@@ -9,6 +9,12 @@ Conditions without cross-session state (A, B, B_wm5, E) run sessions concurrentl
 model's concurrency; conditions with episodic memory (C, D) run sessions one at a time in session
 order, because session i must see exactly sessions 1..i-1. Their memory is stored, and then their
 checkpoints written, every COMMIT_EVERY_SESSIONS sessions; a killed run redoes the sessions since.
+
+An unusable endpoint stops the partition: after `stop_after_failures` consecutive turns fail with
+the same endpoint failure (gateway.ENDPOINT_FAILURES), no success between, the run raises
+PartitionStopped naming the model, the endpoint and the cause. A session with such a failure is
+never checkpointed (in C and D, nor is any later one: it saw that session's memory), so a re-run
+after the fix re-asks those turns; the request store never replays them.
 """
 
 from __future__ import annotations
@@ -30,7 +36,9 @@ from typing import Any
 
 from memsql_assets.lib.agent.agent import Agent, turn_context
 from memsql_assets.lib.atomic import write_text_atomic
+from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.evaluation.score import TurnScore, score_turn
+from memsql_assets.lib.evaluation.taxonomy import ErrorClass
 from memsql_assets.lib.harness.results import (
     SCHEMA_VERSION,
     partition_dir,
@@ -40,6 +48,7 @@ from memsql_assets.lib.harness.results import (
     write_session_checkpoint,
 )
 from memsql_assets.lib.harness.services import PartitionMemory
+from memsql_assets.lib.models.gateway import ENDPOINT_FAILURES
 from memsql_assets.lib.sources.sqlite_db import check_sqlite_file, open_readonly
 from memsql_assets.lib.sql.result_cache import RESULTS, DatabaseResults
 
@@ -48,6 +57,7 @@ Progress = Callable[["RunStats"], None]
 # Cross-session conditions store memory in one Chroma upsert per this many sessions (an upsert costs
 # ~20 ms whatever its size); a run killed in between redoes at most these sessions, from the request store.
 COMMIT_EVERY_SESSIONS = 10
+STOP_AFTER_FAILURES = 5
 
 
 @dataclass
@@ -94,6 +104,10 @@ class ConnectionPool:
             self._free.put(conn)
 
 
+class PartitionStopped(MemsqlError):
+    """The model's endpoint failed the same way on consecutive turns; finished sessions are kept."""
+
+
 class ServiceRestarted(Exception):
     """Working memory was lost mid-session (Redis restarted): the session is redone from turn 1."""
 
@@ -111,6 +125,7 @@ class PartitionRunner:
     row_cap: int = 100_000
     progress: Progress | None = None
     memory: PartitionMemory | None = None  # None: the condition keeps no memory
+    stop_after_failures: int = STOP_AFTER_FAILURES
 
     def __post_init__(self) -> None:
         self.condition = self.agent.condition
@@ -119,6 +134,8 @@ class PartitionRunner:
         self._pools: dict[str, ConnectionPool] = {}
         self._results: dict[str, DatabaseResults] = {}
         self._pools_lock = threading.Lock()
+        self._streak: tuple[str | None, int] = (None, 0)  # (endpoint failure, consecutive turns)
+        self._hold_checkpoints = False  # cross-session: a session was not checkpointed, nor is any later
 
     def _pool(self, source: str) -> ConnectionPool:
         with self._pools_lock:  # worker threads: the first turn of each source checks its file once
@@ -214,13 +231,31 @@ class PartitionRunner:
         if self.memory is not None:
             self.memory.commit()
         for sid, rows in sessions:
-            write_session_checkpoint(self.progress_dir, sid, rows)
+            if any(r["model_error_type"] in ENDPOINT_FAILURES for r in rows):
+                self._hold_checkpoints = self.condition.cross_session
+            elif not self._hold_checkpoints:
+                write_session_checkpoint(self.progress_dir, sid, rows)
             if self.memory is not None and not self.condition.cross_session:
                 self.memory.forget(sid)  # working memory is per session
+
+    def _count_failure(self, error_type: str | None, message: str | None) -> None:
+        """Stop the partition at the Nth consecutive turn that failed with the same endpoint failure."""
+        if error_type not in ENDPOINT_FAILURES:
+            self._streak = (None, 0)
+            return
+        kind, count = self._streak
+        count = count + 1 if kind == error_type else 1
+        self._streak = (error_type, count)
+        if count >= self.stop_after_failures:
+            raise PartitionStopped(
+                f"{self.model_key}/{self.condition.name} stopped: {count} consecutive turns failed with "
+                f"{error_type}; last: {message}. Finished sessions are kept: re-run to resume."
+            )
 
     async def _run_turn(self, turn: Mapping[str, Any]) -> dict[str, Any]:
         prompt = await self.agent.assemble(turn)
         reply = await self.call_model(self.model_key, prompt.messages, turn_context(turn))
+        self._count_failure(reply.error_type, reply.error_message)
         raw = reply.text if reply.ok else None
         score = await asyncio.to_thread(self._score, turn, raw)
         await self.agent.persist(turn, score.extracted_sql, score.result_summary)
@@ -237,7 +272,7 @@ class PartitionRunner:
             "ex_strict": score.ex_strict,
             "ex_bag": score.ex_bag,
             "ex_set": score.ex_set,
-            "error_class": score.error_class,
+            "error_class": score.error_class if reply.ok else ErrorClass.MODEL_ERROR.value,
             "error_message": score.error_message
             if reply.ok
             else f"model error ({reply.error_type}): {reply.error_message}",

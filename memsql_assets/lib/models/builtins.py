@@ -51,6 +51,7 @@ from memsql_assets.lib.atomic import atomic_path
 from memsql_assets.lib.benchmark.generate import sql_literal
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.models.builtin_names import BUILTIN_PROVIDER, smollm2_weights_path
+from memsql_assets.lib.paths import memsql_home
 
 # The turn fields each built-in may read. They are also part of its request key (gateway.py).
 BUILTIN_CONTEXT_FIELDS: dict[str, tuple[str, ...]] = {
@@ -59,6 +60,7 @@ BUILTIN_CONTEXT_FIELDS: dict[str, tuple[str, ...]] = {
     "smollm2-135m": (),
 }
 METADATA_KEY = "memsql_turn"
+HOME_KEY = "memsql_home"  # metadata: the calling gateway's data home (smollm2's weights live there)
 
 RESOLVED_HEADER = "Resolved context:"
 _ENTRY_RE = re.compile(r"^-\s+([A-Za-z_][A-Za-z0-9_]*):\s+(.+)$")
@@ -214,11 +216,8 @@ def _bad_request(message: str, model: str = "builtin") -> litellm.BadRequestErro
 
 
 class MemsqlBuiltins(CustomLLM):
-    """The `memsql` custom provider: dispatches on the model name after `memsql/`."""
-
-    def __init__(self, home: Path):
-        super().__init__()
-        self.home = Path(home)
+    """The `memsql` custom provider: dispatches on the model name after `memsql/`. One per process,
+    shared by every gateway: what differs per gateway (its home) travels in each call's metadata."""
 
     def completion(self, *args: Any, **kwargs: Any) -> litellm.ModelResponse:
         raise _bad_request("memsql built-ins are async only: call litellm.acompletion")
@@ -265,7 +264,7 @@ class MemsqlBuiltins(CustomLLM):
             )
             usage = (whitespace_tokens(prompt_text), whitespace_tokens(text))
         else:
-            weights = smollm2_weights_path(self.home)
+            weights = smollm2_weights_path(Path(metadata.get(HOME_KEY) or memsql_home()))
             if not weights.exists():
                 raise _bad_request(
                     f"model weights missing at {weights}: run `memsql models fetch smollm2`", model
@@ -289,10 +288,17 @@ class MemsqlBuiltins(CustomLLM):
         return response
 
 
-def register_builtins(home: Path) -> MemsqlBuiltins:
-    """Install (or replace) the `memsql` provider in litellm.custom_provider_map, keeping any other
-    custom providers registered there (tests add their own)."""
-    handler = MemsqlBuiltins(home)
-    others = [p for p in litellm.custom_provider_map if p.get("provider") != BUILTIN_PROVIDER]
-    litellm.custom_provider_map = [*others, {"provider": BUILTIN_PROVIDER, "custom_handler": handler}]
+def register_builtins() -> MemsqlBuiltins:
+    """The `memsql` provider in litellm.custom_provider_map, installed there if it is not yet: other
+    custom providers (tests add their own) and an installed handler are left as they are."""
+    for provider in litellm.custom_provider_map:
+        if provider.get("provider") == BUILTIN_PROVIDER and isinstance(
+            provider.get("custom_handler"), MemsqlBuiltins
+        ):
+            return provider["custom_handler"]
+    handler = MemsqlBuiltins()
+    litellm.custom_provider_map = [
+        *(p for p in litellm.custom_provider_map if p.get("provider") != BUILTIN_PROVIDER),
+        {"provider": BUILTIN_PROVIDER, "custom_handler": handler},
+    ]
     return handler

@@ -5,10 +5,11 @@ Why here and only here: litellm's own retries are off (`num_retries=0`) because 
 with jitter, `Retry-After` honoured), the per-model concurrency limit and the rule that a model
 failure becomes a typed error on the turn's reply, never an exception that drops a row.
 
-What is stored: successful replies and permanent failures (a re-run then reproduces the same row
-with zero calls). Not stored: transient failures that are retried, `unavailable` (a missing API
-key or weights: fixing the environment must take effect) and `internal_error` (a bug here must
-not be cached).
+What is stored: answers, and failures that the request itself determines (400, content policy,
+a malformed reply), which a re-run replays with zero calls, labelled as replayed. Never replayed:
+failures of the endpoint or the environment (ENDPOINT_FAILURES: connection, timeout, 429, 5xx,
+a rejected key, `unavailable`, `internal_error`), so a re-run after the fix asks again; records of
+them written by older versions are ignored. `retry_errors` re-asks every recorded failure.
 
 Request key for built-ins: their answer depends on turn fields besides the messages (gold on
 gt_sql; recall-probe on the template, key names and stated values), and two turns can share
@@ -25,18 +26,23 @@ import asyncio
 import email.utils
 import os
 import random
+import re
+import socket
+import ssl
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import httpx
 import litellm
 
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.models.builtins import (
     BUILTIN_CONTEXT_FIELDS,
+    HOME_KEY,
     METADATA_KEY,
     message_text,
     register_builtins,
@@ -46,23 +52,23 @@ from memsql_assets.lib.models.request_store import RequestStore, request_key, sc
 from memsql_assets.lib.paths import memsql_home
 
 litellm.suppress_debug_info = True  # no "Give Feedback" banners in run logs
+register_builtins()  # once per process; idempotent, so tests that swap litellm's map keep it
 
 DEFAULT_MAX_CHARS = 200_000
 
 # Typed errors on a reply (error_type). Transient ones are retried; the rest are permanent.
 TRANSIENT = frozenset({"rate_limited", "server_error", "timeout", "connection_error"})
-ERROR_TYPES = TRANSIENT | {
+# Failures that say nothing about the request (the endpoint, the key, this code): never replayed from
+# the request store, and a streak of one of them stops a partition (harness/runner.py).
+ENDPOINT_FAILURES = TRANSIENT | {"auth_error", "permission_denied", "unavailable", "internal_error"}
+ERROR_TYPES = ENDPOINT_FAILURES | {
     "bad_request",
-    "auth_error",
-    "permission_denied",
     "not_found",
     "context_window_exceeded",
     "content_policy",
     "malformed_response",
-    "unavailable",
-    "internal_error",
 }
-NOT_STORED = frozenset({"unavailable", "internal_error"})
+REPLAYED_NOTE = "replayed from the request store; `memsql eval --retry-errors` asks again"
 
 
 @dataclass(frozen=True)
@@ -91,6 +97,9 @@ class RetryPolicy:
     Retry-After wins over the computed delay (capped at max_retry_after_s)."""
 
     max_attempts: int = 6
+    # Cannot connect at all (refused, DNS, TLS): retrying longer rarely helps, and the partition
+    # must fail within a minute (runner.py stops after a streak of such turns).
+    max_connect_attempts: int = 3
     base_delay_s: float = 1.0
     max_delay_s: float = 60.0
     max_retry_after_s: float = 300.0
@@ -98,8 +107,11 @@ class RetryPolicy:
     seed: int | None = None
 
     def __post_init__(self) -> None:
-        if self.max_attempts < 1:
-            raise ValueError("max_attempts must be >= 1")
+        if self.max_attempts < 1 or self.max_connect_attempts < 1:
+            raise ValueError("max_attempts and max_connect_attempts must be >= 1")
+
+    def attempts_for(self, failure: _Failure) -> int:
+        return self.max_connect_attempts if failure.cannot_connect else self.max_attempts
 
     def delay(self, attempt: int, retry_after_s: float | None, rng: random.Random) -> float:
         if retry_after_s is not None:
@@ -116,6 +128,10 @@ class _Failure:
     message: str
     retry_after_s: float | None = None
     status_code: int | None = None
+    cannot_connect: bool = False
+    # What the provider reported using (a malformed reply is billed too); 0 when it reported nothing.
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
 
     @property
     def transient(self) -> bool:
@@ -123,7 +139,11 @@ class _Failure:
 
 
 class MalformedResponse(Exception):
-    """The provider answered, but not with usable text."""
+    """The provider answered, but not with usable text; `usage` is what it reported using."""
+
+    def __init__(self, message: str, usage: tuple[int, int] = (0, 0)):
+        super().__init__(message)
+        self.usage = usage
 
 
 def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = None) -> float | None:
@@ -160,13 +180,36 @@ def _headers_of(exc: BaseException) -> Mapping[str, str] | None:
     return getattr(exc, "litellm_response_headers", None)
 
 
+# The exceptions, anywhere in the chain, of a call that never reached the endpoint. litellm maps
+# them to InternalServerError (status 500) for some providers, so the chain decides, not the class.
+_CANNOT_CONNECT = (httpx.ConnectError, ConnectionRefusedError, socket.gaierror, ssl.SSLError)
+
+
+def _cannot_connect(exc: BaseException) -> BaseException | None:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, _CANNOT_CONNECT):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
 def classify(exc: BaseException) -> _Failure:
     """Map an exception from a model call to a typed failure (order: most specific first)."""
     message = str(exc) or type(exc).__name__
     status = getattr(exc, "status_code", None)
     status = status if isinstance(status, int) else None
     if isinstance(exc, MalformedResponse):
-        return _Failure("malformed_response", message)
+        return _Failure(
+            "malformed_response", message, prompt_tokens=exc.usage[0], completion_tokens=exc.usage[1]
+        )
+    cause = _cannot_connect(exc)
+    if cause is not None:
+        # aiohttp's text names the SSL context object (an address that differs per run): drop it.
+        text = re.sub(r" ssl:<[^>]*>", "", str(cause) or type(cause).__name__)
+        return _Failure("connection_error", f"cannot connect: {text}", None, None, cannot_connect=True)
     if isinstance(exc, litellm.RateLimitError) or status == 429:
         return _Failure("rate_limited", message, parse_retry_after(_headers_of(exc)), 429)
     if isinstance(exc, litellm.Timeout | asyncio.TimeoutError | TimeoutError) or status == 408:
@@ -196,34 +239,36 @@ def classify(exc: BaseException) -> _Failure:
 
 def extract_reply(response: Any, max_chars: int) -> tuple[str, str, int, int]:
     """(text, reasoning, prompt_tokens, completion_tokens). Text comes from message content only;
-    reasoning (reasoning_content / thinking blocks) is kept apart and never used for SQL."""
+    reasoning (reasoning_content / thinking blocks) is kept apart and never used for SQL. A
+    malformed reply raises MalformedResponse carrying the usage the provider reported."""
+    usage = getattr(response, "usage", None)
+    tokens = (int(getattr(usage, "prompt_tokens", 0) or 0), int(getattr(usage, "completion_tokens", 0) or 0))
     choices = getattr(response, "choices", None)
     if not choices:
-        raise MalformedResponse("response has no choices")
+        raise MalformedResponse("response has no choices", tokens)
     message = getattr(choices[0], "message", None)
     if message is None:
-        raise MalformedResponse("first choice has no message")
+        raise MalformedResponse("first choice has no message", tokens)
     content = getattr(message, "content", None)
     if isinstance(content, list):  # content blocks: keep text blocks only
         content = message_text({"content": content})
     if content is None:
-        raise MalformedResponse("message content is None")
+        raise MalformedResponse("message content is None", tokens)
     if not isinstance(content, str):
-        raise MalformedResponse(f"message content is {type(content).__name__}, expected text")
+        raise MalformedResponse(f"message content is {type(content).__name__}, expected text", tokens)
     try:
         content.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise MalformedResponse(f"message content is not valid UTF-8 ({exc.reason})") from None
+        raise MalformedResponse(f"message content is not valid UTF-8 ({exc.reason})", tokens) from None
     if len(content) > max_chars:
-        raise MalformedResponse(f"message content is {len(content):,} chars, over the {max_chars:,} limit")
+        raise MalformedResponse(
+            f"message content is {len(content):,} chars, over the {max_chars:,} limit", tokens
+        )
     reasoning = getattr(message, "reasoning_content", None) or ""
     if not reasoning:
         blocks = getattr(message, "thinking_blocks", None) or []
         reasoning = "\n".join(str(b.get("thinking", "")) for b in blocks if isinstance(b, Mapping))
-    usage = getattr(response, "usage", None)
-    prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
-    completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
-    return content, str(reasoning), prompt_tokens, completion_tokens
+    return content, str(reasoning), *tokens
 
 
 def _now() -> str:
@@ -253,6 +298,12 @@ def _record(
         "finished_at": _now(),
         "error": None,
     }
+
+
+def endpoint(entry: ModelEntry) -> str:
+    """Where a call goes, for error messages: the configured api_base, else the provider's default."""
+    base = entry.provider_params.get("api_base") or entry.provider_params.get("base_url")
+    return str(base) if base else f"{entry.litellm_model.split('/', 1)[0]}'s default endpoint"
 
 
 def register_prices(registry: Registry) -> None:
@@ -293,7 +344,7 @@ class ModelGateway:
         max_chars: int = DEFAULT_MAX_CHARS,
         environ: Mapping[str, str] | None = None,
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
-        refresh_errors: bool = False,
+        retry_errors: bool = False,
     ):
         self.registry = registry
         self.store = store
@@ -303,7 +354,7 @@ class ModelGateway:
         self.max_chars = max_chars
         self.environ = os.environ if environ is None else environ
         self.sleep = sleep
-        self.refresh_errors = refresh_errors  # re-call turns whose stored record is a failure
+        self.retry_errors = retry_errors  # re-ask turns whose stored record is a failure
         self._rng = random.Random(self.retry.seed)
         self._semaphores: dict[str, asyncio.Semaphore] = {}
         self.calls = 0  # litellm calls made by this gateway (all models, all attempts)
@@ -311,7 +362,6 @@ class ModelGateway:
         store.add_secret_values(
             self.environ.get(e.api_key_env, "") for e in registry.entries.values() if e.api_key_env
         )
-        register_builtins(self.home)
         register_prices(registry)
 
     def _semaphore(self, entry: ModelEntry) -> asyncio.Semaphore:
@@ -350,7 +400,7 @@ class ModelGateway:
         key = request_key(entry.litellm_model, params, messages, builtin_context)
 
         record = self.store.get(key)
-        if record is not None and not (self.refresh_errors and record.get("error")):
+        if record is not None and self._replayable(record):
             return self._reply_from_record(record, key)
 
         available, reason = self.registry.available(model_key, environ=self.environ, home=self.home)
@@ -363,7 +413,7 @@ class ModelGateway:
         if entry.api_key_env:
             call_kwargs["api_key"] = self.environ[entry.api_key_env]
         if builtin_context is not None:
-            call_kwargs["metadata"] = {METADATA_KEY: builtin_context}
+            call_kwargs["metadata"] = {METADATA_KEY: builtin_context, HOME_KEY: str(self.home)}
 
         started_at = _now()
         attempts = 0
@@ -387,16 +437,13 @@ class ModelGateway:
                 except Exception as exc:  # noqa: BLE001 - every failure becomes a typed error
                     latency = time.monotonic() - t0
                     failure = classify(exc)
-                    if failure.transient and attempts < self.retry.max_attempts:
+                    if failure.transient and attempts < self.retry.attempts_for(failure):
                         await self.sleep(self.retry.delay(attempts, failure.retry_after_s, self._rng))
                         continue
-                    if failure.transient:
-                        failure = _Failure(
-                            failure.error_type,
-                            f"gave up after {attempts} attempts: {failure.message}",
-                            failure.retry_after_s,
-                            failure.status_code,
-                        )
+                    gave_up = f"gave up after {attempts} attempts: " if failure.transient else ""
+                    failure = replace(
+                        failure, message=f"model {entry.key} at {endpoint(entry)}: {gave_up}{failure.message}"
+                    )
                     return await self._finish_error(
                         entry, key, params, messages, builtin_context, failure, attempts, latency, started_at
                     )
@@ -424,15 +471,31 @@ class ModelGateway:
         latency: float,
         started_at: str,
     ) -> ModelReply:
-        if failure.error_type not in NOT_STORED:
+        p_tok, c_tok = failure.prompt_tokens, failure.completion_tokens
+        cost = entry.cost_usd(p_tok, c_tok)  # what the provider billed, even for a useless reply
+        if failure.error_type not in ENDPOINT_FAILURES:
             record = _record(entry, params, messages, builtin_context, latency, attempts, started_at)
-            record["error"] = {
-                "type": failure.error_type,
-                "message": failure.message,
-                "status_code": failure.status_code,
-            }
+            record.update(
+                error={
+                    "type": failure.error_type,
+                    "message": failure.message,
+                    "status_code": failure.status_code,
+                },
+                usage={"prompt_tokens": p_tok, "completion_tokens": c_tok},
+                cost_usd=cost,
+            )
             await asyncio.to_thread(self.store.put, key, record)
-        return self._error_reply(key, failure.error_type, failure.message, attempts, latency)
+        return ModelReply(
+            "", "", p_tok, c_tok, latency, cost, False, attempts, failure.error_type, failure.message, key
+        )
+
+    def _replayable(self, record: Mapping[str, Any]) -> bool:
+        """An answer, or a failure the request determines (unless `retry_errors`). Records of endpoint
+        failures come only from older versions, which stored them: they are asked again."""
+        error = record.get("error")
+        if not error:
+            return True
+        return not self.retry_errors and error.get("type") not in ENDPOINT_FAILURES
 
     @staticmethod
     def _error_reply(
@@ -455,6 +518,6 @@ class ModelGateway:
             cache_hit=True,
             attempts=0,
             error_type=error["type"] if error else None,
-            error_message=error["message"] if error else None,
+            error_message=f"{error['message']} ({REPLAYED_NOTE})" if error else None,
             request_key=key,
         )

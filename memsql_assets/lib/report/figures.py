@@ -34,6 +34,7 @@ CLASS_COLORS = {
     "syntax_error": "#d62728",
     "runtime_error": "#8c564b",
     "empty": "#7f7f7f",
+    "model_error": "#17becf",
 }
 ABLATION_TERMS = (
     ("win_pp", "Win"),
@@ -152,7 +153,7 @@ def ablation(m: Marts) -> Figure:
 
 
 def error_taxonomy(m: Marts) -> Figure:
-    """Stacked shares of the six error classes per model × condition."""
+    """Stacked shares of the error classes per model × condition."""
     df = m.error_taxonomy
     if df.empty:
         return _empty("Error taxonomy")

@@ -1,0 +1,252 @@
+"""An unreachable model endpoint (issue 17, item 3 and 4): real litellm calls to an OpenAI-compatible
+`api_base` on a closed 127.0.0.1 port fail the partition fast with one line naming the model, the
+endpoint and the cause; once a real server answers on that port, a re-run re-asks exactly the turns
+that failed (nothing of them was stored or checkpointed) and completes."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from model_fakes import FAKE_KEY_ENV, FAKE_SECRET
+
+from memsql_assets.lib.benchmark.store import read_turns
+from memsql_assets.lib.harness.evaluate import evaluate_partition
+from memsql_assets.lib.harness.results import progress_dir, read_checkpoints
+from memsql_assets.lib.harness.runner import STOP_AFTER_FAILURES, PartitionStopped
+from memsql_assets.lib.models.registry import MODELS_FILE_ENV, load_registry
+from memsql_assets.lib.models.request_store import RequestStore
+from memsql_assets.lib.paths import REPO_ROOT, benchmark_dir
+
+FAIL_FAST_S = 60  # the issue's bound, with the default retry policy (jitter and all)
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]  # nothing listens once the socket is closed: connections are refused
+
+
+def write_registry(path: Path, port: int) -> Path:
+    path.write_text(
+        f"""
+models:
+  local-llm:
+    litellm_model: openai/tiny-sql
+    kind: api
+    reasoning: {{type: none}}
+    provider_params: {{api_base: "http://127.0.0.1:{port}/v1"}}
+    api_key_env: {FAKE_KEY_ENV}
+    max_concurrency: 2
+    price_per_mtok: {{input: 1.0, output: 2.0}}
+    enabled: true
+  gold:
+    litellm_model: memsql/gold
+    kind: builtin
+    reasoning: {{type: none}}
+    max_concurrency: 16
+    price_per_mtok: {{input: 0, output: 0}}
+    enabled: true
+""",
+        encoding="utf-8",
+    )
+    return path
+
+
+class _ChatCompletions(BaseHTTPRequestHandler):
+    """An OpenAI-compatible /v1/chat/completions that answers `SELECT 1`, or refuses every request
+    with a 400 while `refuse` is set."""
+
+    calls = 0
+    refuse = False
+    down_after: int | None = None  # the endpoint goes away after this many calls
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        self.rfile.read(int(self.headers.get("content-length", 0)))
+        type(self).calls += 1
+        if self.down_after is not None and self.calls > self.down_after:
+            threading.Thread(target=lambda: (self.server.shutdown(), self.server.server_close())).start()
+            self.close_connection = True  # no answer: the client sees the connection drop
+            return
+        if self.refuse:
+            error = {"error": {"message": "unsupported parameter", "type": "invalid_request_error"}}
+            return self._send(400, json.dumps(error).encode())
+        body = json.dumps(
+            {
+                "id": "chatcmpl-1",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "tiny-sql",
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": "SELECT 1"},
+                    }
+                ],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12},
+            }
+        ).encode()
+        self._send(200, body)
+
+    def _send(self, status: int, body: bytes) -> None:
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@contextmanager
+def endpoint_back(port: int) -> Iterator[type[_ChatCompletions]]:
+    handler = type("Handler", (_ChatCompletions,), {"calls": 0})
+    server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield handler
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_unreachable_endpoint_stops_fast_and_a_rerun_reasks_the_failed_turns(home, tmp_path, monkeypatch):
+    monkeypatch.setenv(FAKE_KEY_ENV, FAKE_SECRET)
+    port = closed_port()
+    registry = load_registry(write_registry(tmp_path / "models.yaml", port))
+
+    started = time.monotonic()
+    with pytest.raises(PartitionStopped) as stopped:
+        evaluate_partition(home, "local-llm", "B", registry=registry)
+    elapsed = time.monotonic() - started
+    line = str(stopped.value)
+    assert elapsed < FAIL_FAST_S, f"took {elapsed:.1f} s"
+    assert "\n" not in line
+    assert f"{STOP_AFTER_FAILURES} consecutive turns failed with connection_error" in line
+    assert f"model local-llm at http://127.0.0.1:{port}/v1" in line, "the model and the endpoint"
+    assert f"Cannot connect to host 127.0.0.1:{port}" in line, "the cause"
+    assert "re-run to resume" in line
+    assert RequestStore(home / "requests").count() == 0, "no failure is stored"
+    checkpointed = read_checkpoints(progress_dir(home, "local-llm", "B"))
+    assert not any(r["model_error_type"] for rows in checkpointed.values() for r in rows)
+
+    with endpoint_back(port) as server:
+        out = evaluate_partition(home, "local-llm", "B", registry=registry)
+    turns = read_turns(benchmark_dir(home))
+    assert len(out.rows) == len(turns)
+    assert not [r for r in out.rows if r["model_error_type"] or r["error_class"] == "model_error"]
+    redone = len(turns) - sum(len(rows) for rows in checkpointed.values())
+    assert 0 < server.calls == out.summary["model_calls_this_run"] <= redone
+    assert out.summary["resumed_sessions"] == len(checkpointed)
+    print(
+        f"stopped after {elapsed:.1f} s; {len(checkpointed)} sessions kept; the re-run asked "
+        f"{server.calls} turns of {redone} and completed {len(out.rows)} rows"
+    )
+
+
+def memsql_eval(home: Path, registry_file: Path, *flags: str) -> subprocess.CompletedProcess:
+    env = {
+        **os.environ,
+        "MEMSQL_HOME": str(home),
+        MODELS_FILE_ENV: str(registry_file),
+        FAKE_KEY_ENV: FAKE_SECRET,
+    }
+    env.pop("DAGSTER_HOME", None)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "memsql_assets.cli",
+            "eval",
+            "--model",
+            "local-llm",
+            "--condition",
+            "B",
+            *flags,
+        ],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_memsql_eval_prints_the_cause_in_one_line_and_exits_nonzero(home, tmp_path):
+    """The CLI through Dagster: no traceback on the console (the UI keeps it)."""
+    port = closed_port()
+    started = time.monotonic()
+    done = memsql_eval(home, write_registry(tmp_path / "models.yaml", port))
+    elapsed = time.monotonic() - started
+    console = done.stdout + done.stderr
+    assert done.returncode != 0, console
+    assert "Traceback" not in console and "Stack Trace" not in console, console
+    lines = [line for line in console.splitlines() if "Cannot connect to host" in line]
+    assert len(lines) == 1, console
+    assert f"local-llm at http://127.0.0.1:{port}/v1" in lines[0] and "connection_error" in lines[0]
+    print(f"memsql eval failed in {elapsed:.1f} s: {lines[0]}")
+
+
+def test_deterministic_failures_replay_labelled_until_memsql_eval_retry_errors(home, tmp_path, monkeypatch):
+    """A 400 is the request's fault: replayed (labelled) by a plain re-run; `--retry-errors` asks again."""
+    monkeypatch.setenv(FAKE_KEY_ENV, FAKE_SECRET)
+    port = closed_port()
+    registry_file = write_registry(tmp_path / "models.yaml", port)
+    registry = load_registry(registry_file)
+    with endpoint_back(port) as server:
+        server.refuse = True
+        first = evaluate_partition(home, "local-llm", "B", registry=registry)
+        refused = [r for r in first.rows if r["model_error_type"] == "bad_request"]
+        assert len(refused) == len(first.rows) and server.calls == first.summary["calls"] > 0
+        assert {r["error_class"] for r in refused} == {"model_error"}, "never `empty`"
+
+        server.refuse, server.calls = False, 0
+        replay = evaluate_partition(home, "local-llm", "B", registry=registry)
+        assert server.calls == replay.summary["calls"] == 0
+        assert all(
+            r["model_error_type"] == "bad_request" and "replayed from the request store" in r["error_message"]
+            for r in replay.rows
+        )
+
+        done = memsql_eval(home, registry_file, "--retry-errors", "--json")
+        assert done.returncode == 0, done.stdout + done.stderr
+        summary = json.loads(done.stdout)
+    # Every turn asked again (history now holds answers, so later prompts differ from the first run's).
+    assert server.calls == summary["calls"] > 0
+    assert summary["model_errors"] == {} and summary["error_classes"]["model_error"] == 0
+
+
+def test_an_endpoint_lost_mid_run_keeps_finished_sessions_and_the_rerun_asks_only_the_rest(
+    home, tmp_path, monkeypatch
+):
+    monkeypatch.setenv(FAKE_KEY_ENV, FAKE_SECRET)
+    port = closed_port()
+    registry = load_registry(write_registry(tmp_path / "models.yaml", port))
+    with endpoint_back(port) as server, pytest.raises(PartitionStopped, match="connection_error"):
+        server.down_after = 40
+        evaluate_partition(home, "local-llm", "B", registry=registry)
+    checkpointed = read_checkpoints(progress_dir(home, "local-llm", "B"))
+    kept = [r for rows in checkpointed.values() for r in rows]
+    assert kept and not any(r["model_error_type"] for r in kept), "finished sessions kept, failed ones not"
+    answered = RequestStore(home / "requests").count()
+    assert 0 < answered <= 40
+
+    with endpoint_back(port) as server:
+        out = evaluate_partition(home, "local-llm", "B", registry=registry)
+    assert out.summary["resumed_sessions"] == len(checkpointed)
+    assert not [r for r in out.rows if r["model_error_type"]]
+    assert 0 < server.calls == out.summary["model_calls_this_run"] <= len(out.rows) - len(kept)
+    print(f"lost after 40 calls: {len(checkpointed)} sessions kept; the re-run asked {server.calls} turns")
