@@ -10,7 +10,7 @@ from model_fakes import FAKE_KEY_ENV, FAKE_SECRET
 from memsql_assets.lib.harness.evaluate import EvalSettings, evaluate_partition
 from memsql_assets.lib.harness.results import comparable_rows, partition_dir
 from memsql_assets.lib.memory.redis_service import RedisServer
-from memsql_assets.lib.models.gateway import ModelGateway, RetryPolicy
+from memsql_assets.lib.models.gateway import ENDPOINT_FAILURES, ModelGateway, RetryPolicy
 from memsql_assets.lib.models.registry import load_registry
 from memsql_assets.lib.models.request_store import RequestStore
 
@@ -53,8 +53,13 @@ def test_flaky_provider_loses_no_turn_and_leaks_no_key(
     table = pq.read_table(partition_dir(home, "flaky", "B") / "turn_results.parquet")
     assert table.num_rows == turns
 
+    fake_provider.fail_rate = 0.0  # the endpoint recovers
     again = evaluate_partition(home, "flaky", "B", registry=test_registry, gateway=gateway)
-    assert again.summary["calls"] == 0, "successes and permanent failures come from the request store"
+    transient = sum(1 for r in out.rows if r["model_error_type"] in ENDPOINT_FAILURES)
+    assert again.summary["calls"] == transient, (
+        "successes and permanent failures come from the request store; only transient failures are re-asked"
+    )
+    assert again.summary["model_errors"] == {"bad_request": 1}
 
 
 class RestartingGateway(ModelGateway):
