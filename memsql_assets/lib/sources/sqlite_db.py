@@ -95,7 +95,7 @@ MAX_VALUE_BYTES = 256 << 10
 """Largest string/BLOB/row a sandboxed statement may build or read (SQLITE_LIMIT_LENGTH).
 
 Source values are far smaller (the largest, Northwind's photos, are ~12 KB). The cap also bounds
-the one thing the progress-handler time limit cannot interrupt: a single built-in call such as
+the one thing the time limit cannot interrupt: a single built-in call such as
 instr() or replace() on two huge values is quadratic and runs as one VM instruction: its
 worst case is under a second at 256 KiB, ~8 s at 1 MiB, hours at 16 MiB.
 """
@@ -325,7 +325,7 @@ def guarded_printf(conn: sqlite3.Connection):
 
     SQLite 3.40's printf builds `%.Nc` (N copies of a character) one character at a time and
     does not stop when the result passes the length limit: `printf('%.*c', 2147483647, 'x')`
-    runs ~30 s in a single VM instruction, out of the progress handler's reach, and then yields
+    runs ~30 s in a single VM instruction, out of the time limit's reach, and then yields
     NULL. Any N above the length limit yields NULL, so this wrapper returns NULL for those
     without running them; every other call is computed by SQLite's own printf on a private
     in-memory connection with the same length limit, so results are exactly SQLite's.

@@ -45,6 +45,12 @@ DEFAULT_TIMEOUT_S = 10.0
 DEFAULT_ROW_CAP = 100_000
 DEFAULT_MAX_RESULT_BYTES = 16 << 20
 
+# Error prefixes that depend on the machine's load and on the other queries of the process (the heap
+# cap is process-wide), not on the query alone: such a result is never reused.
+TIMEOUT_ERROR = "timeout:"
+MEMORY_ERROR = "memory limit:"
+LOAD_DEPENDENT_ERRORS = (TIMEOUT_ERROR, MEMORY_ERROR)
+
 # sqlite3's own message for several statements; taxonomy.is_syntax_error matches its tail.
 MULTI_STATEMENT_ERROR = "ProgrammingError: You can only execute one statement at a time"
 
@@ -185,10 +191,10 @@ def _describe_error(exc: BaseException, conn: sqlite3.Connection, timeout_s: flo
     text = str(exc)
     kind = type(exc).__name__
     if isinstance(exc, sqlite3.OperationalError) and "interrupted" in text:
-        return f"timeout: query exceeded {timeout_s:g} s"
+        return f"{TIMEOUT_ERROR} query exceeded {timeout_s:g} s"
     if isinstance(exc, MemoryError):  # SQLITE_NOMEM: the heap cap was reached
         return (
-            f"memory limit: the query needed more than the sandbox's {MAX_SQLITE_HEAP_BYTES >> 20} MiB "
+            f"{MEMORY_ERROR} the query needed more than the sandbox's {MAX_SQLITE_HEAP_BYTES >> 20} MiB "
             f"of SQLite memory ({kind})"
         )
     denial = getattr(getattr(conn, "sandbox", None), "last_denial", None)
