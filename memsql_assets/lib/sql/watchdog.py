@@ -24,11 +24,10 @@ from contextlib import contextmanager
 class _Guard:
     """One watched statement; `conn` is None once it finished or was interrupted."""
 
-    __slots__ = ("conn", "fired")
+    __slots__ = ("conn",)
 
     def __init__(self, conn: sqlite3.Connection):
         self.conn: sqlite3.Connection | None = conn
-        self.fired = False
 
 
 class Watchdog:
@@ -39,8 +38,9 @@ class Watchdog:
         self._thread: threading.Thread | None = None
 
     @contextmanager
-    def deadline(self, conn: sqlite3.Connection, seconds: float) -> Iterator[_Guard]:
-        """Interrupt `conn` if the block is still running after `seconds`; `guard.fired` says so."""
+    def deadline(self, conn: sqlite3.Connection, seconds: float) -> Iterator[None]:
+        """Interrupt `conn` if the block is still running after `seconds` (it then raises
+        sqlite3.OperationalError "interrupted" inside the block)."""
         guard = _Guard(conn)
         due = time.monotonic() + seconds
         with self._cond:
@@ -52,7 +52,7 @@ class Watchdog:
             if earliest:
                 self._cond.notify()
         try:
-            yield guard
+            yield
         finally:
             with self._cond:  # after this, the thread can no longer interrupt conn's next statement
                 guard.conn = None
@@ -65,7 +65,7 @@ class Watchdog:
                     guard = heapq.heappop(self._due)[2]
                     if guard.conn is not None:
                         guard.conn.interrupt()
-                        guard.fired, guard.conn = True, None
+                        guard.conn = None
                 self._cond.wait(self._due[0][0] - now if self._due else None)
 
 
