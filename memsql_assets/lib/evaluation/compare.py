@@ -63,6 +63,8 @@ def bag_equal(a: Rows | None, b: Rows | None) -> bool:
     """A one-to-one pairing of matching rows exists (see the module doc)."""
     if a is None or b is None or len(a) != len(b):
         return False
+    if len(a) == 1:  # the benchmark's median result
+        return rows_match(a[0], b[0])
     # Python-equal rows match (1 == 1.0 is within tolerance), and so do str-equal ones.
     if Counter(map(tuple, a)) == Counter(map(tuple, b)) or _stringified(a) == _stringified(b):
         return True
@@ -76,6 +78,8 @@ def set_equal(a: Rows | None, b: Rows | None) -> bool:
     """Every row of each side matches some row of the other (see the module doc)."""
     if a is None or b is None:
         return False
+    if len(a) == 1 and len(b) == 1:
+        return rows_match(a[0], b[0])
     if set(map(tuple, a)) == set(map(tuple, b)) or set(_stringified(a)) == set(_stringified(b)):
         return True
     blocks_a, blocks_b = _blocks(_distinct(a)), _blocks(_distinct(b))
