@@ -230,9 +230,10 @@ def _describe(action: int, arg1: str | None, arg2: str | None) -> str:
     if action == sqlite3.SQLITE_ATTACH:
         return f"ATTACH {arg1!r} (also how VACUUM and VACUUM INTO reach the authorizer)"
     if action == sqlite3.SQLITE_UPDATE and arg1 == "sqlite_master":  # SQLite refuses real ones itself
+        named = ", ".join(t for t in READONLY_VTABLES if not t.startswith("pragma_"))
         return (
-            "a table-valued function or virtual table it does not provide (it provides json_each, "
-            "json_tree, dbstat, sqlite_stmt and the pragma_* tables of the read-only PRAGMAs)"
+            f"a table-valued function or virtual table it does not provide (it provides {named} "
+            "and the pragma_* tables of the read-only PRAGMAs)"
         )
     detail = " ".join(str(a) for a in (arg1, arg2) if a)
     return f"{name} {detail}".strip()
@@ -351,7 +352,7 @@ def guarded_printf(conn: sqlite3.Connection):
 
 
 def harden(conn: sqlite3.Connection, state: SandboxState) -> None:
-    """Apply guards 2-4 above to an open connection (guard 1 is the URI it was opened with)."""
+    """Apply guards 2-5 above to an open connection (guard 1 is the URI it was opened with)."""
     conn.execute("PRAGMA query_only=ON")
     conn.execute("PRAGMA temp_store=MEMORY")
     conn.execute(f"PRAGMA hard_heap_limit={MAX_SQLITE_HEAP_BYTES}")
