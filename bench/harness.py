@@ -25,6 +25,11 @@ Overhead = turn cost - floor, per turn; the table shows medians. Targets (issue 
 the questions, schema text) is reported apart: it is paid once per partition, not per turn.
 
     .venv/bin/python bench/harness.py [--rounds 2] [--every 10] [--conditions A B ...] [--profile D]
+    .venv/bin/python bench/harness.py --floor-vs REV   # the floor alone: REV's sandbox vs today's
+
+`--floor-vs REV` runs no partition: it imports `open_readonly` and `run_query` as of git revision
+REV beside today's and measures the floor of every turn with both, alternating query by query
+(median of 3 each), so that a change to the SQL sandbox is judged on the same load.
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ import argparse
 import contextlib
 import contextvars
 import functools
+import importlib.util
+import subprocess
 import sys
 import tempfile
 import time
@@ -50,6 +57,7 @@ import memsql_assets.lib.harness.runner as runner_mod
 import memsql_assets.lib.sql.result_cache as result_cache_mod
 import memsql_assets.lib.trajectories.lookup as lookup_mod
 from memsql_assets.lib.agent.agent import Agent
+from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.benchmark.store import read_turns
 from memsql_assets.lib.harness.evaluate import EvalSettings, evaluate_partition
 from memsql_assets.lib.memory.episodic import EpisodicMemory
@@ -57,7 +65,7 @@ from memsql_assets.lib.memory.working import WorkingMemory
 from memsql_assets.lib.models.gateway import ModelGateway
 from memsql_assets.lib.models.registry import load_registry
 from memsql_assets.lib.models.request_store import RequestStore
-from memsql_assets.lib.paths import benchmark_dir
+from memsql_assets.lib.paths import benchmark_dir, source_db_path
 from memsql_assets.lib.sources.sqlite_db import open_readonly
 from memsql_assets.lib.sql.execute import run_query
 from memsql_assets.lib.sql.result_cache import RESULTS, bare_sql
@@ -255,6 +263,118 @@ def floor_of(db_path: Path, gt_sql: str, generated_sql: str | None, repeats: int
     return c.median(samples)
 
 
+def sandbox_at(rev: str, work: Path) -> tuple[Any, Any]:
+    """`open_readonly` and `run_query` as of git revision `rev`, imported beside today's modules
+    (their own imports of memsql modules, if any, resolve to today's)."""
+    modules = {}
+    for name, rel in (
+        ("sqlite_db", "memsql_assets/lib/sources/sqlite_db.py"),
+        ("execute", "memsql_assets/lib/sql/execute.py"),
+    ):
+        path = work / f"{name}_{rev}.py"
+        path.write_text(
+            subprocess.run(
+                ["git", "-C", str(c.REPO), "show", f"{rev}:{rel}"], capture_output=True, text=True, check=True
+            ).stdout
+        )
+        spec = importlib.util.spec_from_file_location(f"floor_{name}_{rev}", path)
+        assert spec and spec.loader
+        modules[name] = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(modules[name])
+    return modules["sqlite_db"].open_readonly, modules["execute"].run_query
+
+
+def _query_worker(db_paths: dict[str, Path], pipe: Any) -> None:
+    """A scoring worker process: (source, sql) in, QueryResult out, until None arrives."""
+    conns = {p: open_readonly(path) for p, path in db_paths.items()}
+    while (job := pipe.recv()) is not None:
+        pipe.send(run_query(conns[job[0]], job[1], 10.0, 100_000))
+
+
+def floor_vs(rev: str, base: Path, turns: list[dict[str, Any]], work: Path, repeats: int = 3) -> int:
+    """The per-turn floor (the GT query, as floor_of runs it) with REV's sandbox and today's, side by
+    side, and today's sandbox in a worker process (the alternative bound: RLIMIT_AS / RLIMIT_CPU on
+    a process pool) to price the round trip such a pool adds to every query."""
+    import multiprocessing
+
+    old_open, old_run = sandbox_at(rev, work)
+    db_paths = {prefix: source_db_path(base, name) for prefix, name in SOURCE_BY_PREFIX.items()}
+    here, there = multiprocessing.Pipe()
+    worker = multiprocessing.get_context("fork").Process(target=_query_worker, args=(db_paths, there))
+    worker.start()
+
+    def in_worker(source: str, sql: str, *_: Any) -> Any:
+        here.send((source, sql))
+        return here.recv()
+
+    sources = {p: p for p in db_paths}
+    sides = {
+        rev: ({p: old_open(path) for p, path in db_paths.items()}, old_run),
+        "today": ({p: open_readonly(path) for p, path in db_paths.items()}, run_query),
+        "today, worker process": (sources, in_worker),
+    }
+    floors: dict[str, list[float]] = {side: [] for side in sides}
+    for turn in turns:
+        samples: dict[str, list[float]] = {side: [] for side in sides}
+        for i in range(repeats):
+            order = list(sides.items()) if i % 2 == 0 else list(sides.items())[::-1]
+            for side, (conns, run) in order:  # alternating, the order flipped: the same load for all
+                t0 = time.perf_counter()
+                result = run(conns[turn["source"]], turn["gt_sql"], 10.0, 100_000)
+                samples[side].append(time.perf_counter() - t0)
+                assert result.ok, (side, turn["session_id"], result.error)
+        for side in sides:
+            floors[side].append(c.median(samples[side]))
+    here.send(None)
+    worker.join()
+    opens: dict[str, list[float]] = {rev: [], "today": []}
+    for _ in range(20):  # opening a pooled connection (its pragmas and warm-ups), once per worker
+        for side, opener in ((rev, old_open), ("today", open_readonly)):
+            path = next(iter(db_paths.values()))
+            t0 = time.perf_counter()
+            opener(path, check=False).close()
+            opens[side].append(time.perf_counter() - t0)
+    med = {side: c.median(v) for side, v in floors.items()}
+    total = {side: sum(v) for side, v in floors.items()}
+    rows = [
+        [
+            side,
+            c.ms(med[side]),
+            c.ms(c.quantile(floors[side], 0.9)),
+            c.ms(total[side] / len(turns)),
+            c.ms(c.median(opens[side])) if side in opens else "",
+        ]
+        for side in sides
+    ]
+    print(f"\nSQL floor per turn, {len(turns)} turns x {repeats} runs per side, alternating (ms)\n")
+    print(c.table(["sandbox", "median", "p90", "mean", "open connection"], rows))
+    ratio = med["today"] / med[rev]
+    print(f"\ntoday / {rev}: median {ratio:.3f}, mean {total['today'] / total[rev]:.3f}")
+    pool = med["today, worker process"] / med[rev]
+    paired = c.median(t / o for t, o in zip(floors["today"], floors[rev], strict=True))
+    print(f"today / {rev}, median of the per-turn ratios: {paired:.3f}")
+    print(f"today in a worker process / {rev}: median {pool:.3f}")
+    info = c.machine()
+    path = c.write_json(
+        f"harness_floor_vs_{rev}",
+        {
+            "machine": info,
+            "settings": {"rev": rev, "turns": len(turns), "repeats": repeats},
+            "median_ms": {side: c.ms(v) for side, v in med.items()},
+            "p90_ms": {side: c.ms(c.quantile(v, 0.9)) for side, v in floors.items()},
+            "mean_ms": {side: c.ms(total[side] / len(turns)) for side in sides},
+            "open_connection_median_ms": {side: c.ms(c.median(v)) for side, v in opens.items()},
+            "median_ratio_today_over_rev": round(ratio, 3),
+            "mean_ratio_today_over_rev": round(total["today"] / total[rev], 3),
+            "median_ratio_worker_process_over_rev": round(pool, 3),
+            "median_of_per_turn_ratios_today_over_rev": round(paired, 3),
+            "loadavg_at_end": c.load_now(),
+        },
+    )
+    print(f"written {path}", file=sys.stderr)
+    return 0
+
+
 def run_condition(base: Path, work: Path, condition: str, registry: Any) -> dict[str, Any]:
     home = c.fresh_copy(base, work / f"home-{condition}")
     turn_log: list[dict[str, Any]] = []
@@ -334,6 +454,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--conditions", nargs="+", default=list(CONDITIONS))
     ap.add_argument("--profile", default=None, help="profile one condition's partition with pyinstrument")
     ap.add_argument("--out", default="harness", help="results/<out>.json")
+    ap.add_argument(
+        "--floor-vs", default=None, metavar="REV", help="only the floor: REV's sandbox vs today's"
+    )
     args = ap.parse_args(argv)
 
     info = c.machine()
@@ -344,6 +467,8 @@ def main(argv: list[str] | None = None) -> int:
         reg_path = work / "models.yaml"
         reg_path.write_text(REGISTRY_YAML)
         registry = load_registry(reg_path)
+        if args.floor_vs:
+            return floor_vs(args.floor_vs, base, turns, work)
         if args.profile:
             return profile_condition(base, work, args.profile, registry)
         samples, meta = measure(base, work, registry, args)

@@ -54,10 +54,32 @@ def test_duplicates():
     assert _verdicts([(1,), (1,)], [(1,)]) == (False, False, True)
 
 
-def test_strings_stay_strings():
-    assert _verdicts([("1",)], [(1,)]) == (True, False, False)  # str(1) == "1": strict stringifies
-    assert _verdicts([(None,)], [("None",)]) == (True, False, False)
+def test_strings_match_numbers_only_as_their_str():
+    # bag and set relax strict: what strict calls equal ("1" vs 1: str(1) == "1"), they do too
+    assert _verdicts([("1",)], [(1,)]) == (True, True, True)
+    assert _verdicts([(7,)], [("7",)]) == (True, True, True)
+    assert _verdicts([(None,)], [("None",)]) == (True, True, True)
     assert _verdicts([(None,)], [(None,)]) == (True, True, True)
+    # but a string is never within tolerance of a number
+    assert _verdicts([("1",)], [(1.0,)]) == (False, False, False)
+    assert _verdicts([("2.5",)], [(2.5000000001,)]) == (False, False, False)
+
+
+def test_integers_compare_exactly():  # issue 17: a relative tolerance made these equal
+    assert _verdicts([(1000000,)], [(1000001,)]) == (False, False, False)
+    assert _verdicts([(10**15,)], [(10**15 + 7,)]) == (False, False, False)
+    assert _verdicts([(1000000,)], [(1000000.5,)]) == (False, True, True)  # a float: tolerance
+
+
+def test_tolerance_never_chains():
+    # issue 15: 1.0 ~ 1.0000009 ~ 1.0000018, but 1.0 and 1.0000018 are 1.8e-6 apart
+    assert not set_equal([(1.0,), (1.0000009,)], [(1.0000018,)])
+    assert not set_equal([(1.0000018,)], [(1.0,), (1.0000009,)])
+    assert not bag_equal([(1.0,), (1.0000009,)], [(1.0000009,), (1.0000027,)])
+    # a pairing that needs the non-greedy choice: 1.0 must go to 1.0 - 9e-7, not to 1.0
+    a = [(1.0,), (1.0000009,)]
+    b = [(1.0,), (0.9999991,)]
+    assert bag_equal(a, b) and bag_equal(b, a)
 
 
 def test_tolerance_with_ties_in_other_columns():

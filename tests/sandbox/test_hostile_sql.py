@@ -22,7 +22,7 @@ from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.evaluation.extract import PLAIN, Extraction
 from memsql_assets.lib.evaluation.taxonomy import ErrorClass, classify
 from memsql_assets.lib.sources.sqlite_db import open_readonly, row_counts
-from memsql_assets.lib.sql.execute import run_query, split_statements
+from memsql_assets.lib.sql.execute import first_keyword, run_query, split_statements
 
 CORPUS = yaml.safe_load((Path(__file__).with_name("hostile_sql.yaml")).read_text(encoding="utf-8"))
 HOSTILE: list[dict] = CORPUS["hostile"]
@@ -176,10 +176,31 @@ def test_result_size_cap_is_configurable(db_copies):
         ("SELECT 'unterminated; DROP TABLE x", 1),
         ("", 0),
         ("-- only a comment", 0),
+        ("CREATE TRIGGER t AFTER INSERT ON x BEGIN SELECT 'END'; END; SELECT 1", 2),
+        ("CREATE TEMP TRIGGER t AFTER INSERT ON x BEGIN SELECT xEND; end ; SELECT 1", 2),
+        ("SELECT 'it''s; fine', \"a\"\"b;\" FROM [c;d]", 1),
+        ("SELECT 1 - 2 / 3; SELECT 4", 2),
+        ("SELECT 1 -- ; comment\n; SELECT 2", 2),
     ],
 )
 def test_split_statements(sql, expected):
     assert len(split_statements(sql)) == expected
+    assert "".join(split_statements(sql)).strip() in sql  # statements are the text as written
+
+
+@pytest.mark.parametrize(
+    ("sql", "keyword"),
+    [
+        ("  /* c */ delete FROM t", "DELETE"),
+        ("-- x\nWITH a AS (SELECT 1) SELECT 1", "WITH"),
+        ("(SELECT 1)", None),
+        ("-1", None),
+        ("'DROP'", None),
+        ("", None),
+    ],
+)
+def test_first_keyword(sql, keyword):
+    assert first_keyword(sql) == keyword
 
 
 def test_benchmark_ground_truth_runs_in_the_sandbox(embedded_turns, embedded_dbs):

@@ -80,3 +80,17 @@ def test_timeouts_are_not_cached(tmp_path):
     result = run_cached(open_readonly(path), bomb, memo, timeout_s=0.2)
     assert result.error and result.error.startswith("timeout")
     assert memo.get(bomb) is None
+
+
+def test_memory_limits_are_not_cached(tmp_path):
+    # the heap cap is process-wide: the same query may fit when nothing else runs beside it
+    path = _db(tmp_path / "a.sqlite", 1)
+    memo = ResultCache().for_database(path)
+    bomb = (
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
+        "SELECT x FROM c ORDER BY hex(zeroblob(150)) || x"
+    )
+    assert cacheable(bomb)
+    result = run_cached(open_readonly(path), bomb, memo, timeout_s=60.0)
+    assert result.error and result.error.startswith("memory limit:"), result.error
+    assert memo.get(bomb) is None

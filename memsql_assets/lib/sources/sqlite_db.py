@@ -86,18 +86,29 @@ def check_sqlite_file(path: Path) -> None:
 #      any file is created;
 #   4. limits: no attached databases, a cap on the length of any string/BLOB/row (huge values built
 #      by randomblob / zeroblob / printf / replace fail with "string or blob too big" instead of
-#      exhausting memory) and on the SQL text; extension loading disabled.
+#      exhausting memory) and on the SQL text; extension loading disabled;
+#   5. memory: temporary tables, indices and sorts stay in memory (`temp_store=MEMORY`: nothing is
+#      spilled to disk), and SQLite's heap is capped (MAX_SQLITE_HEAP_BYTES), which bounds them.
 # The time limit, row cap and result-size cap are per query: memsql_assets/lib/sql/execute.py.
 
 MAX_VALUE_BYTES = 256 << 10
 """Largest string/BLOB/row a sandboxed statement may build or read (SQLITE_LIMIT_LENGTH).
 
 Source values are far smaller (the largest, Northwind's photos, are ~12 KB). The cap also bounds
-the one thing the progress-handler time limit cannot interrupt: a single built-in call such as
+the one thing the time limit cannot interrupt: a single built-in call such as
 instr() or replace() on two huge values is quadratic and runs as one VM instruction: its
 worst case is under a second at 256 KiB, ~8 s at 1 MiB, hours at 16 MiB.
 """
 MAX_SQL_BYTES = 1 << 20  # SQLITE_LIMIT_SQL_LENGTH: no benchmark or model query comes near this
+MAX_SQLITE_HEAP_BYTES = 512 << 20
+"""The hard limit on SQLite's heap (sqlite3_hard_heap_limit64), set when a sandbox connection opens.
+
+It is process-wide: every connection's page cache, temporary tables and sorts, and every running
+statement together. A query that needs more fails with SQLITE_NOMEM ("memory limit: ..."), so
+untrusted SQL adds at most 512 MiB to the process, with no temporary files. SQLite's other users
+in the same process (Dagster's and Chroma's storage) share the limit; they hold a few MiB each, and
+the statement that grows is the one whose allocation fails. The pragma only ever lowers a limit.
+"""
 MAX_LIKE_PATTERN = 1000
 """SQLITE_LIMIT_LIKE_PATTERN_LENGTH. Matching is one VM instruction whose cost grows with value
 length x pattern length (a 40,000-character GLOB class against a 256 KiB string runs for a minute);
@@ -135,16 +146,24 @@ QUERY_ONLY_PRAGMAS = frozenset(
         "freelist_count",
         "foreign_keys",
         "query_only",
+        "temp_store",
     }
 )
 # Functions refused even though calling functions is allowed: extension loading (native code),
 # FTS3's tokenizer registration (takes a raw pointer), and the CLI's file-system helpers should
 # a build ever register them.
 DENIED_FUNCTIONS = frozenset({"load_extension", "fts3_tokenizer", "readfile", "writefile", "edit", "fsdir"})
-# Eponymous virtual tables (table-valued functions). SQLite asks the authorizer for an UPDATE of
-# sqlite_master the first time a connection declares one; they are declared once, before the
-# authorizer is installed, so that the authorizer can refuse every UPDATE.
-_EPONYMOUS_WARMUP = ("json_each", "json_tree", *(f"pragma_{p}" for p in sorted(READONLY_PRAGMAS)))
+# Eponymous virtual tables (table-valued functions) that only read. SQLite asks the authorizer for
+# an UPDATE of sqlite_master the first time a connection declares one; they are declared once,
+# before the authorizer is installed, so that the authorizer can refuse every UPDATE. A pragma_*
+# table runs its PRAGMA through the authorizer, so it can read what the PRAGMA itself may.
+READONLY_VTABLES = (
+    "json_each",
+    "json_tree",
+    "dbstat",
+    "sqlite_stmt",
+    *(f"pragma_{p}" for p in sorted(READONLY_PRAGMAS | QUERY_ONLY_PRAGMAS)),
+)
 
 # Authorizer action codes by name, for messages (sqlite3 also exports result codes as SQLITE_*).
 _ACTION_NAMES = {
@@ -210,6 +229,12 @@ def _describe(action: int, arg1: str | None, arg2: str | None) -> str:
         return f"PRAGMA {arg1}" + (f"={arg2}" if arg2 is not None else "")
     if action == sqlite3.SQLITE_ATTACH:
         return f"ATTACH {arg1!r} (also how VACUUM and VACUUM INTO reach the authorizer)"
+    if action == sqlite3.SQLITE_UPDATE and arg1 == "sqlite_master":  # SQLite refuses real ones itself
+        named = ", ".join(t for t in READONLY_VTABLES if not t.startswith("pragma_"))
+        return (
+            f"a table-valued function or virtual table it does not provide (it provides {named} "
+            "and the pragma_* tables of the read-only PRAGMAs)"
+        )
     detail = " ".join(str(a) for a in (arg1, arg2) if a)
     return f"{name} {detail}".strip()
 
@@ -301,7 +326,7 @@ def guarded_printf(conn: sqlite3.Connection):
 
     SQLite 3.40's printf builds `%.Nc` (N copies of a character) one character at a time and
     does not stop when the result passes the length limit: `printf('%.*c', 2147483647, 'x')`
-    runs ~30 s in a single VM instruction, out of the progress handler's reach, and then yields
+    runs ~30 s in a single VM instruction, out of the time limit's reach, and then yields
     NULL. Any N above the length limit yields NULL, so this wrapper returns NULL for those
     without running them; every other call is computed by SQLite's own printf on a private
     in-memory connection with the same length limit, so results are exactly SQLite's.
@@ -327,8 +352,10 @@ def guarded_printf(conn: sqlite3.Connection):
 
 
 def harden(conn: sqlite3.Connection, state: SandboxState) -> None:
-    """Apply guards 2-4 above to an open connection (guard 1 is the URI it was opened with)."""
+    """Apply guards 2-5 above to an open connection (guard 1 is the URI it was opened with)."""
     conn.execute("PRAGMA query_only=ON")
+    conn.execute("PRAGMA temp_store=MEMORY")
+    conn.execute(f"PRAGMA hard_heap_limit={MAX_SQLITE_HEAP_BYTES}")
     if hasattr(conn, "enable_load_extension"):  # absent when Python is built without it
         conn.enable_load_extension(False)
     conn.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
@@ -338,7 +365,7 @@ def harden(conn: sqlite3.Connection, state: SandboxState) -> None:
     printf = guarded_printf(conn)
     for name in ("printf", "format"):
         conn.create_function(name, -1, printf, deterministic=True)
-    for name in _EPONYMOUS_WARMUP:
+    for name in READONLY_VTABLES:
         conn.execute(f"SELECT 1 FROM {name} LIMIT 0").fetchall()
     conn.set_authorizer(sandbox_authorizer(state))
 

@@ -6,7 +6,8 @@ read-only files, so a query's rows are a function of the file and the SQL text: 
 once per process is exact, not an approximation. Keys name the file by path, inode, size and
 modification time (a rebuilt source is written to a new inode by an atomic rename), and the row
 cap, which decides truncation. SQL that calls random() or the clock is never cached, and neither
-is a timeout, which depends on the machine's load rather than on the query.
+is a timeout or a memory limit, which depend on the machine's load and on the queries running
+beside it (the heap cap is process-wide) rather than on the query.
 """
 
 from __future__ import annotations
@@ -18,7 +19,13 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Protocol
 
-from memsql_assets.lib.sql.execute import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S, QueryResult, run_query
+from memsql_assets.lib.sql.execute import (
+    DEFAULT_ROW_CAP,
+    DEFAULT_TIMEOUT_S,
+    LOAD_DEPENDENT_ERRORS,
+    QueryResult,
+    run_query,
+)
 
 NONDETERMINISTIC = re.compile(r"random|\bnow\b|current_|julianday\s*\(\s*\)|changes\s*\(", re.IGNORECASE)
 DEFAULT_MAX_ENTRIES = 20_000  # the benchmark has ~1,300 distinct GT queries; results are small
@@ -112,7 +119,7 @@ def run_cached(
     result = memo.get(sql)
     if result is None:
         result = run_query(conn, sql, timeout_s, row_cap)
-        if not (result.error or "").startswith("timeout"):
+        if not (result.error or "").startswith(LOAD_DEPENDENT_ERRORS):
             memo[sql] = result
     return result
 
