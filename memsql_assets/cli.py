@@ -62,7 +62,7 @@ def _export_benchmark(args: argparse.Namespace) -> int:
 
 
 # The models the main command evaluates under every condition: offline, so it runs anywhere.
-REFERENCE_MODELS = ("gold", "recall-probe")
+REFERENCE_MODELS = ("gold", "paraphrase", "recall-probe")
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -63,5 +63,7 @@ def test_alias_and_whitespace_changes_do_not_count_as_a_paraphrase():
         "where x.status = 'A'"
     )
     assert normalized(renamed) == normalized(gold)
-    reordered = "SELECT COUNT(*) FROM account a JOIN loan l ON a.account_id = l.account_id WHERE l.status = 'A'"
+    reordered = (
+        "SELECT COUNT(*) FROM account a JOIN loan l ON a.account_id = l.account_id WHERE l.status = 'A'"
+    )
     assert normalized(reordered) != normalized(gold)

@@ -145,14 +145,6 @@ def _validate_variant(path: Path, variant: Variant, tier: int) -> None:
         let_keys = {k for k, _ in turn.let}
         if let_keys & set(turn.refs):
             raise TemplateError(path, f"{where}.let", "a key cannot be both a constant and a reference")
-        paraphrase_keys = turn.placeholders(turn.paraphrase)
-        if paraphrase_keys != turn.sql_keys:
-            raise TemplateError(
-                path,
-                f"{where}.paraphrase",
-                f"uses placeholders {sorted(paraphrase_keys)}; the ground truth uses {sorted(turn.sql_keys)} "
-                "(a paraphrase is filled with the same values)",
-            )
         stated = turn.stated_keys()
         for key in sorted(turn.sql_keys):
             if key not in turn.refs and key not in stated:
@@ -161,6 +153,14 @@ def _validate_variant(path: Path, variant: Variant, tier: int) -> None:
                     f"{where}.sql",
                     f"placeholder '{key}' is neither referenced (refs) nor stated by the question",
                 )
+        paraphrase_keys = turn.placeholders(turn.paraphrase)
+        if paraphrase_keys != turn.sql_keys:
+            raise TemplateError(
+                path,
+                f"{where}.paraphrase",
+                f"uses placeholders {sorted(paraphrase_keys)}; the ground truth uses {sorted(turn.sql_keys)} "
+                "(a paraphrase is filled with the same values)",
+            )
         bound |= {k for k, _ in turn.binds}
 
 

@@ -7,8 +7,6 @@ so the probe re-runs the query with that key as an extra column and LIMIT 2 and 
 
 from __future__ import annotations
 
-import sqlite3
-
 import sqlglot
 from sqlglot import exp
 
@@ -30,12 +28,6 @@ def tie_probe_sql(sql: str) -> str | None:
     return probe.sql(dialect="sqlite")
 
 
-def tied_rows(conn: sqlite3.Connection, sql: str) -> list[tuple] | None:
-    """The two top rows when they tie on the ranking key (the answer rests on the tie-break), else None."""
-    probe = tie_probe_sql(sql)
-    if probe is None:
-        return None
-    rows = conn.execute(probe).fetchall()
-    if len(rows) == 2 and rows[0][-1] == rows[1][-1]:
-        return [row[:-1] for row in rows]
-    return None
+def tied(probe_rows: list[tuple]) -> bool:
+    """Whether the probe's two rows tie on the ranking key (so the tie-break alone picks the answer)."""
+    return len(probe_rows) == 2 and probe_rows[0][-1] == probe_rows[1][-1]

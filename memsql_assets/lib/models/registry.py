@@ -32,7 +32,7 @@ REASONING_TYPES = ("none", "default", "enabled", "adaptive")
 EFFORTS = ("low", "medium", "high")
 BUILTIN_PROVIDER = "memsql"
 # Built-in (kind builtin/local) model names served by memsql_assets.lib.models.builtins.
-BUILTIN_NAMES = {"builtin": ("gold", "recall-probe"), "local": ("smollm2-135m",)}
+BUILTIN_NAMES = {"builtin": ("gold", "paraphrase", "recall-probe"), "local": ("smollm2-135m",)}
 
 # What transformers needs to load a GGUF on CPU (STACK.md "A real local LLM").
 LOCAL_MODEL_PACKAGES = ("torch", "transformers", "gguf", "accelerate")
