@@ -37,6 +37,6 @@ def test_disagreeing_paraphrase_fails_the_sessions_check(small_home, tmp_path):
     (detail,) = evaluation.metadata["failure_details"].value
     assert detail["template"] == "memsql_assets/lib/benchmark/templates/bird_financial.t3.yaml"
     assert detail["variant"] == "bird-t3-portfolio"
-    assert detail["gt_result"].startswith("1 row [largest_amount]")
-    assert detail["paraphrase_result"].startswith("1 row [biggest]")
+    assert detail["gt_sql_result"].startswith("1 row [largest_amount]")
+    assert detail["paraphrase_sql_result"].startswith("1 row [biggest]")
     assert turn_id in evaluation.description and "bird_financial.t3.yaml" in evaluation.description

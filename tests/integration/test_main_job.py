@@ -62,7 +62,7 @@ def test_main_job_materializes_everything_and_checks_pass(memsql_home):
         assert gt["queries_executed"].value == 1400 + 1100  # every GT and every fallback
         answers = evaluations["answers_unambiguous"].metadata
         assert answers["turns_checked"].value == 1400 and answers["failures"].value == 0
-        assert answers["limit_one_ground_truths"].value > 0
+        assert answers["limit_one_queries"].value > 0
 
         mats = {m.asset_key.to_user_string(): m for m in result.get_asset_materialization_events()}
         assert set(mats) == {

@@ -26,8 +26,9 @@ def test_shipped_benchmark_passes_on_the_embedded_databases(embedded_turns, embe
     report = check_answers(embedded_turns, embedded_dbs)
     assert report.ok, report.failures[:5]
     assert report.checked == 1400
-    # every "which year was higher" / "which product" / "which category" turn is a LIMIT 1 query
-    assert report.limit_one == sum(tie_probe_sql(t["gt_sql"]) is not None for t in embedded_turns) > 200
+    # "which year was higher" / "which product" / "which category": LIMIT 1 ground truths and fallbacks
+    queries = [t[k] for t in embedded_turns for k in ("gt_sql", "fallback_sql") if t[k]]
+    assert report.limit_one == sum(tie_probe_sql(q) is not None for q in queries) > 400
 
 
 def test_disagreeing_paraphrase_names_turn_template_variant_and_both_results(embedded_turns, embedded_dbs):
@@ -38,9 +39,9 @@ def test_disagreeing_paraphrase_names_turn_template_variant_and_both_results(emb
     assert failure["template"] == "memsql_assets/lib/benchmark/templates/northwind.t2.yaml"
     assert failure["variant"] == turn["variant_id"] == "nw-t2-year-switch"
     assert failure["problem"] == "paraphrase result differs from the ground truth"
-    assert failure["gt_result"].startswith("1 row [order_count]: (")
-    assert failure["paraphrase_result"].startswith("1 row [order_count]: (")
-    assert failure["gt_result"] != failure["paraphrase_result"]
+    assert failure["gt_sql_result"].startswith("1 row [order_count]: (")
+    assert failure["paraphrase_sql_result"].startswith("1 row [order_count]: (")
+    assert failure["gt_sql_result"] != failure["paraphrase_sql_result"]
 
 
 def test_missing_requirement_or_paraphrase_fails(embedded_turns, embedded_dbs):
@@ -63,9 +64,7 @@ def test_limit_1_ground_truth_with_a_tie_fails_the_check(embedded_turns, embedde
             broken.append(t)
     report = check_answers(broken, embedded_dbs)
     assert report.limit_one == len(broken) == 24
-    tied = [
-        f for f in report.failures if f["problem"].startswith("LIMIT 1 ground truth: the top two rows tie")
-    ]
+    tied = [f for f in report.failures if f["problem"].startswith("LIMIT 1 gt_sql: the top two rows tie")]
     assert 0 < len(tied) < len(broken)  # some districts win outright, others tie
     assert all(f["variant"] == "bird-t3-portfolio" and f["tied_rows"].startswith("2 rows") for f in tied)
 

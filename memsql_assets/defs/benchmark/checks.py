@@ -79,8 +79,8 @@ def ground_truth_executes(memsql: MemsqlSettings) -> dg.AssetCheckResult:
     asset=sessions,
     blocking=True,
     description="Every turn states its output requirements and has a paraphrase SQL that returns the ground "
-    "truth's result (strict EX) on the built database, and no `ORDER BY ... LIMIT 1` ground truth ties on "
-    "its ranking key. A failure names the turn, the template file and variant, and both results.",
+    "truth's result (strict EX) on the built database, and no `ORDER BY ... LIMIT 1` ground truth or fallback "
+    "ties on its ranking key. A failure names the turn, the template file and variant, and both results.",
 )
 def answers_unambiguous(memsql: MemsqlSettings) -> dg.AssetCheckResult:
     turns = read_turns(benchmark_dir(memsql.home_path))
@@ -94,13 +94,13 @@ def answers_unambiguous(memsql: MemsqlSettings) -> dg.AssetCheckResult:
         passed=report.ok,
         description=(
             f"{report.checked} turns: requirement and paraphrase present and equal to the ground truth; "
-            f"{report.limit_one} LIMIT 1 ground truths without a tie"
+            f"{report.limit_one} LIMIT 1 ground-truth and fallback queries without a tie"
             if report.ok
             else f"{len(report.failures)} problem(s) in {report.checked} turns: " + " | ".join(shown)
         )[:2000],
         metadata={
             "turns_checked": report.checked,
-            "limit_one_ground_truths": report.limit_one,
+            "limit_one_queries": report.limit_one,
             "failures": len(report.failures),
             "failing_turns": dg.MetadataValue.json(sorted({f["turn"] for f in report.failures})[:200]),
             "failure_details": dg.MetadataValue.json(report.failures[:50]),

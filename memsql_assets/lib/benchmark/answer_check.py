@@ -1,8 +1,8 @@
 """Every turn's answer is stated and unambiguous on the built databases.
 
 Per turn: the output requirement and the paraphrase SQL are present; the paraphrase returns the
-ground truth's result (strict EX); and a `ORDER BY ... LIMIT 1` ground truth has no tie on its
-ranking key, so no answer rests on an unstated tie-break. A failure names the turn, the template
+ground truth's result (strict EX); and no `ORDER BY ... LIMIT 1` ground truth (or fallback) ties on
+its ranking key, so no answer rests on an unstated tie-break. A failure names the turn, the template
 file and variant, and shows both results.
 """
 
@@ -48,8 +48,8 @@ Problem = tuple[str, dict[str, str]]  # (what is wrong, result previews)
 
 def _turn_problems(
     t: Mapping[str, Any], conn: sqlite3.Connection, memo: ResultMemo
-) -> tuple[list[Problem], bool]:
-    """The problems of one turn, and whether its ground truth is a LIMIT 1 query."""
+) -> tuple[list[Problem], int]:
+    """The problems of one turn, and how many of its ground-truth and fallback queries are LIMIT 1."""
     problems: list[Problem] = []
     if not (t.get("output_requirements") or "").strip():
         problems.append(("no output_requirements", {}))
@@ -59,28 +59,38 @@ def _turn_problems(
     else:
         para = run_cached(conn, t["paraphrase_sql"], memo)
         if not strict_equal(gold.rows, para.rows):
-            previews = {"gt_result": summarize_result(gold), "paraphrase_result": summarize_result(para)}
+            previews = {
+                "gt_sql_result": summarize_result(gold),
+                "paraphrase_sql_result": summarize_result(para),
+            }
             problems.append(("paraphrase result differs from the ground truth", previews))
-    try:
-        probe = tie_probe_sql(t["gt_sql"])
-    except sqlglot.errors.ParseError as exc:
-        problems.append((f"cannot parse the ground truth to probe it for ties: {exc}", {}))
-        return problems, False
-    if probe is None:
-        return problems, False
-    ranked = run_cached(conn, probe, memo)
-    if not ranked.ok:
-        problems.append((f"tie probe of the LIMIT 1 ground truth failed: {ranked.error}", {}))
-    elif tied(ranked.rows or []):
-        previews = {"gt_result": summarize_result(gold), "tied_rows": summarize_result(ranked)}
-        problems.append(
-            (
-                "LIMIT 1 ground truth: the top two rows tie on the first ORDER BY key, so the unstated "
-                "tie-break decides the answer",
-                previews,
+    limit_one = 0
+    for kind in ("gt_sql", "fallback_sql"):  # the fallback is the contamination probe: as unambiguous
+        sql = t.get(kind)
+        if not sql:
+            continue
+        try:
+            probe = tie_probe_sql(sql)
+        except sqlglot.errors.ParseError as exc:
+            problems.append((f"cannot parse {kind} to probe it for ties: {exc}", {}))
+            continue
+        if probe is None:
+            continue
+        limit_one += 1
+        ranked = run_cached(conn, probe, memo)
+        if not ranked.ok:
+            problems.append((f"tie probe of the LIMIT 1 {kind} failed: {ranked.error}", {}))
+        elif tied(ranked.rows or []):
+            answer = gold if kind == "gt_sql" else run_cached(conn, sql, memo)
+            previews = {f"{kind}_result": summarize_result(answer), "tied_rows": summarize_result(ranked)}
+            problems.append(
+                (
+                    f"LIMIT 1 {kind}: the top two rows tie on the first ORDER BY key, so the unstated "
+                    "tie-break decides the answer",
+                    previews,
+                )
             )
-        )
-    return problems, True
+    return problems, limit_one
 
 
 def check_answers(turns: Iterable[Mapping[str, Any]], db_paths: Mapping[str, Path]) -> AnswerReport:
