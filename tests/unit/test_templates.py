@@ -96,26 +96,34 @@ def test_turn_without_requirement_or_paraphrase_names_file_variant_and_turn(tmp_
     directory = _copy_with(tmp_path, "northwind.t3.yaml", lambda d: d["variants"][0]["turns"][6].pop(field))
     with pytest.raises(TemplateError) as err:
         load_tier_template("northwind", 3, directory)
-    assert f"northwind.t3.yaml: variant nw-t3-account-review, turn 7.{field}: expected a non-empty string" in str(
-        err.value
+    assert (
+        f"northwind.t3.yaml: variant nw-t3-account-review, turn 7.{field}: expected a non-empty string"
+        in str(err.value)
     )
 
 
-def test_requirement_with_a_placeholder_is_rejected(tmp_path):
+@pytest.mark.parametrize("text", ["Return the count for {region}.", "Return one column {"])
+def test_requirement_with_a_placeholder_is_rejected(tmp_path, text):
     def mutate(d):
-        d["variants"][0]["turns"][1]["output_requirements"] = "Return the count for {region}."
+        d["variants"][0]["turns"][1]["output_requirements"] = text
 
     directory = _copy_with(tmp_path, "bird_financial.t2.yaml", mutate)
-    with pytest.raises(TemplateError, match=r"variant bird-t2-aggregates, turn 2.output_requirements: must not"):
+    with pytest.raises(
+        TemplateError, match=r"variant bird-t2-aggregates, turn 2.output_requirements: must not"
+    ):
         load_tier_template("bird_financial", 2, directory)
 
 
 def test_paraphrase_must_use_the_ground_truths_values(tmp_path):
     def mutate(d):
-        d["variants"][1]["turns"][1]["paraphrase"] = "SELECT ROUND(af.value_billions, 2) FROM annual_financials af"
+        d["variants"][1]["turns"][1]["paraphrase"] = (
+            "SELECT ROUND(af.value_billions, 2) FROM annual_financials af"
+        )
 
     directory = _copy_with(tmp_path, "sec_edgar.t2.yaml", mutate)
-    with pytest.raises(TemplateError, match=r"variant sec-t2-change, turn 2.paraphrase: uses placeholders \[\]"):
+    with pytest.raises(
+        TemplateError, match=r"variant sec-t2-change, turn 2.paraphrase: uses placeholders \[\]"
+    ):
         load_tier_template("sec_edgar", 2, directory)
 
 

@@ -86,9 +86,9 @@ def _parse_turn(path: Path, where: str, raw: Any) -> TurnTemplate:
         if not isinstance(raw.get(field), str) or not raw[field].strip():
             raise TemplateError(path, f"{where}.{field}", "expected a non-empty string")
     requirement = " ".join(raw["output_requirements"].split())
-    if TurnTemplate.placeholders(requirement):
+    if "{" in requirement or "}" in requirement:
         # One text for every session of the variant: a filled-in value could leak a referenced key.
-        raise TemplateError(path, f"{where}.output_requirements", "must not contain {placeholders}")
+        raise TemplateError(path, f"{where}.output_requirements", "must not contain {placeholders} or braces")
     refs = raw.get("refs") or []
     if not isinstance(refs, list) or not all(isinstance(r, str) for r in refs):
         raise TemplateError(path, f"{where}.refs", "expected a list of key names")
