@@ -103,6 +103,24 @@ def test_output_requirements_are_the_last_block_and_identical_in_every_condition
     assert text.count(OUTPUT_REQUIREMENTS_HEADER) == 1
 
 
+def test_every_benchmark_turn_prompt_ends_with_its_requirement_in_every_condition(embedded_turns):
+    schemas = {src: f"CREATE TABLE {src.lower()}_t (x);" for src in ("NW", "SEC", "BIRD")}
+
+    async def texts(condition):
+        agent = _agent(condition)
+        agent.schemas = schemas
+        prompts = await asyncio.gather(*(agent.assemble(t) for t in embedded_turns))
+        return [p.messages[1]["content"] for p in prompts]
+
+    for condition in CONDITIONS:
+        for turn, text in zip(embedded_turns, asyncio.run(texts(condition)), strict=True):
+            assert text.endswith(f"\n\n{OUTPUT_REQUIREMENTS_HEADER}\n{turn['output_requirements']}"), (
+                condition,
+                turn["session_id"],
+                turn["turn_index"],
+            )
+
+
 def test_a_turn_without_output_requirements_is_a_clear_error():
     turn = {k: v for k, v in TURN.items() if k != "output_requirements"}
     with pytest.raises(ValueError, match="no output_requirements.*rematerialize the `sessions` asset"):
