@@ -44,9 +44,12 @@ class ErrorClass(StrEnum):
 
 ERROR_CLASSES: tuple[str, ...] = tuple(c.value for c in ErrorClass)
 
-# Offline reference models (DESIGN.md): gold proves the harness scores 100 %, recall-probe measures
-# how much needed context each memory condition delivers. They are the registry's `builtin` kind.
-REFERENCE_MODELS: tuple[str, ...] = ("gold", "recall-probe")
+# Offline reference models (docs/reference_models.md): gold and paraphrase prove the harness scores any
+# correct formulation 100 %, recall-probe measures how much needed context each memory condition
+# delivers. They are the registry's `builtin` kind.
+REFERENCE_MODELS: tuple[str, ...] = ("gold", "paraphrase", "recall-probe")
+# Those whose every turn must be correct: a miss is a harness, comparator or benchmark bug (blocking).
+MUST_SCORE_100: tuple[str, ...] = REFERENCE_MODELS[:2]
 
 
 def dbt_vars() -> dict[str, Any]:

@@ -41,9 +41,13 @@ def test_run_then_sources_list_and_export(cli_env, tmp_path):
 
     summary = json.loads(_memsql("run", "--skip-eval", "--json", env=cli_env).stdout)
     assert summary["success"] and all(summary["checks"].values())
-    assert {"sessions_suite", "turns_suite", "ground_truth_executes", "final_sql_executes"} <= set(
-        summary["checks"]
-    )
+    assert {
+        "sessions_suite",
+        "turns_suite",
+        "ground_truth_executes",
+        "answers_unambiguous",
+        "final_sql_executes",
+    } <= set(summary["checks"])
     assert summary["benchmark"]["sessions"] == 300 and summary["benchmark"]["turns"] == 1400
     assert os.path.exists(os.path.join(cli_env["MEMSQL_HOME"], "dagster_home", "dagster.yaml"))
 
@@ -68,7 +72,9 @@ def test_run_then_sources_list_and_export(cli_env, tmp_path):
         "referenced_context_keys",
         "state_updates",
         "memory_critical",
+        "output_requirements",
     }
+    assert all(isinstance(r["output_requirements"], str) and r["output_requirements"].strip() for r in rows)
 
 
 def test_bad_sources_config_is_a_clear_error(cli_env, tmp_path):
@@ -87,6 +93,15 @@ def test_eval_runs_one_partition_through_dagster(cli_env):
     assert {"error_classes", "calls", "cache_hits"} <= set(out)
     again = json.loads(_memsql("eval", "--model", "gold", "--condition", "A", "--json", env=cli_env).stdout)
     assert again["calls"] == 0 and again["cache_hits"] == 1400
+
+
+def test_eval_paraphrase_scores_100_under_episodic_memory(cli_env):
+    _memsql("run", "--skip-eval", env=cli_env)
+    out = json.loads(
+        _memsql("eval", "--model", "paraphrase", "--condition", "C", "--json", env=cli_env).stdout
+    )
+    assert out["success"] and out["model"] == "paraphrase" and out["turns"] == 1400
+    assert out["ex_strict"] == 100.0 and out["checks"] == {"harness_integrity": True}
 
 
 def test_eval_rejects_unknown_condition_and_model(cli_env):

@@ -42,7 +42,7 @@ def test_definitions_load_with_lineage():
     sessions_node = repo.asset_graph.get(dg.AssetKey("sessions"))
     assert dg.AssetKey("profiles") in sessions_node.parent_keys
     checks = {c.name for c in repo.asset_graph.asset_check_keys}
-    assert {"sessions_suite", "turns_suite", "ground_truth_executes"} <= checks
+    assert {"sessions_suite", "turns_suite", "ground_truth_executes", "answers_unambiguous"} <= checks
 
 
 def test_main_job_materializes_everything_and_checks_pass(memsql_home):
@@ -54,11 +54,15 @@ def test_main_job_materializes_everything_and_checks_pass(memsql_home):
             "sessions_suite",
             "turns_suite",
             "ground_truth_executes",
+            "answers_unambiguous",
             "final_sql_executes",
         }
         assert all(e.passed for e in evaluations.values()), {k: e.description for k, e in evaluations.items()}
         gt = evaluations["ground_truth_executes"].metadata
         assert gt["queries_executed"].value == 1400 + 1100  # every GT and every fallback
+        answers = evaluations["answers_unambiguous"].metadata
+        assert answers["turns_checked"].value == 1400 and answers["failures"].value == 0
+        assert answers["limit_one_queries"].value > 0
 
         mats = {m.asset_key.to_user_string(): m for m in result.get_asset_materialization_events()}
         assert set(mats) == {

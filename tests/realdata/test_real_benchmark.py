@@ -6,6 +6,7 @@ from collections import Counter
 
 import pytest
 
+from memsql_assets.lib.benchmark.answer_check import check_answers
 from memsql_assets.lib.benchmark.gt_check import check_ground_truth
 from memsql_assets.lib.benchmark.invariants import violations
 from memsql_assets.lib.benchmark.pipeline import build_sessions, extract_all_profiles
@@ -75,3 +76,28 @@ def test_real_sec_example_session_has_the_papers_shape(real_dbs):
         "And total liabilities?",
     ]
     assert first[8].referenced_context_keys == ["ticker", "older_year", "newer_year"]
+
+
+def test_real_answers_are_stated_and_unambiguous(real_dbs, tmp_path):
+    """On the real databases: every paraphrase returns its ground truth's result, no LIMIT 1 ground
+    truth ties, and the paraphrase model scores 100 % through the harness."""
+    import shutil
+
+    from memsql_assets.lib.benchmark.store import write_benchmark
+    from memsql_assets.lib.harness.evaluate import evaluate_partition
+    from memsql_assets.lib.paths import benchmark_dir, source_db_path
+
+    sessions = build_sessions(extract_all_profiles(real_dbs))
+    turns = [t.__dict__ for s in sessions for t in s.turns]
+    report = check_answers(turns, real_dbs)
+    assert report.ok, report.failures[:5]
+    assert report.checked == 1400 and report.limit_one > 200
+
+    home = tmp_path / "home"
+    for name, path in real_dbs.items():
+        target = source_db_path(home, name)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+    write_benchmark(benchmark_dir(home), sessions[::10])
+    outcome = evaluate_partition(home, "paraphrase", "B")
+    assert outcome.summary["turns"] > 100 and outcome.summary["ex_strict"] == 100.0

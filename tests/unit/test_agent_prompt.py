@@ -11,7 +11,7 @@ import pytest
 from memsql_assets.lib.agent.agent import Agent
 from memsql_assets.lib.agent.conditions import CONDITIONS, get_condition
 from memsql_assets.lib.agent.context import resolve_context
-from memsql_assets.lib.agent.prompts import SYSTEM_PROMPT
+from memsql_assets.lib.agent.prompts import OUTPUT_REQUIREMENTS_HEADER, SYSTEM_PROMPT, PromptParts
 from memsql_assets.lib.errors import MemsqlError
 
 GOLDEN = Path(__file__).with_name("golden")
@@ -22,6 +22,8 @@ TURN = {
     "question": "And total liabilities?",
     "referenced_context_keys": ["ticker", "older_year", "newer_year"],
     "state_updates": {"metric": "total_liabilities"},
+    "output_requirements": "Return one row per fiscal year, ordered by year, with two columns: fiscal_year "
+    "(an integer) and value_billions (the metric in billions of US dollars, rounded to 2 decimals).",
 }
 
 
@@ -91,6 +93,40 @@ def test_prompt_per_condition_matches_golden_file(condition):
     if os.environ.get("MEMSQL_UPDATE_GOLDEN"):
         golden.write_text(text, encoding="utf-8")
     assert text == golden.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("condition", list(CONDITIONS))
+def test_output_requirements_are_the_last_block_and_identical_in_every_condition(condition):
+    text = asyncio.run(_agent(condition).assemble(TURN)).messages[1]["content"]
+    block = f"{OUTPUT_REQUIREMENTS_HEADER}\n{TURN['output_requirements']}"
+    assert text.endswith(f"Question: {TURN['question']}\n\n{block}")
+    assert text.count(OUTPUT_REQUIREMENTS_HEADER) == 1
+
+
+def test_every_benchmark_turn_prompt_ends_with_its_requirement_in_every_condition(embedded_turns):
+    schemas = {src: f"CREATE TABLE {src.lower()}_t (x);" for src in ("NW", "SEC", "BIRD")}
+
+    async def texts(condition):
+        agent = _agent(condition)
+        agent.schemas = schemas
+        prompts = await asyncio.gather(*(agent.assemble(t) for t in embedded_turns))
+        return [p.messages[1]["content"] for p in prompts]
+
+    for condition in CONDITIONS:
+        for turn, text in zip(embedded_turns, asyncio.run(texts(condition)), strict=True):
+            assert text.endswith(f"\n\n{OUTPUT_REQUIREMENTS_HEADER}\n{turn['output_requirements']}"), (
+                condition,
+                turn["session_id"],
+                turn["turn_index"],
+            )
+
+
+def test_a_turn_without_output_requirements_is_a_clear_error():
+    turn = {k: v for k, v in TURN.items() if k != "output_requirements"}
+    with pytest.raises(ValueError, match="no output_requirements.*rematerialize the `sessions` asset"):
+        asyncio.run(_agent("B").assemble(turn))
+    with pytest.raises(ValueError, match="no output_requirements"):
+        PromptParts(source="SEC", schema="", question="q", output_requirements=" \n")
 
 
 def test_condition_blocks():

@@ -78,6 +78,20 @@ def _unknown_source(turns):
     return turns
 
 
+def _drop_requirement(turns):
+    for t in turns:
+        if t["session_id"] == "SEC-3-004" and t["turn_index"] == 9:
+            t["output_requirements"] = "  "
+    return turns
+
+
+def _drop_paraphrase(turns):
+    for t in turns:
+        if t["session_id"] == "BIRD-2-003" and t["turn_index"] == 2:
+            t["paraphrase_sql"] = ""
+    return turns
+
+
 def _wrong_tier_shape(turns):
     return [t for t in turns if not (t["session_id"] == "BIRD-2-004" and t["turn_index"] == 4)]
 
@@ -92,6 +106,8 @@ CASES = [
     (_unknown_source, "sessions", "known sources", "NW-1-002"),
     (_eleventh_ten_turn, "sessions", "7 ten-turn NW sessions", None),
     (_drop_fallback, "turns", "every memory-critical turn has fallback_sql", "NW-2-007#3"),
+    (_drop_requirement, "turns", "every turn states its output requirements", "SEC-3-004#9"),
+    (_drop_paraphrase, "turns", "every turn has the paraphrase reference model's SQL", "BIRD-2-003#2"),
     (_wrong_tier_shape, "sessions", "T1 = 1 turn, T2 = 4 turns", "BIRD-2-004"),
     (_wrong_tier_shape, "turns", "1,100 memory-critical turns", None),
 ]

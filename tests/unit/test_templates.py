@@ -89,3 +89,52 @@ def test_malformed_yaml_names_file(tmp_path):
     (directory / "northwind.t1.yaml").write_text("source: northwind\ntier: [1\n")
     with pytest.raises(TemplateError, match=r"northwind.t1.yaml: <file>: not valid YAML"):
         load_tier_template("northwind", 1, directory)
+
+
+@pytest.mark.parametrize("field", ["output_requirements", "paraphrase"])
+def test_turn_without_requirement_or_paraphrase_names_file_variant_and_turn(tmp_path, field):
+    directory = _copy_with(tmp_path, "northwind.t3.yaml", lambda d: d["variants"][0]["turns"][6].pop(field))
+    with pytest.raises(TemplateError) as err:
+        load_tier_template("northwind", 3, directory)
+    assert (
+        f"northwind.t3.yaml: variant nw-t3-account-review, turn 7.{field}: expected a non-empty string"
+        in str(err.value)
+    )
+
+
+@pytest.mark.parametrize("text", ["Return the count for {region}.", "Return one column {"])
+def test_requirement_with_a_placeholder_is_rejected(tmp_path, text):
+    def mutate(d):
+        d["variants"][0]["turns"][1]["output_requirements"] = text
+
+    directory = _copy_with(tmp_path, "bird_financial.t2.yaml", mutate)
+    with pytest.raises(
+        TemplateError, match=r"variant bird-t2-aggregates, turn 2.output_requirements: must not"
+    ):
+        load_tier_template("bird_financial", 2, directory)
+
+
+def test_paraphrase_must_use_the_ground_truths_values(tmp_path):
+    def mutate(d):
+        d["variants"][1]["turns"][1]["paraphrase"] = (
+            "SELECT ROUND(af.value_billions, 2) FROM annual_financials af"
+        )
+
+    directory = _copy_with(tmp_path, "sec_edgar.t2.yaml", mutate)
+    with pytest.raises(
+        TemplateError, match=r"variant sec-t2-change, turn 2.paraphrase: uses placeholders \[\]"
+    ):
+        load_tier_template("sec_edgar", 2, directory)
+
+
+def test_every_shipped_turn_carries_a_requirement_and_a_paraphrase():
+    turns = [
+        turn
+        for source in SOURCE_NAMES
+        for tier in (1, 2, 3)
+        for variant in load_tier_template(source, tier).variants
+        for turn in variant.turns
+    ]
+    assert len(turns) == 60
+    assert all(t.output_requirements.startswith("Return ") for t in turns)
+    assert all(t.paraphrase and t.paraphrase != t.sql for t in turns)

@@ -4,6 +4,7 @@ import dagster as dg
 
 from memsql_assets.defs.benchmark.assets import sessions
 from memsql_assets.defs.resources import MemsqlSettings
+from memsql_assets.lib.benchmark.answer_check import check_answers
 from memsql_assets.lib.benchmark.gt_check import check_ground_truth
 from memsql_assets.lib.benchmark.store import read_turns
 from memsql_assets.lib.paths import benchmark_dir, source_db_path
@@ -74,4 +75,37 @@ def ground_truth_executes(memsql: MemsqlSettings) -> dg.AssetCheckResult:
     )
 
 
-benchmark_checks = [sessions_suite, turns_suite, ground_truth_executes]
+@dg.asset_check(
+    asset=sessions,
+    blocking=True,
+    description="Every turn states its output requirements and has a paraphrase SQL that returns the ground "
+    "truth's result (strict EX) on the built database, and no `ORDER BY ... LIMIT 1` ground truth or fallback "
+    "ties on its ranking key. A failure names the turn, the template file and variant, and both results.",
+)
+def answers_unambiguous(memsql: MemsqlSettings) -> dg.AssetCheckResult:
+    turns = read_turns(benchmark_dir(memsql.home_path))
+    report = check_answers(turns, {s: source_db_path(memsql.home_path, s) for s in SOURCE_NAMES})
+    shown = [
+        f"{f['turn']} ({f['template']}, variant {f['variant']}): {f['problem']}"
+        + "".join(f"; {k}: {v}" for k, v in f.items() if k.endswith(("_result", "_rows")))
+        for f in report.failures[:5]
+    ]
+    return dg.AssetCheckResult(
+        passed=report.ok,
+        description=(
+            f"{report.checked} turns: requirement and paraphrase present and equal to the ground truth; "
+            f"{report.limit_one} LIMIT 1 ground-truth and fallback queries without a tie"
+            if report.ok
+            else f"{len(report.failures)} problem(s) in {report.checked} turns: " + " | ".join(shown)
+        )[:2000],
+        metadata={
+            "turns_checked": report.checked,
+            "limit_one_queries": report.limit_one,
+            "failures": len(report.failures),
+            "failing_turns": dg.MetadataValue.json(sorted({f["turn"] for f in report.failures})[:200]),
+            "failure_details": dg.MetadataValue.json(report.failures[:50]),
+        },
+    )
+
+
+benchmark_checks = [sessions_suite, turns_suite, ground_truth_executes, answers_unambiguous]

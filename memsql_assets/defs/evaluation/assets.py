@@ -17,6 +17,7 @@ from memsql_assets.lib.memory.semantic import SEMANTIC_COLLECTION, SEMANTIC_HINT
 from memsql_assets.lib.models.registry import load_registry
 from memsql_assets.lib.sources.config import SOURCE_NAMES
 from memsql_assets.lib.trajectories.lookup import trajectory_lookup
+from memsql_assets.lib.vocabulary import MUST_SCORE_100
 
 
 @dg.asset(
@@ -63,7 +64,7 @@ def _table(title: str, values: dict) -> str:
             asset="turn_results",
             blocking=True,
             description="One row per benchmark turn, every ground truth executed, and 100.0 % EX for `gold` "
-            "(anything less is a harness bug); failing turns are listed.",
+            "and `paraphrase` (anything less is a harness or comparator bug); failing turns are listed.",
         )
     ],
     description="Every benchmark turn evaluated for one model under one memory condition: the agent's prompt, "
@@ -98,7 +99,7 @@ def turn_results(
     )
     s = outcome.summary
     failing = [f"{r['session_id']}#{r['turn_index']}" for r in outcome.rows if r["gt_error"]]
-    if model == "gold":
+    if model in MUST_SCORE_100:
         failing += [f"{r['session_id']}#{r['turn_index']}" for r in outcome.rows if not r["ex_strict"]]
     passed = not failing and s["turns"] > 0
     check = dg.AssetCheckResult(

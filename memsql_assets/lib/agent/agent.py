@@ -69,6 +69,7 @@ def turn_context(turn: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "turn_id": f"{turn['session_id']}#{turn['turn_index']}",
         "gt_sql": turn["gt_sql"],
+        "paraphrase_sql": turn["paraphrase_sql"],
         "sql_template": turn["sql_template"],
         "referenced_context_keys": list(turn["referenced_context_keys"]),
         "stated_values": dict(turn["stated_values"]),
@@ -127,6 +128,7 @@ class Agent:
             source=source,
             schema=self.schemas[source],
             question=question,
+            output_requirements=turn.get("output_requirements", ""),
             semantic_hints=[h["text"] for h in semantic_hits],
             episodic=episodic,
             working=working,

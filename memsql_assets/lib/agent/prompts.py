@@ -52,6 +52,7 @@ SOURCE_GUIDANCE: dict[str, tuple[str, ...]] = {
 # The contract with the recall-probe model (memsql_assets/lib/models/builtins.py): this header line,
 # then one "- key: <JSON value>" line per resolved key.
 RESOLVED_HEADER = "Resolved context:"
+OUTPUT_REQUIREMENTS_HEADER = "Output requirements:"
 
 
 @dataclass(frozen=True)
@@ -61,11 +62,19 @@ class PromptParts:
     source: str
     schema: str
     question: str
+    output_requirements: str
     semantic_hints: Sequence[str] = ()
     episodic: Sequence[Mapping[str, Any]] = ()
     working: Sequence[Mapping[str, Any]] = ()
     trajectory: str | None = None
     resolved: Mapping[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        if not self.output_requirements.strip():
+            raise ValueError(
+                "the turn has no output_requirements: every benchmark turn carries one "
+                "(a turns.jsonl without them predates them: rematerialize the `sessions` asset)"
+            )
 
 
 def _turn_lines(payload: Mapping[str, Any]) -> str:
@@ -83,7 +92,8 @@ def render_resolved(resolved: Mapping[str, Any]) -> str:
 
 
 def build_messages(parts: PromptParts) -> list[dict[str, str]]:
-    """System prompt (A.1) + one user message: guidance, schema, memory blocks, Resolved, question."""
+    """System prompt (A.1) + one user message: guidance, schema, memory blocks, Resolved, question,
+    output requirements (the same text for every model and condition, SPEC §2 / paper §5.6)."""
     guidance = "\n".join(f"- {line}" for line in SOURCE_GUIDANCE[parts.source])
     blocks = [f"Source guidance:\n{guidance}", f"Schema:\n{parts.schema}"]
     if parts.semantic_hints:
@@ -99,4 +109,5 @@ def build_messages(parts: PromptParts) -> list[dict[str, str]]:
     if parts.resolved:
         blocks.append(render_resolved(parts.resolved))
     blocks.append(f"Question: {parts.question}")
+    blocks.append(f"{OUTPUT_REQUIREMENTS_HEADER}\n{parts.output_requirements}")
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": "\n\n".join(blocks)}]

@@ -33,7 +33,9 @@ class Turn:
     tier: int
     turn_index: int
     question: str
+    output_requirements: str
     gt_sql: str
+    paraphrase_sql: str
     fallback_sql: str | None
     requires_prior_context: bool
     referenced_context_keys: list[str]
@@ -81,6 +83,7 @@ def render(template: str, values: dict[str, Any], literal: bool) -> str:
 class RenderedTurn:
     question: str
     sql: str
+    paraphrase: str
     state_updates: dict[str, Any]
     stated_values: dict[str, Any]
 
@@ -97,6 +100,7 @@ def instantiate(variant: Variant, profile: Profile, n_turns: int) -> list[Render
             RenderedTurn(
                 question=render(turn.question, ns, literal=False),
                 sql=render(turn.sql, ns, literal=True),
+                paraphrase=render(turn.paraphrase, ns, literal=True),
                 state_updates=updates,
                 stated_values=stated,
             )
@@ -170,7 +174,9 @@ def _build_session(
                 tier=tier,
                 turn_index=t,
                 question=mine.question,
+                output_requirements=template.output_requirements,
                 gt_sql=mine.sql,
+                paraphrase_sql=mine.paraphrase,
                 fallback_sql=theirs.sql if critical else None,
                 requires_prior_context=bool(refs),
                 referenced_context_keys=refs,

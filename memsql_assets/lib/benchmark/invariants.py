@@ -96,6 +96,10 @@ def _session_memory_problems(sid: str, turns: list[Mapping[str, Any]]) -> list[s
             problems.append(f"{where}: memory-critical turn has no fallback_sql")
         if not t.get("gt_sql"):
             problems.append(f"{where}: empty gt_sql")
+        if not (t.get("output_requirements") or "").strip():
+            problems.append(f"{where}: no output_requirements")
+        if not t.get("paraphrase_sql"):
+            problems.append(f"{where}: no paraphrase_sql")
         bound |= set(t["state_updates"])
     return problems
 

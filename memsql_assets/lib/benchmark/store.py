@@ -32,6 +32,7 @@ EXPORT_FIELDS = (
     "referenced_context_keys",
     "state_updates",
     "memory_critical",
+    "output_requirements",
 )
 
 TURNS_SCHEMA = pa.schema(
@@ -50,6 +51,8 @@ TURNS_SCHEMA = pa.schema(
         ("sql_template", pa.string()),
         ("stated_values", pa.string()),
         ("variant_id", pa.string()),
+        ("output_requirements", pa.string()),
+        ("paraphrase_sql", pa.string()),
     ]
 )
 SESSIONS_SCHEMA = pa.schema(
@@ -115,7 +118,7 @@ def read_turns(bench_dir: Path) -> list[dict[str, Any]]:
 
 
 def export_jsonl(turns: Iterable[Mapping[str, Any]], target: Path) -> int:
-    """`memsql export-benchmark`: one JSON object per turn with exactly the SPEC §1 fields."""
+    """`memsql export-benchmark`: one JSON object per turn: the SPEC §1 fields and its output requirements."""
     lines = [_dumps({k: t[k] for k in EXPORT_FIELDS}) + "\n" for t in turns]
     write_text_atomic(target, "".join(lines))
     return len(lines)

@@ -18,17 +18,22 @@ from memsql_assets.lib.errors import TemplateError
 
 TEMPLATES_DIR = Path(__file__).with_name("templates")
 TURNS_PER_TIER = {1: 1, 2: 4, 3: 10}  # tier 3: 9 turns, the 10th only for ten-turn sessions
+REQUIRED_TEXT_FIELDS = ("question", "output_requirements", "sql", "paraphrase")
+TURN_FIELDS = (*REQUIRED_TEXT_FIELDS, "refs", "binds", "let")
 
 
 @dataclass(frozen=True)
 class TurnTemplate:
     question: str
     sql: str
+    paraphrase: str  # the `paraphrase` reference model's SQL: same answer, formulated differently
+    output_requirements: str  # columns, order, units, rounding; identical in every session
     refs: tuple[str, ...]
     binds: tuple[tuple[str, str], ...]  # (state key, namespace name it takes its value from)
     let: tuple[tuple[str, Any], ...]
 
-    def placeholders(self, text: str) -> set[str]:
+    @staticmethod
+    def placeholders(text: str) -> set[str]:
         return {f for _, f, _, _ in string.Formatter().parse(text) if f}
 
     @property
@@ -73,13 +78,17 @@ def _normalise_sql(sql: str) -> str:
 
 def _parse_turn(path: Path, where: str, raw: Any) -> TurnTemplate:
     if not isinstance(raw, dict):
-        raise TemplateError(path, where, "expected a mapping with question/sql/refs/binds/let")
-    unknown = set(raw) - {"question", "sql", "refs", "binds", "let"}
+        raise TemplateError(path, where, f"expected a mapping with {'/'.join(TURN_FIELDS)}")
+    unknown = set(raw) - set(TURN_FIELDS)
     if unknown:
         raise TemplateError(path, where, f"unknown field '{sorted(unknown)[0]}'")
-    for field in ("question", "sql"):
+    for field in REQUIRED_TEXT_FIELDS:
         if not isinstance(raw.get(field), str) or not raw[field].strip():
             raise TemplateError(path, f"{where}.{field}", "expected a non-empty string")
+    requirement = " ".join(raw["output_requirements"].split())
+    if "{" in requirement or "}" in requirement:
+        # One text for every session of the variant: a filled-in value could leak a referenced key.
+        raise TemplateError(path, f"{where}.output_requirements", "must not contain {placeholders} or braces")
     refs = raw.get("refs") or []
     if not isinstance(refs, list) or not all(isinstance(r, str) for r in refs):
         raise TemplateError(path, f"{where}.refs", "expected a list of key names")
@@ -96,6 +105,8 @@ def _parse_turn(path: Path, where: str, raw: Any) -> TurnTemplate:
     return TurnTemplate(
         question=" ".join(raw["question"].split()),
         sql=_normalise_sql(raw["sql"]),
+        paraphrase=_normalise_sql(raw["paraphrase"]),
+        output_requirements=requirement,
         refs=tuple(refs),
         binds=binds,
         let=tuple(sorted(let_raw.items())),
@@ -142,6 +153,14 @@ def _validate_variant(path: Path, variant: Variant, tier: int) -> None:
                     f"{where}.sql",
                     f"placeholder '{key}' is neither referenced (refs) nor stated by the question",
                 )
+        paraphrase_keys = turn.placeholders(turn.paraphrase)
+        if paraphrase_keys != turn.sql_keys:
+            raise TemplateError(
+                path,
+                f"{where}.paraphrase",
+                f"uses placeholders {sorted(paraphrase_keys)}; the ground truth uses {sorted(turn.sql_keys)} "
+                "(a paraphrase is filled with the same values)",
+            )
         bound |= {k for k, _ in turn.binds}
 
 

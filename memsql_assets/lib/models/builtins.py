@@ -2,6 +2,8 @@
 exactly the path API models take: same gateway, retries, request store and result rows.
 
 - `gold` answers with the turn's ground-truth SQL (proves the harness scores 100 %).
+- `paraphrase` answers with the turn's second, independently written SQL that meets the output
+  requirement in another formulation (proves strict EX accepts any correct formulation: 100 %).
 - `recall-probe` is a perfect SQL writer whose only weakness is memory: it knows the turn's SQL
   template, the names of the keys it references and the values the question itself states; every
   referenced value must come from the prompt's Resolved block (contract below).
@@ -10,9 +12,9 @@ exactly the path API models take: same gateway, retries, request store and resul
 The gateway hands each built-in only the turn fields it declares in BUILTIN_CONTEXT_FIELDS (via
 litellm `metadata`), so recall-probe cannot see ground-truth values by any other path.
 
-Usage: gold and recall-probe count whitespace-separated tokens (prompt: all message text; output:
-the SQL) so token columns are populated and comparable between them; smollm2 reports its
-tokenizer's real counts. Their price is 0.
+Usage: gold, paraphrase and recall-probe count whitespace-separated tokens (prompt: all message
+text; output: the SQL) so token columns are populated and comparable between them; smollm2
+reports its tokenizer's real counts. Their price is 0.
 
 Resolved block contract (the agent's prompt builder must follow it exactly):
 
@@ -53,9 +55,11 @@ from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.models.builtin_names import BUILTIN_PROVIDER, smollm2_weights_path
 from memsql_assets.lib.paths import memsql_home
 
+# Built-ins that answer with one stored SQL of the turn, verbatim: the turn field they read.
+FIXED_ANSWER = {"gold": "gt_sql", "paraphrase": "paraphrase_sql"}
 # The turn fields each built-in may read. They are also part of its request key (gateway.py).
 BUILTIN_CONTEXT_FIELDS: dict[str, tuple[str, ...]] = {
-    "gold": ("gt_sql",),
+    **{name: (field,) for name, field in FIXED_ANSWER.items()},
     "recall-probe": ("sql_template", "referenced_context_keys", "stated_values"),
     "smollm2-135m": (),
 }
@@ -252,8 +256,8 @@ class MemsqlBuiltins(CustomLLM):
         if missing:
             raise _bad_request(f"{name}: turn context lacks {', '.join(missing)}", model)
         prompt_text = "\n".join(message_text(m) for m in messages)
-        if name == "gold":
-            text = str(context["gt_sql"])
+        if name in FIXED_ANSWER:
+            text = str(context[FIXED_ANSWER[name]])
             usage = (whitespace_tokens(prompt_text), whitespace_tokens(text))
         elif name == "recall-probe":
             text = recall_probe_sql(

@@ -34,6 +34,8 @@ def turns_frame(turns: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
                     "turn_index": int(t["turn_index"]),
                     "question": t.get("question") or None,
                     "gt_sql": t.get("gt_sql") or None,
+                    "output_requirements": (t.get("output_requirements") or "").strip() or None,
+                    "paraphrase_sql": t.get("paraphrase_sql") or None,
                     "memory_critical_int": int(critical),
                     "turn_index_contiguous": t["turn_index"] == position,
                     "first_turn_critical": t["turn_index"] == 1 and critical,

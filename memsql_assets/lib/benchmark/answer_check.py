@@ -1,0 +1,119 @@
+"""Every turn's answer is stated and unambiguous on the built databases.
+
+Per turn: the output requirement and the paraphrase SQL are present; the paraphrase returns the
+ground truth's result (strict EX); and no `ORDER BY ... LIMIT 1` ground truth (or fallback) ties on
+its ranking key, so no answer rests on an unstated tie-break. A failure names the turn, the template
+file and variant, and shows both results.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import sqlglot
+
+from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
+from memsql_assets.lib.benchmark.templates import template_path
+from memsql_assets.lib.benchmark.ties import tie_probe_sql, tied
+from memsql_assets.lib.evaluation.compare import strict_equal
+from memsql_assets.lib.evaluation.score import summarize_result
+from memsql_assets.lib.sources.sqlite_db import open_readonly
+from memsql_assets.lib.sql.result_cache import RESULTS, ResultMemo, run_cached
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+
+
+@dataclass
+class AnswerReport:
+    checked: int = 0
+    limit_one: int = 0
+    failures: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+
+def _template_file(turn: Mapping[str, Any]) -> str:
+    path = template_path(SOURCE_BY_PREFIX[turn["source"]], int(turn["tier"]))
+    return str(path.relative_to(REPO_ROOT)) if path.is_relative_to(REPO_ROOT) else str(path)
+
+
+Problem = tuple[str, dict[str, str]]  # (what is wrong, result previews)
+
+
+def _turn_problems(
+    t: Mapping[str, Any], conn: sqlite3.Connection, memo: ResultMemo
+) -> tuple[list[Problem], int]:
+    """The problems of one turn, and how many of its ground-truth and fallback queries are LIMIT 1."""
+    problems: list[Problem] = []
+    if not (t.get("output_requirements") or "").strip():
+        problems.append(("no output_requirements", {}))
+    gold = run_cached(conn, t["gt_sql"], memo)
+    if not (t.get("paraphrase_sql") or "").strip():
+        problems.append(("no paraphrase SQL", {}))
+    else:
+        para = run_cached(conn, t["paraphrase_sql"], memo)
+        if not strict_equal(gold.rows, para.rows):
+            previews = {
+                "gt_sql_result": summarize_result(gold),
+                "paraphrase_sql_result": summarize_result(para),
+            }
+            problems.append(("paraphrase result differs from the ground truth", previews))
+    limit_one = 0
+    for kind in ("gt_sql", "fallback_sql"):  # the fallback is the contamination probe: as unambiguous
+        sql = t.get(kind)
+        if not sql:
+            continue
+        try:
+            probe = tie_probe_sql(sql)
+        except sqlglot.errors.ParseError as exc:
+            problems.append((f"cannot parse {kind} to probe it for ties: {exc}", {}))
+            continue
+        if probe is None:
+            continue
+        limit_one += 1
+        ranked = run_cached(conn, probe, memo)
+        if not ranked.ok:
+            problems.append((f"tie probe of the LIMIT 1 {kind} failed: {ranked.error}", {}))
+        elif tied(ranked.rows or []):
+            answer = gold if kind == "gt_sql" else run_cached(conn, sql, memo)
+            previews = {f"{kind}_result": summarize_result(answer), "tied_rows": summarize_result(ranked)}
+            problems.append(
+                (
+                    f"LIMIT 1 {kind}: the top two rows tie on the first ORDER BY key, so the unstated "
+                    "tie-break decides the answer",
+                    previews,
+                )
+            )
+    return problems, limit_one
+
+
+def check_answers(turns: Iterable[Mapping[str, Any]], db_paths: Mapping[str, Path]) -> AnswerReport:
+    report = AnswerReport()
+    conns = {name: open_readonly(path) for name, path in db_paths.items()}
+    memos = {name: RESULTS.for_database(path) for name, path in db_paths.items()}
+    try:
+        for t in turns:
+            name = SOURCE_BY_PREFIX[t["source"]]
+            problems, limit_one = _turn_problems(t, conns[name], memos[name])
+            report.checked += 1
+            report.limit_one += limit_one
+            for problem, previews in problems:
+                report.failures.append(
+                    {
+                        "turn": f"{t['session_id']}#{t['turn_index']}",
+                        "template": _template_file(t),
+                        "variant": str(t.get("variant_id")),
+                        "problem": problem,
+                        **previews,
+                    }
+                )
+    finally:
+        for c in conns.values():
+            c.close()
+    return report
