@@ -167,6 +167,7 @@ def test_ablation_errors_contamination_cost_tables_equal_the_marts(page, duckdb_
         cells = cont[(rec["model"], rec["condition"])]
         assert cells["contaminated"] == f"{rec['n_contaminated']:,}"
         assert same(cells["% of turns"], rec["contamination_rate_pct"])
+        assert cells["fallback match"] == f"{rec['n_fallback_match']:,}"
     cost = keyed(page.tables["cost"], 2)
     for rec in mart(duckdb_path, "fct_cost").to_dict("records"):
         cells = cost[(rec["model"], rec["condition"])]

@@ -187,7 +187,7 @@ def contamination(m: Marts) -> Figure:
     )
     ax.invert_yaxis()
     ax.set_xlabel("contaminated turns, % of all turns")
-    ax.set_title("Cross-session contamination (failed turn = next session's answer)")
+    ax.set_title("Cross-session contamination (failed turn = a supplying session's answer)")
     ax.grid(axis="x", alpha=0.3)
     return fig
 

@@ -177,14 +177,17 @@ def contamination_table(m: Marts) -> Table:
             ("model", "model", _text),
             ("condition", "condition", _text),
             ("turns", "n_turns", fmt.count),
-            ("with fallback", "n_with_fallback", fmt.count),
-            ("failed w/ fallback", "n_failed_with_fallback", fmt.count),
+            ("failed, key from another session", "n_failed_supplied_by_other_session", fmt.count),
             ("contaminated", "n_contaminated", fmt.count),
             ("% of turns", "contamination_rate_pct", fmt.pct),
-            ("% of fallback turns", "contamination_rate_with_fallback_pct", fmt.pct),
-            ("% of failures", "contaminated_share_of_failures_pct", fmt.pct),
+            ("% of those failures", "contaminated_share_of_failures_pct", fmt.pct),
+            ("with fallback", "n_with_fallback", fmt.count),
+            ("fallback match", "n_fallback_match", fmt.count),
+            ("% of fallback turns", "fallback_match_rate_pct", fmt.pct),
         ],
-        "A failed turn whose result equals the next session's ground truth (fct_contamination).",
+        "Contaminated: a failed turn whose result equals its ground truth with the profile of the session "
+        "that supplied a resolved key. Fallback match (the paper's check): it equals the next session's "
+        "ground truth (fct_contamination).",
     )
 
 
