@@ -258,9 +258,69 @@ def pair_gaps_table(m: Marts) -> Table:
     )
 
 
+def _claim_range(rec: dict[str, Any]) -> str:
+    low, high, places = rec["low"], rec["high"], int(rec["decimals"])
+    return f"{low:.{places}f}" if low == high else f"{low:.{places}f} to {high:.{places}f}"
+
+
+def _claim_value(rec: dict[str, Any]) -> str:
+    return fmt.MISSING if fmt.is_missing(rec["value"]) else f"{float(rec['value']):.{int(rec['decimals'])}f}"
+
+
+def paper_table(m: Marts) -> Table:
+    """One row per claim × model × condition × source, this run's value next to the paper's range."""
+    rows = tuple(
+        (
+            rec["model"],
+            rec["claim_id"],
+            _text(rec["condition"]) if not fmt.is_missing(rec["condition"]) else fmt.MISSING,
+            rec["source"],
+            fmt.count(rec["turn_depth"]),
+            _claim_range(rec),
+            _claim_value(rec),
+            rec["verdict"],
+            f"{rec['section']}: “{rec['sentence']}”",
+        )
+        for rec in m.paper_comparison.to_dict("records")
+    )
+    counts = m.paper_comparison["verdict"].value_counts()
+    return Table(
+        "paper",
+        "This run vs the paper",
+        ("model", "claim", "condition", "source", "turn", "paper", "this run", "verdict", "the paper says"),
+        rows,
+        f"{counts.get('inside', 0)} inside, {counts.get('outside', 0)} outside, "
+        f"{counts.get('not evaluated', 0)} not evaluated (paper_comparison; claims in the paper_claims seed). "
+        "Claims about any model (turn 1 at A, the stateless collapse, MBS at turn 1) are checked for the "
+        "reference models too; they are not LLMs, so they need not reproduce the paper's levels.",
+    )
+
+
+def reasoning_table(m: Marts) -> Table:
+    return _table(
+        "reasoning",
+        "Reasoning vs standard mode",
+        m.reasoning_vs_standard,
+        [
+            ("paper model", "paper_model", _text),
+            ("condition", "condition", _text),
+            ("source", "source", _text),
+            ("reasoning", "reasoning_model", _text),
+            ("standard", "standard_model", _text),
+            ("EX reasoning", "ex_reasoning_pct", fmt.pct),
+            ("EX standard", "ex_standard_pct", fmt.pct),
+            ("gain", "reasoning_gain_pp", fmt.pp),
+        ],
+        "The paper's Tables 9/14: the same model with and without its reasoning configuration "
+        "(fct_reasoning_vs_standard; the standard-mode entries are disabled by default).",
+    )
+
+
 def all_tables(m: Marts) -> list[Table]:
     return [
         summary_table(m),
+        paper_table(m),
+        reasoning_table(m),
         per_turn_ex_table(m, ("A", "B")),
         mbs_table(m),
         ablation_table(m),
