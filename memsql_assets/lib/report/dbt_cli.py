@@ -37,8 +37,16 @@ def run_dbt(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return proc
 
 
+def _newest_project_file() -> float:
+    files = [DBT_DIR / "dbt_project.yml"]
+    for sub in ("models", "seeds", "macros", "tests"):
+        files.extend(p for p in (DBT_DIR / sub).rglob("*") if p.is_file())
+    return max(p.stat().st_mtime for p in files)
+
+
 def ensure_manifest(home: Path) -> Path:
-    """dagster-dbt loads target/manifest.json at import: parse the project once if it is missing."""
-    if not MANIFEST.exists():
+    """dagster-dbt loads target/manifest.json at import: parse the project if the manifest is missing
+    or older than a project file (a stale one would hide new models and seeds from Dagster)."""
+    if not MANIFEST.exists() or MANIFEST.stat().st_mtime < _newest_project_file():
         run_dbt(home, "parse", "--quiet")
     return MANIFEST
