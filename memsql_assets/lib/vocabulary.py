@@ -60,6 +60,9 @@ def dbt_vars() -> dict[str, Any]:
         "all_sources": ALL_SOURCES,
         "error_classes": list(ERROR_CLASSES),
         "reference_models": list(REFERENCE_MODELS),
+        # The conditions the paper evaluates (E, trajectory reuse, is this project's addition): a paper
+        # claim "in each condition" is checked in these, "in each memory condition" in all but A.
+        "paper_conditions": [c for c in CONDITION_NAMES if c != "E"],
     }
 
 

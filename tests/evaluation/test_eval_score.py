@@ -8,7 +8,7 @@ from dataclasses import FrozenInstanceError
 
 import pytest
 
-from memsql_assets.lib.evaluation.contamination import is_contaminated
+from memsql_assets.lib.evaluation.contamination import equals_other_answer
 from memsql_assets.lib.evaluation.extract import extract_sql
 from memsql_assets.lib.evaluation.score import (
     SUMMARY_MAX_CHARS,
@@ -70,7 +70,7 @@ def cls(conn, raw, t=None, **kw) -> TurnScore:
 def test_correct(conn, raw):
     s = cls(conn, raw)
     assert s.error_class == "correct" and s.ex_strict and s.ex_bag and s.ex_set
-    assert s.error_message is None and not s.contaminated and s.gt_error is None
+    assert s.error_message is None and not s.contaminated and not s.fallback_match and s.gt_error is None
     assert s.generated_row_count == 2
 
 
@@ -184,27 +184,40 @@ def test_classify_precedence_without_a_database():
 # --- contamination ------------------------------------------------------------------------------
 
 
-def test_contaminated_when_result_equals_fallback(conn):
+def test_fallback_match_when_result_equals_fallback(conn):
     s = cls(conn, FALLBACK)
-    assert s.error_class == "wrong_result" and s.contaminated
+    assert s.error_class == "wrong_result" and s.fallback_match
+    assert not s.contaminated and s.contamination_source is None  # no session supplied a key
 
 
-def test_not_contaminated_when_wrong_differently(conn):
+def test_no_fallback_match_when_wrong_differently(conn):
     s = cls(conn, "SELECT year, 0 FROM sales GROUP BY year")
-    assert s.error_class == "wrong_result" and not s.contaminated
+    assert s.error_class == "wrong_result" and not s.fallback_match and not s.contaminated
 
 
-def test_not_contaminated_without_fallback(conn):
+def test_no_fallback_match_without_fallback(conn):
     s = cls(conn, FALLBACK, turn(fallback_sql=None))
-    assert s.error_class == "wrong_result" and not s.contaminated
+    assert s.error_class == "wrong_result" and not s.fallback_match
 
 
-def test_is_contaminated_rules():
-    assert is_contaminated(False, [(1, "a")], [("a", 1)]) is False  # column order counts
-    assert is_contaminated(False, [(1, "a")], [(1, "a")]) is True
-    assert is_contaminated(True, [(1, "a")], [(1, "a")]) is False  # a correct turn is never contaminated
-    assert is_contaminated(False, None, [(1,)]) is False
-    assert is_contaminated(False, [(1,)], None) is False
+def test_contaminated_when_result_equals_a_supplying_sessions_ground_truth(conn):
+    east = "SELECT year, ROUND(SUM(amount), 2) AS total FROM sales WHERE region = 'East' GROUP BY year"
+    provenance = {"T-2-007": east, "T-2-009": FALLBACK}
+    s = cls(conn, FALLBACK, turn(fallback_sql=None), provenance=provenance)
+    assert s.error_class == "wrong_result" and s.contaminated and s.contamination_source == "T-2-009"
+    assert not s.fallback_match
+    # The same answer is not contaminated when no supplying session's ground truth gives it ...
+    assert not cls(conn, FALLBACK, turn(fallback_sql=None), provenance={"T-2-007": east}).contaminated
+    # ... nor when it is correct.
+    assert not cls(conn, GT, provenance={"T-2-001": GT}).contaminated
+
+
+def test_equals_other_answer_rules():
+    assert equals_other_answer(False, [(1, "a")], [("a", 1)]) is False  # column order counts
+    assert equals_other_answer(False, [(1, "a")], [(1, "a")]) is True
+    assert equals_other_answer(True, [(1, "a")], [(1, "a")]) is False  # a correct turn is never contaminated
+    assert equals_other_answer(False, None, [(1,)]) is False
+    assert equals_other_answer(False, [(1,)], None) is False
 
 
 # --- caching, ground-truth failures, input errors, summaries ------------------------------------

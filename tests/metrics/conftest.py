@@ -95,3 +95,45 @@ def empty_home(tmp_path_factory, small_home) -> tuple[Path, DbtRun]:
     """A data directory with the benchmark and no result file yet, after `dbt build`."""
     home = fresh_home(small_home, tmp_path_factory.mktemp("metrics_empty") / "home")
     return home, run_dbt(home, "build")
+
+
+# Registry entries of the paper's models, stood in for by reference-model results (an offline run
+# cannot call Claude): (source partition) -> (paper-model partition). Sonnet 4.6 gets a reasoning and
+# a standard-mode result at B, so the reasoning comparison and every claim kind have values.
+PAPER_STAND_INS = (
+    (("recall-probe", "A"), ("claude-sonnet-4.6", "A")),
+    (("recall-probe", "B"), ("claude-sonnet-4.6", "B")),
+    (("recall-probe", "A"), ("claude-sonnet-4.6-standard", "B")),
+    (("recall-probe", "B_wm5"), ("claude-sonnet-4.5", "B")),
+)
+
+
+def relabel_partition(home: Path, source: tuple[str, str], target: tuple[str, str]) -> None:
+    """Copy a result partition under another model × condition, its rows saying so too."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from memsql_assets.lib.harness.results import RESULT_FILE, partition_dir
+
+    table = pq.read_table(partition_dir(home, *source) / RESULT_FILE)
+    for name, value in zip(("model", "condition"), target, strict=True):
+        i = table.schema.get_field_index(name)
+        table = table.set_column(i, name, pa.array([value] * len(table), pa.string()))
+    out = partition_dir(home, *target)
+    out.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, out / RESULT_FILE)
+
+
+@pytest.fixture(scope="session")
+def paper_home(tmp_path_factory, metrics_home) -> Path:
+    """metrics_home's partitions plus PAPER_STAND_INS, after `dbt build`, with its report written
+    where the results_report asset writes it ($MEMSQL_HOME/report)."""
+    from memsql_assets.lib.report import build_report
+
+    home = fresh_home(metrics_home, tmp_path_factory.mktemp("paper") / "home", keep_results=True)
+    for source, target in PAPER_STAND_INS:
+        relabel_partition(home, source, target)
+    run = run_dbt(home, "build")
+    assert run.returncode == 0, run.output[-6000:]
+    build_report(home / "dbt" / "memsql.duckdb", home / "report")
+    return home

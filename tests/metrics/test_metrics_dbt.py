@@ -62,6 +62,8 @@ def test_turn_evaluations_is_one_row_per_partition_turn(duckdb_path, results):
         "ex_set",
         "error_class",
         "contaminated",
+        "fallback_match",
+        "supplying_sessions",
         "source",
         "tier",
         "memory_critical",
@@ -147,6 +149,9 @@ def test_errors_contamination_cost_comparators_match_pandas(duckdb_path, results
             assert tax.loc[(model, cond, cls), "share_pct"] == pytest.approx(pct(g["error_class"] == cls))
         row = cont.loc[(model, cond)]
         assert row["n_contaminated"] == g["contaminated"].sum()
+        assert row["n_fallback_match"] == g["fallback_match"].sum()
+        by_other = g.apply(lambda r: any(s != r.session_id for s in json.loads(r.supplying_sessions)), axis=1)
+        assert row["n_failed_supplied_by_other_session"] == (by_other & ~g["ex_strict"]).sum()
         c = cost.loc[(model, cond)]
         assert c["total_tokens"] == (g["prompt_tokens"].fillna(0) + g["completion_tokens"].fillna(0)).sum()
         assert c["mean_latency_s"] == pytest.approx(g["latency_s"].mean())

@@ -106,6 +106,7 @@ def page(report):
 def test_files_exist_and_figures_are_nonempty_pngs(report, page):
     assert report.html.exists() and report.summary_file.exists()
     assert set(report.figures) == {
+        "paper",
         "mbs_hook",
         "per_turn_ex",
         "ablation",
@@ -167,12 +168,30 @@ def test_ablation_errors_contamination_cost_tables_equal_the_marts(page, duckdb_
         cells = cont[(rec["model"], rec["condition"])]
         assert cells["contaminated"] == f"{rec['n_contaminated']:,}"
         assert same(cells["% of turns"], rec["contamination_rate_pct"])
+        assert cells["fallback match"] == f"{rec['n_fallback_match']:,}"
     cost = keyed(page.tables["cost"], 2)
     for rec in mart(duckdb_path, "agg_cost").to_dict("records"):
         cells = cost[(rec["model"], rec["condition"])]
         assert cells["tokens"] == f"{rec['total_tokens']:,}"
         assert same(cells["latency s (mean)"], rec["mean_latency_s"], 3)
         assert same(cells["cost USD"], rec["total_cost_usd"], 4)
+
+
+def test_paper_tables_equal_the_mart(page, duckdb_path):
+    paper = mart(duckdb_path, "paper_comparison")
+    shown = paper[paper["verdict"] != "not evaluated"]
+    rows = keyed(page.tables["paper"], 4)
+    assert len(rows) == len(page.tables["paper"][1]) == len(shown) > 0
+    for rec in shown.to_dict("records"):
+        cells = rows[(rec["model"], rec["claim_id"], rec["condition"], rec["source"])]
+        assert same(cells["this run"], rec["value"], int(rec["decimals"])), rec["claim_id"]
+        assert cells["verdict"] == rec["verdict"]
+    claims = keyed(page.tables["paper_claims"], 1)
+    assert set(claims) == {(c,) for c in shown["claim_id"]}
+    for rec in shown.drop_duplicates("claim_id").to_dict("records"):
+        assert claims[(rec["claim_id"],)]["the paper says"] == rec["sentence"]
+    # Reference models are held to the claims about any model only.
+    assert set(paper["claim_models"]) == {"any"} and set(paper["model"]) == {m for m, _ in PARTITIONS}
 
 
 def test_report_of_empty_marts_says_so(empty_home, tmp_path):

@@ -10,7 +10,7 @@ import pytest
 
 from memsql_assets.lib.agent.agent import Agent
 from memsql_assets.lib.agent.conditions import CONDITIONS, get_condition
-from memsql_assets.lib.agent.context import resolve_context
+from memsql_assets.lib.agent.context import resolve_context, retrieved_sessions
 from memsql_assets.lib.agent.prompts import OUTPUT_REQUIREMENTS_HEADER, SYSTEM_PROMPT, PromptParts
 from memsql_assets.lib.errors import MemsqlError
 
@@ -148,6 +148,20 @@ def test_resolution_walks_working_memory_first_then_episodic():
     assert res.values == {"year": 2020, "ticker": "A", "region": "x"}
     assert res.origins == {"year": "working:S-1#3", "ticker": "working:S-1#2", "region": "episodic:S-0#1"}
     assert res.missing == ["missing"]
+    assert res.supplying_sessions == ("S-0",)  # working memory never names another session
+
+
+def test_resolution_records_which_retrieved_sessions_supplied_keys():
+    episodic = [
+        _payload("S-3", 1, "q", {"other": 1}),
+        _payload("S-2", 1, "q", {"ticker": "B"}),
+        _payload("S-3", 2, "q", {"year": 2021}),
+        _payload("S-1", 1, "q", {"ticker": "C", "year": 2020}),
+    ]
+    res = resolve_context(["ticker", "year"], [], episodic)
+    assert res.values == {"ticker": "B", "year": 2021}
+    assert res.supplying_sessions == ("S-2", "S-3")
+    assert retrieved_sessions(episodic) == ("S-3", "S-2", "S-1")
 
 
 def test_unknown_condition_is_a_clear_error():

@@ -20,6 +20,12 @@ select
     r.ex_set,
     r.error_class,
     r.contaminated,
+    r.contamination_source,
+    r.fallback_match,
+    -- Another session's episode supplied a resolved key: only then can the turn be contaminated.
+    coalesce(len(list_filter(
+        from_json(r.supplying_sessions, '["VARCHAR"]'), lambda s: s <> r.session_id
+    )), 0) > 0 as supplied_by_other_session,
     r.gt_error,
     r.model_error_type,
     coalesce(r.prompt_tokens, 0) as prompt_tokens,
@@ -35,6 +41,8 @@ select
     r.raw_output,
     r.resolved_keys,
     r.missing_keys,
+    r.retrieved_sessions,
+    r.supplying_sessions,
     r.request_key,
     r.benchmark_version,
     r.schema_version,

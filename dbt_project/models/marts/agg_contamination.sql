@@ -1,18 +1,23 @@
--- Cross-session contamination per model x condition. A turn is contaminated when it failed and its
--- result equals the result of its fallback SQL (the next session's ground truth); only memory-critical
--- turns carry a fallback, so only they can be contaminated.
+-- Cross-session contamination per model x condition, two ways (lib/evaluation/contamination.py).
+-- By provenance: a failed turn whose result equals its ground truth with the profile of a session
+-- whose episode supplied a resolved key (only turns supplied by another session can be).
+-- The paper's fallback: a failed turn whose result equals its fallback SQL's, the next session's
+-- ground truth (only memory-critical turns carry one).
 select
     model,
     condition,
     count(*) as n_turns,
-    count(*) filter (where has_fallback) as n_with_fallback,
     count(*) filter (where not ex_strict) as n_failed,
-    count(*) filter (where not ex_strict and has_fallback) as n_failed_with_fallback,
+    count(*) filter (where supplied_by_other_session) as n_supplied_by_other_session,
+    count(*) filter (where not ex_strict and supplied_by_other_session) as n_failed_supplied_by_other_session,
     count(*) filter (where contaminated) as n_contaminated,
     {{ pct('count(*) filter (where contaminated)', 'count(*)') }} as contamination_rate_pct,
-    {{ pct('count(*) filter (where contaminated)', 'count(*) filter (where has_fallback)') }}
-        as contamination_rate_with_fallback_pct,
-    {{ pct('count(*) filter (where contaminated)', 'count(*) filter (where not ex_strict and has_fallback)') }}
-        as contaminated_share_of_failures_pct
+    {{ pct('count(*) filter (where contaminated)', 'count(*) filter (where not ex_strict and supplied_by_other_session)') }}
+        as contaminated_share_of_failures_pct,
+    count(*) filter (where has_fallback) as n_with_fallback,
+    count(*) filter (where not ex_strict and has_fallback) as n_failed_with_fallback,
+    count(*) filter (where fallback_match) as n_fallback_match,
+    {{ pct('count(*) filter (where fallback_match)', 'count(*) filter (where has_fallback)') }}
+        as fallback_match_rate_pct
 from {{ ref('fct_turn_evaluations') }}
 group by model, condition

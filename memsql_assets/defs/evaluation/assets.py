@@ -123,6 +123,7 @@ def turn_results(
             "ex_by_turn": dg.MetadataValue.md(_table("turn", s["ex_by_turn_index"])),
             "error_classes": dg.MetadataValue.json(s["error_classes"]),
             "contaminated": s["contaminated"],
+            "fallback_match": s["fallback_match"],
             "model_calls": s["calls"],
             "cache_hits": s["cache_hits"],
             "model_errors": dg.MetadataValue.json(s["model_errors"]),

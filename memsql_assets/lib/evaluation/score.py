@@ -5,8 +5,9 @@ the sandbox for generated SQL is that connection plus run_query's time limit and
 
 Ground-truth results are cached by SQL text in `gt_cache` (one cache per source database: the
 key does not name the database; sql/result_cache.py). The fallback SQL of a turn is the next
-session's ground truth, so it is looked up in, and stored into, the same cache. The fallback runs
-only when it can matter: the generated SQL ran and was not strictly correct. Generated SQL whose
+session's ground truth, and the provenance SQL (contamination.py) the ground truth of the sessions
+that supplied resolved keys, so they are looked up in, and stored into, the same cache. They run
+only when they can matter: the generated SQL ran and was not strictly correct. Generated SQL whose
 text is the GT's or the fallback's is answered from the cache too (gold always, a correct model
 often); any other generated SQL is executed.
 
@@ -24,7 +25,7 @@ from typing import Any
 
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.evaluation.compare import bag_equal, set_equal, strict_equal
-from memsql_assets.lib.evaluation.contamination import is_contaminated
+from memsql_assets.lib.evaluation.contamination import equals_other_answer
 from memsql_assets.lib.evaluation.extract import extract_sql
 from memsql_assets.lib.evaluation.taxonomy import classify, error_message
 from memsql_assets.lib.sql.execute import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S, QueryResult, run_query
@@ -50,7 +51,9 @@ class TurnScore:
     ex_set: bool
     error_class: str
     error_message: str | None
-    contaminated: bool
+    contaminated: bool  # equals the ground truth of a session that supplied a resolved key
+    contamination_source: str | None  # that session
+    fallback_match: bool  # equals the next session's ground truth (the paper's check)
     gt_error: str | None
     generated_row_count: int | None
     result_summary: str
@@ -70,7 +73,9 @@ def score_turn(
     gt_cache: ResultMemo | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     row_cap: int = DEFAULT_ROW_CAP,
+    provenance: Mapping[str, str] | None = None,
 ) -> TurnScore:
+    """`provenance`: {other session that supplied a resolved key: this turn's SQL with its profile}."""
     gt_sql = turn.get("gt_sql")
     if not isinstance(gt_sql, str) or not gt_sql.strip():
         raise TurnInputError(turn, "gt_sql", f"expected non-empty SQL text, got {gt_sql!r}")
@@ -91,8 +96,9 @@ def score_turn(
     extraction = extract_sql(raw_output)
     generated = None
     if extraction.sql:
-        # Generated SQL that is the GT (or fallback) text has that query's rows: same file, same SQL.
-        known = bare_sql(extraction.sql) in (bare_sql(gt_sql), bare_sql(fallback_sql or ""))
+        # Generated SQL that is the GT (fallback, provenance) text has that query's rows: same file, same SQL.
+        known_sql = (gt_sql, fallback_sql or "", *(provenance or {}).values())
+        known = bare_sql(extraction.sql) in {bare_sql(q) for q in known_sql}
         generated = cached(extraction.sql) if known else run_query(conn, extraction.sql, timeout_s, row_cap)
 
     comparable = gt_error is None and generated is not None and generated.ok and not generated.truncated
@@ -101,11 +107,17 @@ def score_turn(
     ex_bag = comparable and bag_equal(gen_rows, gt.rows)
     ex_set = comparable and set_equal(gen_rows, gt.rows)
 
-    contaminated = False
-    if fallback_sql and not ex_strict and generated is not None and generated.ok:
-        fallback = cached(fallback_sql)
-        fb_rows = fallback.rows if fallback.ok and not fallback.truncated else None
-        contaminated = is_contaminated(ex_strict, gen_rows, fb_rows)
+    def matches(sql: str) -> bool:
+        other = cached(sql)
+        return equals_other_answer(
+            ex_strict, gen_rows, other.rows if other.ok and not other.truncated else None
+        )
+
+    failed_but_ran = not ex_strict and generated is not None and generated.ok
+    fallback_match = bool(failed_but_ran and fallback_sql and matches(fallback_sql))
+    contamination_source = None
+    if failed_but_ran:
+        contamination_source = next((s for s, sql in (provenance or {}).items() if matches(sql)), None)
 
     error_class = classify(extraction, generated, ex_strict)
     return TurnScore(
@@ -115,7 +127,9 @@ def score_turn(
         ex_set=ex_set,
         error_class=error_class,
         error_message=error_message(error_class, extraction, generated, gt),
-        contaminated=contaminated,
+        contaminated=contamination_source is not None,
+        contamination_source=contamination_source,
+        fallback_match=fallback_match,
         gt_error=gt_error,
         generated_row_count=len(gen_rows) if generated is not None and gen_rows is not None else None,
         result_summary=summarize_result(generated, raw_output),

@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 
 RESULT_FILE = "turn_results.parquet"
 SUMMARY_FILE = "summary.json"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: contamination by provenance (contamination_source, fallback_match, *_sessions)
 
 RESULT_SCHEMA = pa.schema(
     [
@@ -49,6 +49,8 @@ RESULT_SCHEMA = pa.schema(
         ("error_class", pa.string()),
         ("error_message", pa.string()),
         ("contaminated", pa.bool_()),
+        ("contamination_source", pa.string()),
+        ("fallback_match", pa.bool_()),
         ("gt_error", pa.string()),
         ("model_error_type", pa.string()),
         ("prompt_tokens", pa.int64()),
@@ -61,6 +63,8 @@ RESULT_SCHEMA = pa.schema(
         ("request_key", pa.string()),
         ("resolved_keys", pa.string()),
         ("missing_keys", pa.string()),
+        ("retrieved_sessions", pa.string()),
+        ("supplying_sessions", pa.string()),
         ("retrieval_ms", pa.float64()),
         ("benchmark_version", pa.string()),
         ("schema_version", pa.int32()),

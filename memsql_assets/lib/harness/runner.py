@@ -35,8 +35,10 @@ from pathlib import Path
 from typing import Any
 
 from memsql_assets.lib.agent.agent import Agent, turn_context
+from memsql_assets.lib.agent.context import retrieved_sessions
 from memsql_assets.lib.atomic import write_text_atomic
 from memsql_assets.lib.errors import MemsqlError
+from memsql_assets.lib.evaluation.contamination import OtherProfileSQL
 from memsql_assets.lib.evaluation.score import TurnScore, score_turn
 from memsql_assets.lib.evaluation.taxonomy import ErrorClass
 from memsql_assets.lib.harness.results import (
@@ -49,6 +51,7 @@ from memsql_assets.lib.harness.results import (
 )
 from memsql_assets.lib.harness.services import PartitionMemory
 from memsql_assets.lib.models.gateway import ENDPOINT_FAILURES
+from memsql_assets.lib.paths import benchmark_dir
 from memsql_assets.lib.sources.sqlite_db import check_sqlite_file, open_readonly
 from memsql_assets.lib.sql.result_cache import RESULTS, DatabaseResults
 
@@ -136,6 +139,7 @@ class PartitionRunner:
         self._pools_lock = threading.Lock()
         self._streak: tuple[str | None, int] = (None, 0)  # (endpoint failure, consecutive turns)
         self._hold_checkpoints = False  # cross-session: a session was not checkpointed, nor is any later
+        self._other_profile_sql = OtherProfileSQL(benchmark_dir(self.home))
 
     def _pool(self, source: str) -> ConnectionPool:
         with self._pools_lock:  # worker threads: the first turn of each source checks its file once
@@ -145,12 +149,15 @@ class PartitionRunner:
                 self._results[source] = RESULTS.for_database(self.db_paths[source], self.row_cap)
             return self._pools[source]
 
-    def _score(self, turn: Mapping[str, Any], raw: str | None) -> TurnScore:
+    def _score(self, turn: Mapping[str, Any], raw: str | None, supplying: Sequence[str] = ()) -> TurnScore:
         """In a worker thread, with everything that touches the database: the file check on first
         use and opening a connection (its pragmas) would otherwise stall every session's loop."""
         source = turn["source"]
+        provenance = self._other_profile_sql.for_turn(turn, supplying)
         with self._pool(source).connection() as conn:
-            return score_turn(turn, raw, conn, self._results[source], self.timeout_s, self.row_cap)
+            return score_turn(
+                turn, raw, conn, self._results[source], self.timeout_s, self.row_cap, provenance
+            )
 
     def _prepare_progress(self) -> dict[str, list[dict[str, Any]]]:
         meta_path = self.progress_dir / "_meta.json"
@@ -257,7 +264,7 @@ class PartitionRunner:
         reply = await self.call_model(self.model_key, prompt.messages, turn_context(turn))
         self._count_failure(reply.error_type, reply.error_message)
         raw = reply.text if reply.ok else None
-        score = await asyncio.to_thread(self._score, turn, raw)
+        score = await asyncio.to_thread(self._score, turn, raw, prompt.resolution.supplying_sessions)
         await self.agent.persist(turn, score.extracted_sql, score.result_summary)
         return {
             "session_id": turn["session_id"],
@@ -277,6 +284,8 @@ class PartitionRunner:
             if reply.ok
             else f"model error ({reply.error_type}): {reply.error_message}",
             "contaminated": score.contaminated,
+            "contamination_source": score.contamination_source,
+            "fallback_match": score.fallback_match,
             "gt_error": score.gt_error,
             "model_error_type": reply.error_type,
             "prompt_tokens": reply.prompt_tokens,
@@ -289,6 +298,8 @@ class PartitionRunner:
             "request_key": reply.request_key,
             "resolved_keys": json.dumps(prompt.resolution.origins, sort_keys=True),
             "missing_keys": json.dumps(prompt.resolution.missing),
+            "retrieved_sessions": json.dumps(retrieved_sessions(prompt.episodic)),
+            "supplying_sessions": json.dumps(prompt.resolution.supplying_sessions),
             "retrieval_ms": round(prompt.retrieval_s * 1000, 3),
             "benchmark_version": self.benchmark_version,
             "schema_version": SCHEMA_VERSION,

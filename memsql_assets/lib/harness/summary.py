@@ -40,6 +40,7 @@ def summarize(rows: Iterable[Mapping[str, Any]], model: str, condition: str, wal
         "ex_by_turn_index": {int(k): v for k, v in _ex_by(rows, "turn_index").items()},
         "error_classes": {c: classes.get(c, 0) for c in ERROR_CLASSES},
         "contaminated": sum(bool(r["contaminated"]) for r in rows),
+        "fallback_match": sum(bool(r["fallback_match"]) for r in rows),
         "gt_errors": sum(1 for r in rows if r["gt_error"]),
         "model_errors": dict(Counter(r["model_error_type"] for r in rows if r["model_error_type"])),
         "calls": sum(int(r["attempts"] or 0) for r in rows),

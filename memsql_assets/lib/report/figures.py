@@ -188,7 +188,7 @@ def contamination(m: Marts) -> Figure:
     )
     ax.invert_yaxis()
     ax.set_xlabel("contaminated turns, % of all turns")
-    ax.set_title("Cross-session contamination (failed turn = next session's answer)")
+    ax.set_title("Cross-session contamination (failed turn = a supplying session's answer)")
     ax.grid(axis="x", alpha=0.3)
     return fig
 
@@ -218,7 +218,39 @@ def cost(m: Marts) -> Figure:
     return fig
 
 
+def paper(m: Marts) -> Figure:
+    """Each evaluated claim: the paper's range as a bar, this run's value as a dot (green inside)."""
+    df = m.paper_comparison.dropna(subset=["value"])
+    if df.empty:
+        return _empty("This run vs the paper")
+    labels = [
+        " · ".join(str(v) for v in (r["model"], r["claim_id"], r["condition"], r["source"]) if not pd.isna(v))
+        for r in df.to_dict("records")
+    ]
+    fig = Figure(figsize=(9, 0.3 * len(labels) + 1.5), layout="constrained")
+    ax = fig.subplots()
+    y = range(len(labels))
+    ax.hlines(y, df["low"], df["high"], color="#9ecae1", linewidth=7, label="paper's range")
+    # A point figure (low = high) has no length: its ends are drawn so that it shows.
+    ax.plot(pd.concat([df["low"], df["high"]]), [*y, *y], "|", color="#3182bd", markersize=12)
+    inside = df["verdict"] == "inside"
+    for mask, color, name in (
+        (inside, "#2ca02c", "this run, inside"),
+        (~inside, "#d62728", "this run, outside"),
+    ):
+        ys = [i for i, keep in zip(y, mask, strict=True) if keep]
+        ax.plot(df["value"][mask.to_numpy()], ys, "o", color=color, label=name)
+    ax.set_yticks(list(y), labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("% or percentage points (as the claim states)")
+    ax.set_title("This run vs the paper")
+    ax.grid(axis="x", alpha=0.3)
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=3, fontsize=8)
+    return fig
+
+
 FIGURES: dict[str, tuple[str, Callable[[Marts], Figure]]] = {
+    "paper": ("This run vs the paper", paper),
     "mbs_hook": ("MBS hook curve", mbs_hook),
     "per_turn_ex": ("EX by turn depth, A vs B (Table 7 / Fig. 2)", per_turn_ex),
     "ablation": ("Memory ablation", ablation),

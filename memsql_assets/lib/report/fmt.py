@@ -15,7 +15,7 @@ import pandas as pd
 MISSING = "–"
 
 
-def _is_missing(v: Any) -> bool:
+def is_missing(v: Any) -> bool:
     """None, NaN, NaT or pd.NA: what a null in a mart becomes in a DataFrame."""
     try:
         return v is None or bool(pd.isna(v))
@@ -25,33 +25,33 @@ def _is_missing(v: Any) -> bool:
 
 def pct(v: Any) -> str:
     """A percentage (0–100) with one decimal: 83.2."""
-    return MISSING if _is_missing(v) else f"{float(v):.1f}"
+    return MISSING if is_missing(v) else f"{float(v):.1f}"
 
 
 def pp(v: Any) -> str:
     """A difference in percentage points, signed: +12.5, -3.0, +0.0."""
-    return MISSING if _is_missing(v) else f"{float(v):+.1f}"
+    return MISSING if is_missing(v) else f"{float(v):+.1f}"
 
 
 def count(v: Any) -> str:
-    return MISSING if _is_missing(v) else f"{int(v):,}"
+    return MISSING if is_missing(v) else f"{int(v):,}"
 
 
 def usd(v: Any) -> str:
-    return MISSING if _is_missing(v) else f"{float(v):.4f}"
+    return MISSING if is_missing(v) else f"{float(v):.4f}"
 
 
 def seconds(v: Any) -> str:
-    return MISSING if _is_missing(v) else f"{float(v):.3f}"
+    return MISSING if is_missing(v) else f"{float(v):.3f}"
 
 
 def number(v: Any) -> str:
     """A mean of counts (tokens per turn): one decimal, thousands separated."""
-    return MISSING if _is_missing(v) else f"{float(v):,.1f}"
+    return MISSING if is_missing(v) else f"{float(v):,.1f}"
 
 
 def flag(v: Any) -> str:
-    return MISSING if _is_missing(v) else ("yes" if bool(v) else "no")
+    return MISSING if is_missing(v) else ("yes" if bool(v) else "no")
 
 
 @dataclass(frozen=True)

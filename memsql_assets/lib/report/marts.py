@@ -31,6 +31,8 @@ MARTS = (
     "agg_cost",
     "agg_model_pair_gaps",
     "agg_comparator_sensitivity",
+    "agg_reasoning_vs_standard",
+    "paper_comparison",
 )
 
 
@@ -53,6 +55,8 @@ class Marts:
     cost: pd.DataFrame
     model_pair_gaps: pd.DataFrame
     comparator_sensitivity: pd.DataFrame
+    reasoning_vs_standard: pd.DataFrame
+    paper_comparison: pd.DataFrame
 
     @property
     def models(self) -> list[str]:
@@ -67,7 +71,7 @@ def _order(df: pd.DataFrame) -> pd.DataFrame:
     """Sort by the columns a reader scans: model, condition in SPEC order, then the rest."""
     keys: list[str] = []
     df = df.copy()
-    for col in ("model", "model_a", "model_b"):
+    for col in ("model", "paper_model", "claim_id", "model_a", "model_b"):
         if col in df.columns:
             keys.append(col)
     if "condition" in df.columns:

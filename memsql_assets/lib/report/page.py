@@ -17,11 +17,15 @@ table { border-collapse: collapse; margin: 0.8em 0; font-size: 0.85em; }
 th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: right; }
 th { background: #f3f3f3; } td:first-child, td:nth-child(2) { text-align: left; }
 img { max-width: 100%; border: 1px solid #eee; } .note { color: #666; font-size: 0.85em; }
+#paper_claims td:last-child { text-align: left; max-width: 50em; }
 """
 
 # Which figure goes with which table, in page order; tables not listed follow under "More tables".
 SECTIONS: tuple[tuple[str, str | None, str], ...] = (
     ("Headline", None, "summary"),
+    ("This run vs the paper", "paper", "paper"),
+    ("The paper's sentences", None, "paper_claims"),
+    ("Reasoning vs standard mode", None, "reasoning"),
     ("EX by turn depth: A vs B", "per_turn_ex", "per_turn_ex"),
     ("Memory Benefit Score", "mbs_hook", "mbs"),
     ("Ablation", "ablation", "ablation"),

@@ -26,7 +26,7 @@ def _table(
 
 
 def _text(v: Any) -> str:
-    return fmt.MISSING if v is None else str(v)
+    return fmt.MISSING if fmt.is_missing(v) else str(v)
 
 
 def summary_table(m: Marts) -> Table:
@@ -179,14 +179,17 @@ def contamination_table(m: Marts) -> Table:
             ("model", "model", _text),
             ("condition", "condition", _text),
             ("turns", "n_turns", fmt.count),
-            ("with fallback", "n_with_fallback", fmt.count),
-            ("failed w/ fallback", "n_failed_with_fallback", fmt.count),
+            ("failed, key from another session", "n_failed_supplied_by_other_session", fmt.count),
             ("contaminated", "n_contaminated", fmt.count),
             ("% of turns", "contamination_rate_pct", fmt.pct),
-            ("% of fallback turns", "contamination_rate_with_fallback_pct", fmt.pct),
-            ("% of failures", "contaminated_share_of_failures_pct", fmt.pct),
+            ("% of those failures", "contaminated_share_of_failures_pct", fmt.pct),
+            ("with fallback", "n_with_fallback", fmt.count),
+            ("fallback match", "n_fallback_match", fmt.count),
+            ("% of fallback turns", "fallback_match_rate_pct", fmt.pct),
         ],
-        "A failed turn whose result equals the next session's ground truth (agg_contamination).",
+        "Contaminated: a failed turn whose result equals its ground truth with the profile of the session "
+        "that supplied a resolved key. Fallback match (the paper's check): it equals the next session's "
+        "ground truth (agg_contamination).",
     )
 
 
@@ -257,9 +260,86 @@ def pair_gaps_table(m: Marts) -> Table:
     )
 
 
+def _claim_range(rec: dict[str, Any]) -> str:
+    low, high, places = rec["low"], rec["high"], int(rec["decimals"])
+    return f"{low:.{places}f}" if low == high else f"{low:.{places}f} to {high:.{places}f}"
+
+
+def _claim_value(rec: dict[str, Any]) -> str:
+    return fmt.MISSING if fmt.is_missing(rec["value"]) else f"{float(rec['value']):.{int(rec['decimals'])}f}"
+
+
+def paper_table(m: Marts) -> Table:
+    """Each evaluated claim × model × condition × source: this run's value next to the paper's figure."""
+    df = m.paper_comparison
+    shown = df[df["verdict"] != "not evaluated"]
+    rows = tuple(
+        (
+            rec["model"],
+            rec["claim_id"],
+            _text(rec["condition"]),
+            rec["source"],
+            fmt.count(rec["turn_depth"]),
+            _claim_range(rec),
+            _claim_value(rec),
+            rec["verdict"],
+        )
+        for rec in shown.to_dict("records")
+    )
+    counts = df["verdict"].value_counts()
+    return Table(
+        "paper",
+        "This run vs the paper",
+        ("model", "claim", "condition", "source", "turn", "paper", "this run", "verdict"),
+        rows,
+        f"{counts.get('inside', 0)} inside, {counts.get('outside', 0)} outside; "
+        f"{counts.get('not evaluated', 0)} more apply to an evaluated model under conditions without a "
+        "result yet (paper_comparison). Claims about any model (turn 1 at A, the stateless collapse, "
+        "MBS at turn 1) are checked for the reference models too; they are not LLMs, so they need not "
+        "reproduce the paper's levels.",
+    )
+
+
+def paper_claims_table(m: Marts) -> Table:
+    """The sentence each claim shown in paper_table comes from."""
+    df = m.paper_comparison
+    shown = df[df["verdict"] != "not evaluated"].drop_duplicates("claim_id").sort_values("claim_id")
+    return _table(
+        "paper_claims",
+        "Where the paper states them",
+        shown,
+        [("claim", "claim_id", _text), ("section", "section", _text), ("the paper says", "sentence", _text)],
+        "Seed paper_claims (dbt_project/seeds): the paper's tables survive only as captions, so each "
+        "figure is taken from a sentence of its text.",
+    )
+
+
+def reasoning_table(m: Marts) -> Table:
+    return _table(
+        "reasoning",
+        "Reasoning vs standard mode",
+        m.reasoning_vs_standard,
+        [
+            ("paper model", "paper_model", _text),
+            ("condition", "condition", _text),
+            ("source", "source", _text),
+            ("reasoning", "reasoning_model", _text),
+            ("standard", "standard_model", _text),
+            ("EX reasoning", "ex_reasoning_pct", fmt.pct),
+            ("EX standard", "ex_standard_pct", fmt.pct),
+            ("gain", "reasoning_gain_pp", fmt.pp),
+        ],
+        "The paper's Tables 9/14: the same model with and without its reasoning configuration "
+        "(agg_reasoning_vs_standard; the standard-mode entries are disabled by default).",
+    )
+
+
 def all_tables(m: Marts) -> list[Table]:
     return [
         summary_table(m),
+        paper_table(m),
+        paper_claims_table(m),
+        reasoning_table(m),
         per_turn_ex_table(m, ("A", "B")),
         mbs_table(m),
         ablation_table(m),

@@ -1,0 +1,44 @@
+-- Reasoning against standard mode per model (the paper's Tables 9 and 14): EX of the registry entry
+-- with the paper's reasoning configuration next to the same model without it (paper_models seed),
+-- per condition x source (and 'ALL'). A side that was not evaluated is null, and so is the gain.
+with ex as (
+    select * from {{ ref('agg_ex_by_source') }}
+),
+
+pairs as (
+    select
+        r.paper_model,
+        r.model as reasoning_model,
+        s.model as standard_model
+    from {{ ref('paper_models') }} as r
+    inner join {{ ref('paper_models') }} as s
+        on s.paper_model = r.paper_model
+        and s.reasoning_mode = 'standard'
+    where r.reasoning_mode = 'reasoning'
+),
+
+cells as (
+    select distinct p.paper_model, p.reasoning_model, p.standard_model, e.condition, e.source
+    from pairs as p
+    inner join ex as e
+        on e.model in (p.reasoning_model, p.standard_model)
+)
+
+select
+    c.paper_model,
+    c.condition,
+    c.source,
+    c.reasoning_model,
+    c.standard_model,
+    r.ex_pct as ex_reasoning_pct,
+    s.ex_pct as ex_standard_pct,
+    r.ex_pct - s.ex_pct as reasoning_gain_pp
+from cells as c
+left join ex as r
+    on r.model = c.reasoning_model
+    and r.condition = c.condition
+    and r.source = c.source
+left join ex as s
+    on s.model = c.standard_model
+    and s.condition = c.condition
+    and s.source = c.source
