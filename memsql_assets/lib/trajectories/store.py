@@ -10,7 +10,8 @@ ChromaDB layout (one collection, rebuilt from scratch on every build): for each 
 document (the whole markdown trajectory) and one document per phase present. Every document of a
 question carries the *question's* embedding (not the markdown's): retrieval ranks synthetic
 questions by similarity to the new question (Eq. 2) and then loads that question's documents.
-Metadata: db, phase, question_id, question, template, step_count, phase_step_count, final_sql_ok.
+Metadata: db, phase, question_id, question, template, step_count, phase_step_count, final_sql_ok,
+final_sql.
 A human-readable JSON copy per question goes to `json_dir/<question_id>.json` (atomic writes).
 
 Retrieval (Eqs. 1–3): C = documents with `db` = the question's database (a Chroma `where` filter,
@@ -24,12 +25,13 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from memsql_assets.lib.atomic import write_text_atomic
+from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.memory.chroma import open_collection, recreate_collection
 from memsql_assets.lib.memory.embeddings import embedding_function
 from memsql_assets.lib.sources.sqlite_db import open_readonly
@@ -39,6 +41,7 @@ from memsql_assets.lib.trajectories.composites import (
     mine_composites,
     trajectory_stats,
 )
+from memsql_assets.lib.trajectories.coverage import coverage_report, distinct_questions, match_all
 from memsql_assets.lib.trajectories.explorer import Explorer, Propose, make_explorer
 from memsql_assets.lib.trajectories.llm_questions import generate_questions_llm
 from memsql_assets.lib.trajectories.markdown import render_markdown, split_by_phase
@@ -278,6 +281,7 @@ def _write_chroma(
                     "step_count": len(trace.steps),
                     "phase_step_count": len(trace.steps) if phase == FULL else phase_steps[phase],
                     "final_sql_ok": trace.final_sql_ok,
+                    "final_sql": trace.final_sql or "",
                     "explorer": trace.explorer,
                 }
             )
@@ -331,6 +335,44 @@ class Retrieved:
     phase: str
     step_count: int
     final_sql_ok: bool
+    final_sql: str = ""
+
+
+def _hit(doc: str, meta: Mapping[str, Any], distance: float) -> Retrieved:
+    return Retrieved(
+        question_id=str(meta["question_id"]),
+        question=str(meta["question"]),
+        similarity=round(1.0 - float(distance) / 2.0, 6),
+        markdown=str(doc),
+        db=str(meta["db"]),
+        phase=FULL,
+        step_count=int(meta["step_count"]),
+        final_sql_ok=bool(meta["final_sql_ok"]),
+        final_sql=str(meta.get("final_sql", "")),
+    )
+
+
+def _where_full(db: str) -> dict[str, Any]:
+    return {"$and": [{"db": db}, {"phase": FULL}]}
+
+
+def nearest(
+    chroma_client: Any, db: str, questions: Sequence[str], collection: str = DEFAULT_COLLECTION
+) -> list[Retrieved | None]:
+    """The top-1 trajectory of `db` for each question, in one batched query (None: `db` has none)."""
+    if not questions:
+        return []
+    col = open_collection(chroma_client, collection, create=False)
+    res = col.query(
+        query_texts=list(questions),
+        n_results=1,
+        where=_where_full(db),
+        include=["documents", "metadatas", "distances"],
+    )
+    return [
+        _hit(docs[0], metas[0], dists[0]) if docs else None
+        for docs, metas, dists in zip(res["documents"], res["metadatas"], res["distances"], strict=True)
+    ]
 
 
 def search(
@@ -348,20 +390,11 @@ def search(
     res = col.query(
         **by,
         n_results=max(1, k),
-        where={"$and": [{"db": db}, {"phase": FULL}]},
+        where=_where_full(db),
         include=["documents", "metadatas", "distances"],
     )
     hits = [
-        Retrieved(
-            question_id=str(m["question_id"]),
-            question=str(m["question"]),
-            similarity=round(1.0 - float(d) / 2.0, 6),
-            markdown=str(doc),
-            db=str(m["db"]),
-            phase=FULL,
-            step_count=int(m["step_count"]),
-            final_sql_ok=bool(m["final_sql_ok"]),
-        )
+        _hit(doc, m, d)
         for doc, m, d in zip(res["documents"][0], res["metadatas"][0], res["distances"][0], strict=True)
     ]
     return sorted(hits, key=lambda h: (-h.similarity, h.question_id))[:k]
@@ -396,4 +429,21 @@ def retrieve(
         phase,
         best.step_count,
         best.final_sql_ok,
+        best.final_sql,
     )
+
+
+# ---------------------------------------------------------------- coverage of the benchmark
+
+
+def store_coverage(
+    chroma_client: Any, turns: Iterable[Mapping[str, Any]], collection: str = DEFAULT_COLLECTION
+) -> dict[str, Any]:
+    """coverage.coverage_report of this store over the benchmark's distinct questions (per database)."""
+    by_db = [{**t, "source": SOURCE_BY_PREFIX.get(str(t.get("source")), t.get("source"))} for t in turns]
+
+    def near(db: str, questions: Sequence[str]) -> list[tuple[str, float, str] | None]:
+        hits = nearest(chroma_client, db, questions, collection)
+        return [(h.question_id, h.similarity, h.final_sql) if h else None for h in hits]
+
+    return coverage_report(match_all(distinct_questions(by_db), near))
