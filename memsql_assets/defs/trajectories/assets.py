@@ -13,7 +13,13 @@ from memsql_assets.lib.memory.chroma import chroma_client
 from memsql_assets.lib.paths import benchmark_dir, source_db_path
 from memsql_assets.lib.sources.config import SOURCE_NAMES
 from memsql_assets.lib.trajectories.phases import classifier_accuracy
-from memsql_assets.lib.trajectories.store import QuestionPlan, build_trajectory_store, plan_questions
+from memsql_assets.lib.trajectories.store import (
+    REPORT_FILE,
+    QuestionPlan,
+    build_trajectory_store,
+    plan_questions,
+    store_coverage,
+)
 
 
 def _dir(memsql: MemsqlSettings):
@@ -152,4 +158,40 @@ def trajectory_store(memsql: MemsqlSettings, trajectories: TrajectorySettings):
             "max_len": trajectories.max_len,
             "path": dg.MetadataValue.path(str(composites_path)),
         },
+    )
+
+
+@dg.asset(
+    group_name="trajectories",
+    kinds={"chromadb", "json"},
+    deps=[trajectory_store, "sessions"],
+    description="How well the trajectory store covers the benchmark: for each distinct benchmark question, "
+    "does the top-1 trajectory's final SQL read every table the ground truth reads (target >= 80 % overall, "
+    ">= 70 % per source); mean table Jaccard and mean similarity per source.",
+)
+def trajectory_coverage(memsql: MemsqlSettings) -> dg.MaterializeResult:
+    report = store_coverage(chroma_client(memsql.home_path), read_turns(benchmark_dir(memsql.home_path)))
+    store = json.loads((_dir(memsql) / "json" / REPORT_FILE).read_text(encoding="utf-8"))
+    report["store"] = {k: store[k] for k in ("trajectories", "documents", "build_seconds", "total_budget")}
+    path = _dir(memsql) / "coverage.json"
+    write_text_atomic(path, json.dumps(report, indent=2, sort_keys=True))
+    table = {
+        s: f"{report['by_source'][s]:.1%} | {report['mean_jaccard'][s]:.3f} | {report['mean_similarity'][s]:.3f}"
+        for s in report["by_source"]
+    }
+    return dg.MaterializeResult(
+        metadata={
+            "coverage": dg.MetadataValue.float(report["coverage"]),
+            "meets_target": report["meets_target"],
+            "by_source": dg.MetadataValue.md(
+                "| source | covered | mean Jaccard | mean similarity |\n| --- | ---: | ---: | ---: |\n"
+                + "".join(f"| {s} | {row} |\n" for s, row in table.items())
+            ),
+            "mean_jaccard": dg.MetadataValue.json(report["mean_jaccard"]),
+            "mean_similarity": dg.MetadataValue.json(report["mean_similarity"]),
+            "questions": report["questions"],
+            "store": dg.MetadataValue.json(report["store"]),
+            "misses": dg.MetadataValue.json(report["misses"]),
+            "path": dg.MetadataValue.path(str(path)),
+        }
     )
