@@ -22,10 +22,11 @@ document or the one requested phase.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -125,17 +126,21 @@ def plan_questions(
 
 
 def explore_all(
-    questions: Mapping[str, Sequence[SyntheticQuestion]], db_paths: Mapping[str, Path], explorer: Explorer
+    questions: Mapping[str, Sequence[SyntheticQuestion]], tools: Mapping[str, DbTools], explorer: Explorer
 ) -> list[Trace]:
-    traces: list[Trace] = []
-    for db in sorted(questions):
-        conn = open_readonly(Path(db_paths[db]))
-        try:
-            tools = DbTools(conn, db)
-            traces += [explorer.explore(q, tools) for q in questions[db]]
-        finally:
+    return [explorer.explore(q, tools[db]) for db in sorted(questions) for q in questions[db]]
+
+
+@contextlib.contextmanager
+def tool_boxes(db_paths: Mapping[str, Path]) -> Iterator[dict[str, DbTools]]:
+    """One read-only tool box per database for a whole build; its memo answers a tool call an
+    earlier pass already made (the databases are read-only, so the answer cannot change)."""
+    conns = {db: open_readonly(Path(p)) for db, p in sorted(db_paths.items())}
+    try:
+        yield {db: DbTools(conn, db, memo=True) for db, conn in conns.items()}
+    finally:
+        for conn in conns.values():
             conn.close()
-    return traces
 
 
 # ---------------------------------------------------------------- build
@@ -213,13 +218,14 @@ def build_trajectory_store(
         raise ValueError("json_dir is required: the store keeps a human-readable JSON copy per question")
     started = time.monotonic()
     plan = questions or plan_questions(db_paths, total_budget, seed, exclude_questions)
-    first = explore_all(plan.questions, db_paths, make_explorer(explorer_kind, seed=seed, propose=propose))
-    composites = mine_composites(first, theta, max_len)
-    traces = explore_all(
-        plan.questions,
-        db_paths,
-        make_explorer(explorer_kind, seed=seed, composites=composites, propose=propose),
-    )
+    with tool_boxes({db: db_paths[db] for db in plan.questions}) as tools:
+        first = explore_all(plan.questions, tools, make_explorer(explorer_kind, seed=seed, propose=propose))
+        composites = mine_composites(first, theta, max_len)
+        traces = explore_all(
+            plan.questions,
+            tools,
+            make_explorer(explorer_kind, seed=seed, composites=composites, propose=propose),
+        )
     by_id = {q.id: q for qs in plan.questions.values() for q in qs}
     documents = _write_chroma(chroma_client, collection, traces, by_id)
     _write_json(Path(json_dir), traces, by_id)
