@@ -258,12 +258,25 @@ class JoinPath:
 class Measure:
     table: str
     words: str  # "total sales", "average freight", "number of orders"
-    expr: str  # aggregate over alias t0
-    bare: str  # the same over bare column names (the naive, join-less draft)
+    agg: str  # SUM | AVG | COUNT
+    row: str  # the per-row amount over alias t0 ("1" for a count)
+    bare_row: str  # the same over bare column names (the naive, join-less draft)
     columns: tuple[str, ...]
-    additive: bool  # a share of it makes sense (sums and counts, not averages)
     guided: bool = False
     date: tuple[str, str] | None = None  # the date the guidance prescribes for yearly questions
+
+    @property
+    def expr(self) -> str:
+        return "COUNT(*)" if self.agg == "COUNT" else f"ROUND({self.agg}({self.row}), 2)"
+
+    @property
+    def bare(self) -> str:
+        return "COUNT(*)" if self.agg == "COUNT" else f"ROUND({self.agg}({self.bare_row}), 2)"
+
+    @property
+    def additive(self) -> bool:
+        """A share of it makes sense (sums and counts, not averages)."""
+        return self.agg != "AVG"
 
 
 @dataclass(frozen=True)
@@ -385,51 +398,18 @@ def _measures(p: DbProfile, guide: Guidance, table: str) -> list[Measure]:
         if d.table.lower() != table.lower():
             continue
         cols = tuple(c.name for c in t.columns if re.search(rf"(?<![\w.]){re.escape(c.name)}(?!\w)", d.expr))
-        aliased = (
-            re.sub(
-                r"(?<![\w.])(" + "|".join(map(re.escape, cols)) + r")(?!\w)",
-                lambda m: f"t0.{_q(m[1])}",
-                d.expr,
-            )
+        row = (
+            re.sub(rf"(?<![\w.])({'|'.join(map(re.escape, cols))})(?!\w)", lambda m: f"t0.{_q(m[1])}", d.expr)
             if cols
             else d.expr
         )
-        out.append(
-            Measure(
-                table,
-                f"total {d.name}",
-                f"ROUND(SUM({aliased}), 2)",
-                f"ROUND(SUM({d.expr}), 2)",
-                cols,
-                True,
-                True,
-                d.date,
-            )
-        )
+        out.append(Measure(table, f"total {d.name}", "SUM", row, d.expr, cols, True, d.date))
     for m in p.of_role(table, "measure"):
         c = _q(m.column)
-        out.append(
-            Measure(
-                table,
-                f"total {words(m.column)}",
-                f"ROUND(SUM(t0.{c}), 2)",
-                f"ROUND(SUM({c}), 2)",
-                (m.column,),
-                True,
-            )
-        )
-        out.append(
-            Measure(
-                table,
-                f"average {words(m.column)}",
-                f"ROUND(AVG(t0.{c}), 2)",
-                f"ROUND(AVG({c}), 2)",
-                (m.column,),
-                False,
-            )
-        )
+        for word, agg in (("total", "SUM"), ("average", "AVG")):
+            out.append(Measure(table, f"{word} {words(m.column)}", agg, f"t0.{c}", c, (m.column,)))
     if out or p.of_role(table, "date", "year"):
-        out.append(Measure(table, f"number of {plural(table)}", "COUNT(*)", "COUNT(*)", (), True))
+        out.append(Measure(table, f"number of {plural(table)}", "COUNT", "1", "1", ()))
     return out
 
 
@@ -644,18 +624,14 @@ def shape_share(s: Subject, v: _Values) -> Iterator[_Candidate]:
         return
     tables, cols = _base(s)
     years = v.top(s, s.year_expr, YEARS_PER_SUBJECT) if s.date else [None]
-    inner = s.measure.expr.removeprefix("ROUND(").removesuffix(", 2)")
+    row = s.measure.row
     for e, y in itertools.product(v.top(s, s.entity_col, ENTITIES_PER_SUBJECT), years):
         conds = [s.year_is(y)] if y is not None else []
-        mine = (
-            inner.replace("SUM(", f"SUM(CASE WHEN {s.entity_col} = {sql_literal(e)} THEN ", 1) + " END)"
-            if inner.startswith("SUM(")
-            else f"SUM(CASE WHEN {s.entity_col} = {sql_literal(e)} THEN 1 ELSE 0 END)"
-        )
+        mine = f"SUM(CASE WHEN {s.entity_col} = {sql_literal(e)} THEN {row} ELSE 0 END)"
         yield _Candidate(
             "share",
             f"What share of the {s.measure_words}{_in_year(y)} came from {s.entity.noun} {text_value(e)}, in percent?",
-            f"SELECT ROUND(100.0 * {mine} / {inner}, 2) AS share_pct {s.path.from_sql}{s.where(*conds)}",
+            f"SELECT ROUND(100.0 * {mine} / SUM({row}), 2) AS share_pct {s.path.from_sql}{s.where(*conds)}",
             tables,
             cols,
             _filters(s, e),
