@@ -40,7 +40,10 @@ def _md(mapping: dict, key: str, value: str) -> str:
     deps=[*SOURCE_NAMES, "sessions"],
     description="Algorithm 1: a budget of N synthetic questions allocated across the source databases by schema "
     "complexity (weight = tables + columns/4 + 2·FK edges + log10(rows+1)), generated deterministically from the "
-    "schema and data, each with SQL verified to execute, none duplicating a benchmark question.",
+    "schema, the data and the source guidance: measures over foreign-key paths of 1-3 joins (or a join chain "
+    "the guidance spells out), named entities and years, in analyst shapes (totals, breakdowns, top-1 with ties, "
+    "two-year comparisons, shares); each SQL verified to execute, none equal to or a near copy of a benchmark "
+    "question.",
 )
 def synthetic_questions(memsql: MemsqlSettings, trajectories: TrajectorySettings) -> dg.MaterializeResult:
     exclude = {t["question"] for t in read_turns(benchmark_dir(memsql.home_path))}
@@ -72,8 +75,9 @@ def synthetic_questions(memsql: MemsqlSettings, trajectories: TrajectorySettings
             "trajectory_store",
             deps=[synthetic_questions],
             kinds={"chromadb", "json"},
-            description="Exploration traces of every synthetic question (deterministic explorer with real tools), "
-            "phase-classified by rules (explore / execute / validate), rewritten as markdown with a header per "
+            description="Exploration traces of every synthetic question (deterministic explorer with real tools; "
+            "join discovery by foreign-key lookups and a sample join), phase-classified by rules (explore / "
+            "execute / validate), rewritten as markdown with a header per "
             "phase segment, stored per phase in ChromaDB plus a JSON copy per question.",
         ),
         dg.AssetSpec(
