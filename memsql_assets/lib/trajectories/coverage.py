@@ -110,7 +110,7 @@ def coverage_report(matches: Sequence[Match], misses_shown: int = 10) -> dict[st
     for m in matches:
         by_source.setdefault(m.asked.source, []).append(m)
     misses = [m for m in matches if not m.covered]
-    report = {
+    report: dict[str, Any] = {
         "questions": len(matches),
         "covered": sum(m.covered for m in matches),
         "coverage": _share(matches),

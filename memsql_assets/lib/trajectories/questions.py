@@ -445,7 +445,8 @@ def _subjects(p: DbProfile, guide: Guidance) -> list[Subject]:
         )
         for m in _measures(p, guide, fact):
             guided_date = [d for d in dates if m.date == (d.table, d.column)]
-            date = (guided_date or dates or [None])[0]
+            preferred = guided_date or dates
+            date = preferred[0] if preferred else None
             for q in quals:
                 # a breakdown by the column the measure is already restricted to is one group
                 keep = tuple(d for d in dims if q is None or d != (fact, q[0]))
