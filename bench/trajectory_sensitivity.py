@@ -3,7 +3,8 @@
 Not a test. Builds the three embedded sources into a temporary directory, then for every (θ, N)
 builds a complete store (fresh ChromaDB directory) and prints: mean steps saved by composites
 (absolute and %), composites found, store size (Chroma documents and bytes on disk incl. JSON
-copies) and build time. The embedding model is loaded once before the sweep, so build time is the
+copies), build time and the store's coverage of the benchmark (share of distinct benchmark questions
+whose top-1 trajectory's final SQL reads every ground-truth table, overall and per source). The embedding model is loaded once before the sweep, so build time is the
 store's own cost. Results also go to bench/results/trajectory_sensitivity.json.
 
     python bench/trajectory_sensitivity.py [--thetas 0.1 0.25 0.5 0.75] [--budgets 30 90 300]
@@ -24,7 +25,7 @@ from memsql_assets.lib.memory.chroma import chroma_client
 from memsql_assets.lib.memory.embeddings import embedding_function
 from memsql_assets.lib.sources.build import build_source
 from memsql_assets.lib.sources.config import SOURCE_NAMES, load_sources
-from memsql_assets.lib.trajectories.store import build_trajectory_store
+from memsql_assets.lib.trajectories.store import build_trajectory_store, store_coverage
 
 RESULTS = Path(__file__).resolve().parent / "results" / "trajectory_sensitivity.json"
 
@@ -52,7 +53,8 @@ def main(argv: list[str] | None = None) -> int:
         root = Path(tmp)
         specs = load_sources(environ={})
         dbs = {n: build_source(specs[n], root / "sources" / f"{n}.sqlite").path for n in SOURCE_NAMES}
-        bench_questions = {t.question for s in build_sessions(extract_all_profiles(dbs)) for t in s.turns}
+        turns = [dict(t.__dict__) for s in build_sessions(extract_all_profiles(dbs)) for t in s.turns]
+        bench_questions = {t["question"] for t in turns}
         t0 = time.monotonic()
         embedding_function()(["warm up"])
         print(
@@ -67,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
                     dbs, n, args.seed, theta, args.max_len, bench_questions, client, json_dir=home / "json"
                 )
                 cs = rep.composite_stats
+                cov = store_coverage(client, turns)
                 rows.append(
                     {
                         "theta": theta,
@@ -89,6 +92,10 @@ def main(argv: list[str] | None = None) -> int:
                         "allocation": rep.allocation,
                         "shortfall": rep.plan["shortfall"],
                         "failed_final_sql": len(rep.failed_final_sql),
+                        "coverage": cov["coverage"],
+                        "coverage_by_source": cov["by_source"],
+                        "mean_jaccard": cov["mean_jaccard"],
+                        "mean_similarity": cov["mean_similarity_overall"],
                     }
                 )
                 print(f"done θ={theta} N={n}", file=sys.stderr)
@@ -106,6 +113,9 @@ def main(argv: list[str] | None = None) -> int:
         "docs",
         "store MiB",
         "build s",
+        "coverage",
+        "min per source",
+        "similarity",
     )
     print(" | ".join(header))
     print(" | ".join("---" for _ in header))
@@ -114,7 +124,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{r['theta']} | {r['N']} | {r['mean_steps_without']:.2f} | {r['mean_steps_with']:.2f} | "
             f"{r['steps_saved']:.2f} | {r['steps_saved_pct']:.1f} | {r['explore_exec_without']} | "
             f"{r['explore_exec_with']} | {r['composites_found']} | {r['documents']} | "
-            f"{r['store_bytes'] / 2**20:.1f} | {r['build_s']:.1f}"
+            f"{r['store_bytes'] / 2**20:.1f} | {r['build_s']:.1f} | {r['coverage']:.3f} | "
+            f"{min(r['coverage_by_source'].values()):.3f} | {r['mean_similarity']:.3f}"
         )
     write_text_atomic(
         args.out, json.dumps({"max_len": args.max_len, "seed": args.seed, "rows": rows}, indent=2) + "\n"

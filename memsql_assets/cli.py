@@ -556,6 +556,25 @@ def _trajectory_search(args: argparse.Namespace) -> int:
     return 0
 
 
+def _trajectory_coverage(args: argparse.Namespace) -> int:
+    from memsql_assets.lib.benchmark.store import read_turns
+    from memsql_assets.lib.memory.chroma import chroma_client
+    from memsql_assets.lib.trajectories.store import store_coverage
+
+    home = memsql_home()
+    report = store_coverage(chroma_client(home), read_turns(benchmark_dir(home)))
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(f"coverage {report['coverage']:.1%} of {report['questions']} distinct benchmark questions")
+        for db, share in report["by_source"].items():
+            print(
+                f"  {db:<15} {share:.1%}  mean Jaccard {report['mean_jaccard'][db]:.3f}  "
+                f"mean similarity {report['mean_similarity'][db]:.3f}"
+            )
+    return 0 if report["meets_target"] else 1
+
+
 def _ui(args: argparse.Namespace) -> int:
     from memsql_assets.defs.instance import ensure_dagster_home
     from memsql_assets.lib.process_group import serve
@@ -623,6 +642,9 @@ def build_parser() -> argparse.ArgumentParser:
     ps.add_argument("-k", type=int, default=3)
     ps.add_argument("--phase", choices=["explore", "execute", "validate"], help="print only this phase")
     ps.set_defaults(func=_trajectory_search)
+    pc = tsub.add_parser("coverage", help="share of benchmark questions whose top-1 trajectory reads their tables")
+    pc.add_argument("--json", action="store_true")
+    pc.set_defaults(func=_trajectory_coverage)
 
     p = sub.add_parser("sources", help="inspect the source databases, fetch the real data")
     ssub = p.add_subparsers(dest="sources_command", required=True)

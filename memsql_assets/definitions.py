@@ -17,7 +17,7 @@ from memsql_assets.defs.jobs import (
 from memsql_assets.defs.metrics.assets import dbt_resource, metrics_dbt, results_report
 from memsql_assets.defs.resources import MemsqlSettings
 from memsql_assets.defs.sources.assets import raw_source_assets, source_assets
-from memsql_assets.defs.trajectories.assets import synthetic_questions, trajectory_store
+from memsql_assets.defs.trajectories.assets import synthetic_questions, trajectory_coverage, trajectory_store
 from memsql_assets.defs.trajectories.resources import TrajectorySettings
 
 defs = dg.Definitions(
@@ -30,6 +30,7 @@ defs = dg.Definitions(
         semantic_memory,
         synthetic_questions,
         trajectory_store,
+        trajectory_coverage,
         turn_results,
         metrics_dbt,
         results_report,

@@ -67,9 +67,9 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def sha256_tree(root: Path) -> str:
-    """sha256 over a folder's files (relative names and contents, in name order)."""
+def sha256_tree(root: Path, exclude: tuple[str, ...] = ()) -> str:
+    """sha256 over a folder's files (relative names and contents, in name order), but those named in `exclude`."""
     digest = hashlib.sha256()
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and p.name not in exclude):
         digest.update(str(path.relative_to(root)).encode() + b"\0" + sha256_file(path).encode())
     return digest.hexdigest()

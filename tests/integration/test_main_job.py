@@ -75,6 +75,7 @@ def test_main_job_materializes_everything_and_checks_pass(memsql_home):
             "synthetic_questions",
             "trajectory_store",
             "composite_tools",
+            "trajectory_coverage",
         }
         sec_meta = mats["sec_edgar"].materialization.metadata
         assert sec_meta["kind"].value == "embedded" and sec_meta["synthetic"].value is True

@@ -80,6 +80,26 @@ def test_deterministic_policy_re_explores_after_error(embedded_dbs, bird):
         assert all(len(s.observation) <= 200 for s in t.steps)
 
 
+def test_join_discovery_is_explored(embedded_dbs, bird):
+    """Before the answer runs, a join question looks up the foreign key of every hop and samples the
+    joined tables; the phase rules file both under explore."""
+    qs = generate_questions("bird_financial", embedded_dbs["bird_financial"], 20, seed=0)
+    explorer = DeterministicExplorer(seed=0, naive_rate=0.0)
+    for q in qs:
+        t = explorer.explore(q, bird)
+        calls = [c for s in t.steps for c in s.primitive_calls()]
+        answer = next(i for i, c in enumerate(calls) if c.tool == "execute_sql" and c.args["sql"] == q.sql)
+        before = calls[:answer]
+        hops = [(c.args["source"], c.args["target"]) for c in before if c.tool == "find_join_path"]
+        assert hops == list(zip(q.tables, q.tables[1:], strict=False)), q.id
+        assert all(c.error is None and " = " in c.observation for c in before if c.tool == "find_join_path")
+        (sample,) = [c for c in before if c.tool == "execute_sql"]
+        assert " JOIN " in sample.args["sql"] and sample.args["sql"].endswith("LIMIT 3")
+        assert sample.error is None and sample.observation.startswith("3 rows")
+        assert {classify(c) for c in before} == {"explore"}
+        assert {c.args["table"] for c in before if c.tool == "get_ddl"} == set(q.tables)
+
+
 def test_llm_explorer_with_fake_model(bird):
     q = SyntheticQuestion(
         "bird_financial-000000000001",

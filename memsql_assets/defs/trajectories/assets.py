@@ -8,13 +8,19 @@ from memsql_assets.defs.resources import MemsqlSettings
 from memsql_assets.defs.trajectories.resources import TrajectorySettings
 from memsql_assets.lib.atomic import sha256_file, sha256_tree, write_text_atomic
 from memsql_assets.lib.benchmark.store import read_turns
-from memsql_assets.lib.code_versions import TRAJECTORY_CODE, code_version
+from memsql_assets.lib.code_versions import TRAJECTORY_CODE, code_version, digest
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.memory.chroma import chroma_client
 from memsql_assets.lib.paths import benchmark_dir, source_db_path
 from memsql_assets.lib.sources.config import SOURCE_NAMES
 from memsql_assets.lib.trajectories.phases import classifier_accuracy
-from memsql_assets.lib.trajectories.store import QuestionPlan, build_trajectory_store, plan_questions
+from memsql_assets.lib.trajectories.store import (
+    REPORT_FILE,
+    QuestionPlan,
+    build_trajectory_store,
+    plan_questions,
+    store_coverage,
+)
 
 
 def _dir(memsql: MemsqlSettings):
@@ -36,7 +42,10 @@ def _md(mapping: dict, key: str, value: str) -> str:
     code_version=code_version(*TRAJECTORY_CODE),
     description="Algorithm 1: a budget of N synthetic questions allocated across the source databases by schema "
     "complexity (weight = tables + columns/4 + 2·FK edges + log10(rows+1)), generated deterministically from the "
-    "schema and data, each with SQL verified to execute, none duplicating a benchmark question.",
+    "schema, the data and the source guidance: measures over foreign-key paths of 1-3 joins (or a join chain "
+    "the guidance spells out), named entities and years, in analyst shapes (totals, breakdowns, top-1 with ties, "
+    "two-year comparisons, shares); each SQL verified to execute, none equal to or a near copy of a benchmark "
+    "question.",
 )
 def synthetic_questions(memsql: MemsqlSettings, trajectories: TrajectorySettings) -> dg.MaterializeResult:
     exclude = {t["question"] for t in read_turns(benchmark_dir(memsql.home_path))}
@@ -70,8 +79,9 @@ def synthetic_questions(memsql: MemsqlSettings, trajectories: TrajectorySettings
             deps=[synthetic_questions],
             kinds={"chromadb", "json"},
             code_version=code_version(*TRAJECTORY_CODE),
-            description="Exploration traces of every synthetic question (deterministic explorer with real tools), "
-            "phase-classified by rules (explore / execute / validate), rewritten as markdown with a header per "
+            description="Exploration traces of every synthetic question (deterministic explorer with real tools; "
+            "join discovery by foreign-key lookups and a sample join), phase-classified by rules (explore / "
+            "execute / validate), rewritten as markdown with a header per "
             "phase segment, stored per phase in ChromaDB plus a JSON copy per question.",
         ),
         dg.AssetSpec(
@@ -139,7 +149,7 @@ def trajectory_store(memsql: MemsqlSettings, trajectories: TrajectorySettings):
             "classifier_accuracy": dg.MetadataValue.json(accuracy),
             "build_seconds": report.build_seconds,
         },
-        data_version=dg.DataVersion(sha256_tree(_dir(memsql) / "json")),
+        data_version=dg.DataVersion(sha256_tree(_dir(memsql) / "json", exclude=(REPORT_FILE,))),
         check_results=[check],
     )
     yield dg.MaterializeResult(
@@ -159,4 +169,42 @@ def trajectory_store(memsql: MemsqlSettings, trajectories: TrajectorySettings):
             "path": dg.MetadataValue.path(str(composites_path)),
         },
         data_version=dg.DataVersion(sha256_file(composites_path)),
+    )
+
+
+@dg.asset(
+    group_name="trajectories",
+    kinds={"chromadb", "json"},
+    deps=[trajectory_store, "sessions"],
+    code_version=code_version(*TRAJECTORY_CODE),
+    description="How well the trajectory store covers the benchmark: for each distinct benchmark question, "
+    "does the top-1 trajectory's final SQL read every table the ground truth reads (target >= 80 % overall, "
+    ">= 70 % per source); mean table Jaccard and mean similarity per source.",
+)
+def trajectory_coverage(memsql: MemsqlSettings) -> dg.MaterializeResult:
+    report = store_coverage(chroma_client(memsql.home_path), read_turns(benchmark_dir(memsql.home_path)))
+    store = json.loads((_dir(memsql) / "json" / REPORT_FILE).read_text(encoding="utf-8"))
+    report["store"] = {k: store[k] for k in ("trajectories", "documents", "build_seconds", "total_budget")}
+    path = _dir(memsql) / "coverage.json"
+    write_text_atomic(path, json.dumps(report, indent=2, sort_keys=True))
+    table = {
+        s: f"{report['by_source'][s]:.1%} | {report['mean_jaccard'][s]:.3f} | {report['mean_similarity'][s]:.3f}"
+        for s in report["by_source"]
+    }
+    return dg.MaterializeResult(
+        metadata={
+            "coverage": dg.MetadataValue.float(report["coverage"]),
+            "meets_target": report["meets_target"],
+            "by_source": dg.MetadataValue.md(
+                "| source | covered | mean Jaccard | mean similarity |\n| --- | ---: | ---: | ---: |\n"
+                + "".join(f"| {s} | {row} |\n" for s, row in table.items())
+            ),
+            "mean_jaccard": dg.MetadataValue.json(report["mean_jaccard"]),
+            "mean_similarity": dg.MetadataValue.json(report["mean_similarity"]),
+            "questions": report["questions"],
+            "store": dg.MetadataValue.json(report["store"]),
+            "misses": dg.MetadataValue.json(report["misses"]),
+            "path": dg.MetadataValue.path(str(path)),
+        },
+        data_version=dg.DataVersion(digest({k: v for k, v in report.items() if k != "store"})),
     )

@@ -5,11 +5,12 @@ mimics what agents do on an unfamiliar database:
 
 1. explore: list_tables; get_ddl + sample_rows for each table the question mentions; the
    distinct values of a filtered column (does the value exist?); sometimes column_stats of a
-   measured column; find_join_path when several tables are involved;
+   measured column; for a join question, join discovery: the foreign key of each hop
+   (find_join_path), the DDL of each table reached and a three-row sample of the join;
 2. execute: run the drafted SQL. For a join question it may (deterministically, by question id
    and seed) first draft the join-less variant after exploring only the first table; that fails
-   with a real "no such column" error, and the agent re-explores (DDL of the other tables, the
-   join path) before executing the correct query — exploration re-entered after an error;
+   with a real "no such column" error, and the agent re-explores (join discovery as above)
+   before executing the correct query — exploration re-entered after an error;
 3. validate: validate_result, sometimes a COUNT(*) sanity query around the answer.
 
 Given composite tools, the explorer executes the same policy but merges every stretch of planned
@@ -22,6 +23,7 @@ by the caller; unit tests use a scripted callable.
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import re
@@ -108,26 +110,29 @@ class DeterministicExplorer:
                 plan.append(("get_ddl", {"table": t}))
                 if with_sample:
                     plan.append(("sample_rows", {"table": t, "n": 3}))
-            for t, c in sorted(filters):
-                if t in tables:
-                    plan.append(("distinct_values", {"table": t, "column": c, "limit": 10}))
-            return plan
+            return plan + values(tables)
+
+        def values(tables: Sequence[str]) -> Plan:
+            return [
+                ("distinct_values", {"table": t, "column": c, "limit": 10})
+                for t, c in sorted(filters)
+                if t in tables
+            ]
 
         plan: Plan = [("list_tables", {})] + probe(first, True)
         for t, c in question.columns:
             if t in first and (t, c) not in filters and rng.random() < self.stats_rate:
                 plan.append(("column_stats", {"table": t, "column": c}))
-        if not naive and len(mentioned) > 1:
-            plan.append(("find_join_path", {"source": mentioned[0], "target": mentioned[-1]}))
+        if not naive:
+            plan += discover_joins(question, first)
         steps = run_plan(plan, tools, self.composites, self.rules)
         if naive:
             assert question.naive_sql is not None
             steps += run_plan(
                 [("execute_sql", {"sql": question.naive_sql})], tools, self.composites, self.rules
             )
-            rest = [t for t in mentioned if t not in first] or list(question.tables[1:])
-            recover = probe(rest, False)
-            recover.append(("find_join_path", {"source": question.tables[0], "target": question.tables[-1]}))
+            recover = discover_joins(question, first)
+            recover += values([t for t in question.tables if t not in first])
             steps += run_plan(recover, tools, self.composites, self.rules)
         checks: Plan = [("validate_result", {"sql": question.sql})]
         if rng.random() < self.sanity_rate:
@@ -143,6 +148,31 @@ class DeterministicExplorer:
             final_sql_ok=_final_ok(steps, question.sql),
             explorer=self.name,
         )
+
+
+# the answer's join, as the grammar writes it: "FROM A t0 JOIN B t1 ON … JOIN C t2 ON …"
+_JOIN_FROM = re.compile(
+    r"\bFROM\s+((?:\"[^\"]+\"|\w+)\s+t0(?:\s+JOIN\s+(?:\"[^\"]+\"|\w+)\s+t\d+\s+ON\s+[^()]+?)+)"
+    r"(?=\s+WHERE\b|\s+GROUP\s+BY\b|\s*\)|\s*$)",
+    re.I,
+)
+
+
+def discover_joins(question: SyntheticQuestion, known: Sequence[str]) -> Plan:
+    """Join discovery: the foreign key of each hop (find_join_path), the DDL of each table not yet
+    read, then a three-row sample of the joined tables (does the join match rows?)."""
+    tables = list(question.tables)
+    if len(tables) < 2:
+        return []
+    plan: Plan = []
+    for a, b in itertools.pairwise(tables):
+        plan.append(("find_join_path", {"source": a, "target": b}))
+        if b not in known:
+            plan.append(("get_ddl", {"table": b}))
+    joined = _JOIN_FROM.search(question.sql)
+    if joined:
+        plan.append(("execute_sql", {"sql": f"SELECT * FROM {joined.group(1)} LIMIT 3"}))
+    return plan
 
 
 def _final_ok(steps: Sequence[Step], sql: str) -> bool:

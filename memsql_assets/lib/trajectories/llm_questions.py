@@ -2,7 +2,8 @@
 
 The model sees the schema and is asked for (question, SQL) pairs as JSON. Nothing it writes is
 trusted: every SQL runs on the sandboxed read-only connection and must return a non-empty,
-not-all-NULL result; benchmark questions and duplicates are dropped, as for the grammar.
+not-all-NULL result; benchmark questions, near copies of them and duplicates are dropped, as for
+the grammar.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from memsql_assets.lib.agent.schema import schema_text
 from memsql_assets.lib.sources.sqlite_db import open_readonly, user_tables
 from memsql_assets.lib.sql.execute import run_query
 from memsql_assets.lib.trajectories.explorer import Propose
-from memsql_assets.lib.trajectories.questions import SyntheticQuestion, normalize_question
+from memsql_assets.lib.trajectories.leakage import LeakageGuard, normalize_question
+from memsql_assets.lib.trajectories.questions import SyntheticQuestion
 
 INSTRUCTIONS = (
     "You write practice questions for a text-to-SQL agent. Given a SQLite schema, reply with a JSON "
@@ -56,7 +58,7 @@ def generate_questions_llm(
     exclude_questions: set[str] | frozenset[str] = frozenset(),
     max_rounds: int = 3,
 ) -> list[SyntheticQuestion]:
-    excluded = {normalize_question(q) for q in exclude_questions}
+    guard = LeakageGuard(exclude_questions)
     schema = schema_text(db_path)
     conn = open_readonly(db_path)
     tables = user_tables(conn)
@@ -70,7 +72,7 @@ def generate_questions_llm(
             reply = propose([{"role": "system", "content": INSTRUCTIONS}, {"role": "user", "content": ask}])
             for question, sql in parse_pairs(reply):
                 key = normalize_question(question)
-                if not question or key in excluded or key in seen or len(out) >= n:
+                if not question or key in seen or len(out) >= n or guard.blocks(question):
                     continue
                 result = run_query(conn, sql, timeout_s=5.0, row_cap=1000)
                 if not result.ok or not result.rows or all(v is None for row in result.rows for v in row):

@@ -10,7 +10,8 @@ ChromaDB layout (one collection, rebuilt from scratch on every build): for each 
 document (the whole markdown trajectory) and one document per phase present. Every document of a
 question carries the *question's* embedding (not the markdown's): retrieval ranks synthetic
 questions by similarity to the new question (Eq. 2) and then loads that question's documents.
-Metadata: db, phase, question_id, question, template, step_count, phase_step_count, final_sql_ok.
+Metadata: db, phase, question_id, question, template, step_count, phase_step_count, final_sql_ok,
+final_sql.
 A human-readable JSON copy per question goes to `json_dir/<question_id>.json` (atomic writes).
 
 Retrieval (Eqs. 1–3): C = documents with `db` = the question's database (a Chroma `where` filter,
@@ -21,15 +22,17 @@ document or the one requested phase.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from memsql_assets.lib.atomic import write_text_atomic
+from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.memory.chroma import open_collection, recreate_collection
 from memsql_assets.lib.memory.embeddings import embedding_function
 from memsql_assets.lib.sources.sqlite_db import open_readonly
@@ -39,6 +42,7 @@ from memsql_assets.lib.trajectories.composites import (
     mine_composites,
     trajectory_stats,
 )
+from memsql_assets.lib.trajectories.coverage import coverage_report, distinct_questions, match_all
 from memsql_assets.lib.trajectories.explorer import Explorer, Propose, make_explorer
 from memsql_assets.lib.trajectories.llm_questions import generate_questions_llm
 from memsql_assets.lib.trajectories.markdown import render_markdown, split_by_phase
@@ -122,17 +126,21 @@ def plan_questions(
 
 
 def explore_all(
-    questions: Mapping[str, Sequence[SyntheticQuestion]], db_paths: Mapping[str, Path], explorer: Explorer
+    questions: Mapping[str, Sequence[SyntheticQuestion]], tools: Mapping[str, DbTools], explorer: Explorer
 ) -> list[Trace]:
-    traces: list[Trace] = []
-    for db in sorted(questions):
-        conn = open_readonly(Path(db_paths[db]))
-        try:
-            tools = DbTools(conn, db)
-            traces += [explorer.explore(q, tools) for q in questions[db]]
-        finally:
+    return [explorer.explore(q, tools[db]) for db in sorted(questions) for q in questions[db]]
+
+
+@contextlib.contextmanager
+def tool_boxes(db_paths: Mapping[str, Path]) -> Iterator[dict[str, DbTools]]:
+    """One read-only tool box per database for a whole build; its memo answers a tool call an
+    earlier pass already made (the databases are read-only, so the answer cannot change)."""
+    conns = {db: open_readonly(Path(p)) for db, p in sorted(db_paths.items())}
+    try:
+        yield {db: DbTools(conn, db, memo=True) for db, conn in conns.items()}
+    finally:
+        for conn in conns.values():
             conn.close()
-    return traces
 
 
 # ---------------------------------------------------------------- build
@@ -210,13 +218,14 @@ def build_trajectory_store(
         raise ValueError("json_dir is required: the store keeps a human-readable JSON copy per question")
     started = time.monotonic()
     plan = questions or plan_questions(db_paths, total_budget, seed, exclude_questions)
-    first = explore_all(plan.questions, db_paths, make_explorer(explorer_kind, seed=seed, propose=propose))
-    composites = mine_composites(first, theta, max_len)
-    traces = explore_all(
-        plan.questions,
-        db_paths,
-        make_explorer(explorer_kind, seed=seed, composites=composites, propose=propose),
-    )
+    with tool_boxes({db: db_paths[db] for db in plan.questions}) as tools:
+        first = explore_all(plan.questions, tools, make_explorer(explorer_kind, seed=seed, propose=propose))
+        composites = mine_composites(first, theta, max_len)
+        traces = explore_all(
+            plan.questions,
+            tools,
+            make_explorer(explorer_kind, seed=seed, composites=composites, propose=propose),
+        )
     by_id = {q.id: q for qs in plan.questions.values() for q in qs}
     documents = _write_chroma(chroma_client, collection, traces, by_id)
     _write_json(Path(json_dir), traces, by_id)
@@ -278,6 +287,7 @@ def _write_chroma(
                     "step_count": len(trace.steps),
                     "phase_step_count": len(trace.steps) if phase == FULL else phase_steps[phase],
                     "final_sql_ok": trace.final_sql_ok,
+                    "final_sql": trace.final_sql or "",
                     "explorer": trace.explorer,
                 }
             )
@@ -331,6 +341,44 @@ class Retrieved:
     phase: str
     step_count: int
     final_sql_ok: bool
+    final_sql: str = ""
+
+
+def _hit(doc: str, meta: Mapping[str, Any], distance: float) -> Retrieved:
+    return Retrieved(
+        question_id=str(meta["question_id"]),
+        question=str(meta["question"]),
+        similarity=round(1.0 - float(distance) / 2.0, 6),
+        markdown=str(doc),
+        db=str(meta["db"]),
+        phase=FULL,
+        step_count=int(meta["step_count"]),
+        final_sql_ok=bool(meta["final_sql_ok"]),
+        final_sql=str(meta.get("final_sql", "")),
+    )
+
+
+def _where_full(db: str) -> dict[str, Any]:
+    return {"$and": [{"db": db}, {"phase": FULL}]}
+
+
+def nearest(
+    chroma_client: Any, db: str, questions: Sequence[str], collection: str = DEFAULT_COLLECTION
+) -> list[Retrieved | None]:
+    """The top-1 trajectory of `db` for each question, in one batched query (None: `db` has none)."""
+    if not questions:
+        return []
+    col = open_collection(chroma_client, collection, create=False)
+    res = col.query(
+        query_texts=list(questions),
+        n_results=1,
+        where=_where_full(db),
+        include=["documents", "metadatas", "distances"],
+    )
+    return [
+        _hit(docs[0], metas[0], dists[0]) if docs else None
+        for docs, metas, dists in zip(res["documents"], res["metadatas"], res["distances"], strict=True)
+    ]
 
 
 def search(
@@ -348,20 +396,11 @@ def search(
     res = col.query(
         **by,
         n_results=max(1, k),
-        where={"$and": [{"db": db}, {"phase": FULL}]},
+        where=_where_full(db),
         include=["documents", "metadatas", "distances"],
     )
     hits = [
-        Retrieved(
-            question_id=str(m["question_id"]),
-            question=str(m["question"]),
-            similarity=round(1.0 - float(d) / 2.0, 6),
-            markdown=str(doc),
-            db=str(m["db"]),
-            phase=FULL,
-            step_count=int(m["step_count"]),
-            final_sql_ok=bool(m["final_sql_ok"]),
-        )
+        _hit(doc, m, d)
         for doc, m, d in zip(res["documents"][0], res["metadatas"][0], res["distances"][0], strict=True)
     ]
     return sorted(hits, key=lambda h: (-h.similarity, h.question_id))[:k]
@@ -396,4 +435,21 @@ def retrieve(
         phase,
         best.step_count,
         best.final_sql_ok,
+        best.final_sql,
     )
+
+
+# ---------------------------------------------------------------- coverage of the benchmark
+
+
+def store_coverage(
+    chroma_client: Any, turns: Iterable[Mapping[str, Any]], collection: str = DEFAULT_COLLECTION
+) -> dict[str, Any]:
+    """coverage.coverage_report of this store over the benchmark's distinct questions (per database)."""
+    by_db = [{**t, "source": SOURCE_BY_PREFIX.get(str(t.get("source")), t.get("source"))} for t in turns]
+
+    def near(db: str, questions: Sequence[str]) -> list[tuple[str, float, str] | None]:
+        hits = nearest(chroma_client, db, questions, collection)
+        return [(h.question_id, h.similarity, h.final_sql) if h else None for h in hits]
+
+    return coverage_report(match_all(distinct_questions(by_db), near))

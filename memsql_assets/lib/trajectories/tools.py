@@ -7,6 +7,7 @@ or column, failing SQL) become errors an agent can react to, never exceptions.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections import deque
 from collections.abc import Callable
@@ -33,15 +34,27 @@ SQL_ROW_CAP = 200
 class DbTools:
     """The tool box over one database (connection opened read-only by the caller)."""
 
-    def __init__(self, conn: sqlite3.Connection, db: str, stats: SchemaStats | None = None):
+    def __init__(
+        self, conn: sqlite3.Connection, db: str, stats: SchemaStats | None = None, memo: bool = False
+    ):
         self.conn = conn
         self.db = db
         self.stats = stats or introspect(conn, db)
+        # a read-only database answers the same call the same way: a build's passes reuse answers
+        self._memo: dict[str, Call] | None = {} if memo else None
         self._dispatch: dict[str, Callable[..., tuple[str, str | None]]] = {
             name: getattr(self, name) for name in TOOL_NAMES
         }
 
     def call(self, tool: str, args: dict[str, Any]) -> Call:
+        if self._memo is None:
+            return self._call(tool, args)
+        key = json.dumps([tool, args], sort_keys=True, default=str)
+        if key not in self._memo:
+            self._memo[key] = self._call(tool, args)
+        return self._memo[key]
+
+    def _call(self, tool: str, args: dict[str, Any]) -> Call:
         fn = self._dispatch.get(tool)
         if fn is None:
             return Call(tool, args, "", f"unknown tool '{tool}'; tools: {', '.join(TOOL_NAMES)}")
