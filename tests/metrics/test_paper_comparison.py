@@ -12,8 +12,9 @@ import pytest
 from conftest import DBT_PROJECT
 
 from memsql_assets.lib.models.registry import DEFAULT_MODELS_FILE, load_registry
+from memsql_assets.lib.vocabulary import REPORT_SOURCES, dbt_vars
 
-PAPER_CONDITIONS = ["A", "B", "B_wm5", "C", "D"]
+PAPER_CONDITIONS = dbt_vars()["paper_conditions"]
 
 
 def seed(name: str) -> list[dict[str, str]]:
@@ -124,7 +125,7 @@ def test_each_and_memory_conditions_and_each_source_expand(comparison):
     gaps = comparison[comparison["claim_id"] == "edgar_gap_range"]
     assert sorted(gaps["condition"]) == sorted(c for c in PAPER_CONDITIONS if c != "A")
     assert set(gaps["minus_model"]) == {"claude-sonnet-4.6"}
-    assert sorted(sonnet[sonnet["claim_id"] == "ablation_sem_range"]["source"]) == ["BIRD", "NW", "SEC"]
+    assert sorted(sonnet[sonnet["claim_id"] == "ablation_sem_range"]["source"]) == sorted(REPORT_SOURCES)
 
 
 def test_reasoning_vs_standard_pairs_the_registry_entries(paper_home, results):

@@ -13,6 +13,7 @@ from memsql_assets.lib.agent.conditions import CONDITIONS, get_condition
 from memsql_assets.lib.agent.context import resolve_context, retrieved_sessions
 from memsql_assets.lib.agent.prompts import OUTPUT_REQUIREMENTS_HEADER, SYSTEM_PROMPT, PromptParts
 from memsql_assets.lib.errors import MemsqlError
+from memsql_assets.lib.vocabulary import REPORT_SOURCES
 
 GOLDEN = Path(__file__).with_name("golden")
 TURN = {
@@ -104,7 +105,7 @@ def test_output_requirements_are_the_last_block_and_identical_in_every_condition
 
 
 def test_every_benchmark_turn_prompt_ends_with_its_requirement_in_every_condition(embedded_turns):
-    schemas = {src: f"CREATE TABLE {src.lower()}_t (x);" for src in ("NW", "SEC", "BIRD")}
+    schemas = {src: f"CREATE TABLE {src.lower()}_t (x);" for src in REPORT_SOURCES}
 
     async def texts(condition):
         agent = _agent(condition)

@@ -3,7 +3,7 @@
 -- model, reference models included: benchmark properties such as the turn-1 level and the
 -- stateless collapse), 'paper' (each of the paper's five models) or one paper model; registry keys
 -- map to paper models through the paper_models seed (reasoning-mode entries). Its condition may be
--- 'each' (the paper's five) or 'memory' (all but A); its source 'each' (NW, SEC, BIRD).
+-- 'each' (the paper's five) or 'memory' (all but A); its source 'each' (every source of var('sources')).
 -- is_inside: round(value, decimals) within [low, high], at the precision the paper states.
 with claims as (
     select
@@ -49,7 +49,7 @@ by_condition as (
 expanded as (
     select
         c.*,
-        unnest(case when c.source = 'each' then ['NW', 'SEC', 'BIRD'] else [c.source] end) as run_source
+        unnest(case when c.source = 'each' then {{ var('sources') }} else [c.source] end) as run_source
     from by_condition as c
 ),
 
