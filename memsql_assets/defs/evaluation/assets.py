@@ -9,9 +9,7 @@ from memsql_assets.defs.evaluation.partitions import evaluation_partitions
 from memsql_assets.defs.evaluation.resources import EvaluationSettings
 from memsql_assets.defs.resources import MemsqlSettings, model_api_keys
 from memsql_assets.lib.code_versions import HARNESS_CODE, SEMANTIC_CODE, code_version, digest
-from memsql_assets.lib.harness.evaluate import evaluate_partition
 from memsql_assets.lib.harness.results import comparable_rows
-from memsql_assets.lib.harness.runner import RunStats
 from memsql_assets.lib.memory.chroma import chroma_client
 from memsql_assets.lib.memory.semantic import SEMANTIC_COLLECTION, SEMANTIC_HINTS, seed_semantic_memory
 from memsql_assets.lib.models.registry import load_registry
@@ -74,6 +72,10 @@ def _table(title: str, values: dict) -> str:
 def turn_results(
     context: dg.AssetExecutionContext, memsql: MemsqlSettings, evaluation: EvaluationSettings
 ) -> dg.MaterializeResult:
+    # The harness (litellm with it) loads only when a partition runs: definitions load fast for the CLI and UI.
+    from memsql_assets.lib.harness.evaluate import evaluate_partition
+    from memsql_assets.lib.harness.runner import RunStats
+
     keys = context.partition_key.keys_by_dimension
     model, condition = keys["model"], keys["condition"]
     last_log = [0.0]

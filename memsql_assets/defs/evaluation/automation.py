@@ -19,7 +19,6 @@ from memsql_assets.defs.jobs import OBSERVE_MODELS_JOB
 from memsql_assets.defs.resources import model_api_keys
 from memsql_assets.lib.code_versions import digest
 from memsql_assets.lib.errors import MemsqlError
-from memsql_assets.lib.harness.evaluate import model_fingerprint
 from memsql_assets.lib.models.registry import Registry, load_registry
 
 
@@ -30,7 +29,7 @@ def runnable_models(registry: Registry) -> list[str]:
 
 
 def registry_versions(registry: Registry, keys: list[str]) -> dict[str, str]:
-    return {k: model_fingerprint(registry.get(k)) for k in keys if k in registry.entries}
+    return {k: registry.get(k).fingerprint() for k in keys if k in registry.entries}
 
 
 @dg.observable_source_asset(

@@ -5,7 +5,7 @@ import os
 import dagster as dg
 from pydantic import Field
 
-from memsql_assets.lib.harness.evaluate import EvalSettings
+from memsql_assets.lib.harness.settings import EvalSettings
 
 RETRY_ERRORS_ENV = "MEMSQL_RETRY_ERRORS"  # "1": as retry_errors (set by `memsql eval --retry-errors`)
 

@@ -7,8 +7,6 @@ from pydantic import Field
 
 from memsql_assets.defs.resources import model_api_keys
 from memsql_assets.lib.errors import MemsqlError
-from memsql_assets.lib.models.gateway import ModelGateway
-from memsql_assets.lib.models.proposer import proposer
 from memsql_assets.lib.models.registry import load_registry
 from memsql_assets.lib.models.request_store import RequestStore
 
@@ -32,6 +30,10 @@ class TrajectorySettings(dg.ConfigurableResource):
 
     def propose(self, home: Path, model_key: str):
         """The registry model `model_key` as a messages -> text function (through the gateway)."""
+        # litellm loads only when an LLM writes or explores: the default store is built offline without it.
+        from memsql_assets.lib.models.gateway import ModelGateway
+        from memsql_assets.lib.models.proposer import proposer
+
         registry = load_registry()
         keys = model_api_keys(registry)
         available, reason = registry.available(model_key, keys, home)

@@ -8,8 +8,6 @@ the raw message, so every reply is redacted here before it becomes a row, a chec
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import logging
 import os
 import time
@@ -26,9 +24,10 @@ from memsql_assets.lib.benchmark.store import read_turns
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.harness.runner import PartitionRunner, Progress
 from memsql_assets.lib.harness.services import TrajectoryFactory, open_services
+from memsql_assets.lib.harness.settings import EvalSettings
 from memsql_assets.lib.harness.summary import summarize
 from memsql_assets.lib.models.gateway import ModelGateway, ModelReply
-from memsql_assets.lib.models.registry import ModelEntry, Registry, load_registry
+from memsql_assets.lib.models.registry import Registry, load_registry
 from memsql_assets.lib.models.request_store import REDACTED, RequestStore
 from memsql_assets.lib.paths import benchmark_dir, source_db_path
 
@@ -40,16 +39,6 @@ class ModelUnavailableError(MemsqlError):
 
 
 @dataclass(frozen=True)
-class EvalSettings:
-    redis_url: str | None = None
-    chroma_url: str | None = None
-    episodic_k: int = 3
-    timeout_s: float = 10.0
-    row_cap: int = 100_000
-    retry_errors: bool = False  # re-ask every turn whose recorded reply is a failure
-
-
-@dataclass(frozen=True)
 class PartitionOutcome:
     summary: dict[str, Any]
     result_path: Path
@@ -58,14 +47,6 @@ class PartitionOutcome:
 
 def benchmark_version(home: Path) -> str:
     return sha256_file(benchmark_dir(home) / "turns.jsonl")[:16]
-
-
-def model_fingerprint(entry: ModelEntry) -> str:
-    """Identity of what is called: a changed model id, params or reasoning config makes results stale."""
-    text = json.dumps(
-        {"model": entry.litellm_model, "params": entry.call_params()}, sort_keys=True, default=str
-    )
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def _secret_values(gateway: ModelGateway) -> list[str]:
@@ -166,7 +147,7 @@ def evaluate_partition(
         resumed_sessions=stats.resumed_sessions,
         redone_sessions=stats.redone_sessions,
         model_calls_this_run=gateway.calls,
-        model_fingerprint=model_fingerprint(entry),
+        model_fingerprint=entry.fingerprint(),
     )
     path = runner.finish(rows, summary)
     return PartitionOutcome(summary=summary, result_path=path, rows=rows)

@@ -10,7 +10,9 @@ was expected, because a typo here silently changes which experiment runs.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import json
 import os
 import re
 from collections.abc import Mapping
@@ -246,6 +248,11 @@ class ModelEntry(_Strict):
     def builtin_name(self) -> str | None:
         """`gold`, `recall-probe`, `smollm2-135m` for built-ins; None for API models."""
         return self.litellm_model.split("/", 1)[1] if self.kind != "api" else None
+
+    def fingerprint(self) -> str:
+        """Identity of what is called (model id, params, reasoning): a change makes its results stale."""
+        text = json.dumps({"model": self.litellm_model, "params": self.call_params()}, sort_keys=True, default=str)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def call_params(self) -> dict[str, Any]:
         """Everything passed to litellm besides model/messages/secrets: part of the request key."""

@@ -1,0 +1,15 @@
+"""The settings of one partition run (a module of its own: Dagster's resources import it without the harness)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class EvalSettings:
+    redis_url: str | None = None
+    chroma_url: str | None = None
+    episodic_k: int = 3
+    timeout_s: float = 10.0
+    row_cap: int = 100_000
+    retry_errors: bool = False  # re-ask every turn whose recorded reply is a failure
