@@ -603,7 +603,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("run", help="the main job, then gold and recall-probe under every condition")
+    p = sub.add_parser("run", help="the main job, then the reference models under every condition")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--skip-eval", action="store_true", help="only the unpartitioned assets")
     p.add_argument(
