@@ -13,6 +13,8 @@ from conftest import PARTITIONS, fresh_home, run_dbt
 
 from memsql_assets.lib.vocabulary import ERROR_CLASSES, REFERENCE_MODELS, REPORT_SOURCES
 
+GOLD, PROBE = REFERENCE_MODELS[0], REFERENCE_MODELS[-1]  # the two the metrics fixture evaluates
+
 
 def read_results(home) -> pd.DataFrame:
     files = sorted(home.glob("results/model=*/condition=*/turn_results.parquet"))
@@ -170,8 +172,8 @@ def test_model_pairs_flag_large_gaps(duckdb_path, results):
     assert set(pairs.index.get_level_values("condition")) == {"A"}  # only A has both models
     for src, g in results[results["condition"] == "A"].groupby("source"):
         ex = g.groupby("model")["ex_strict"].mean() * 100
-        row = pairs.loc[(*REFERENCE_MODELS, "A", src)]
-        assert row["gap_pp"] == pytest.approx(ex["gold"] - ex["recall-probe"])
+        row = pairs.loc[(GOLD, PROBE, "A", src)]  # the pair sorts by name
+        assert row["gap_pp"] == pytest.approx(ex[GOLD] - ex[PROBE])
         assert bool(row["is_flagged"]) == (abs(row["gap_pp"]) >= 10)
         assert row["lower_model"] == "recall-probe" and bool(row["involves_reference_model"])
 

@@ -18,6 +18,7 @@ def _row(turn_index: int, ex: bool, critical: bool = True) -> dict:
         "memory_critical": critical and turn_index > 1,
         "error_class": ERROR_CLASSES[0] if ex else ERROR_CLASSES[1],
         "contaminated": False,
+        "fallback_match": False,
         "gt_error": None,
         "model_error_type": None,
         "attempts": 1,
