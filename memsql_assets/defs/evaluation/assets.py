@@ -67,7 +67,7 @@ def _table(title: str, values: dict) -> str:
     ],
     description="Every benchmark turn evaluated for one model under one memory condition: the agent's prompt, "
     "the model's reply (request store: cache, resume point and audit trail), strict/bag/set EX, the six-class "
-    "error taxonomy and contamination. Writes results/model=<m>/condition=<c>/turn_results.parquet atomically.",
+    "error taxonomy and contamination. Writes results/model=MODEL/condition=CONDITION/turn_results.parquet atomically.",
 )
 def turn_results(
     context: dg.AssetExecutionContext, memsql: MemsqlSettings, evaluation: EvaluationSettings
