@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import shutil
 
+import pytest
 from model_fakes import FAKE_KEY_ENV, FAKE_SECRET
 
 from memsql_assets.lib.harness.evaluate import EvalSettings, evaluate_partition
+from memsql_assets.lib.harness.sample import SampleSizeError
 from memsql_assets.lib.models.gateway import ModelGateway
 from memsql_assets.lib.models.request_store import RequestStore, evaluation_cell, request_key
 
@@ -25,7 +27,9 @@ def _run(home, registry, provider, condition, settings=None):
     return out, len(provider.calls) - before
 
 
-def test_b_wm5_after_b_asks_the_model_for_every_turn(small_home, tmp_path, fake_provider, test_registry, monkeypatch):
+def test_b_wm5_after_b_asks_the_model_for_every_turn(
+    small_home, tmp_path, fake_provider, test_registry, monkeypatch
+):
     home = _home(small_home, tmp_path)
     monkeypatch.setenv(FAKE_KEY_ENV, FAKE_SECRET)
     fake_provider.default = "numbered"
@@ -47,7 +51,9 @@ def test_b_wm5_after_b_asks_the_model_for_every_turn(small_home, tmp_path, fake_
     assert [r["raw_output"] for r in again.rows] == [r["raw_output"] for r in wm5.rows]
 
 
-def test_share_identical_prompts_is_explicit_and_recorded(small_home, tmp_path, fake_provider, test_registry, monkeypatch):
+def test_share_identical_prompts_is_explicit_and_recorded(
+    small_home, tmp_path, fake_provider, test_registry, monkeypatch
+):
     home = _home(small_home, tmp_path)
     monkeypatch.setenv(FAKE_KEY_ENV, FAKE_SECRET)
     shared = EvalSettings(share_identical_prompts=True)
@@ -73,7 +79,11 @@ def test_cell_key_differs_per_cell_and_shared_key_is_the_schema_1_key():
     keys = {request_key("m/x", {}, msgs, None, c) for c in cells}
     assert len(keys) == len(cells) and shared not in keys
     assert evaluation_cell("m", "A", "SEC-2-010#3") == {
-        "model": "m", "condition": "A", "session": "SEC-2-010", "turn": 3, "epoch": 1
+        "model": "m",
+        "condition": "A",
+        "session": "SEC-2-010",
+        "turn": 3,
+        "epoch": 1,
     }
 
 
@@ -94,3 +104,39 @@ def test_old_records_stay_readable(tmp_path, fake_provider, test_registry, monke
     own = asyncio.run(gateway.acomplete("flaky", msgs, {}, cell=evaluation_cell("flaky", "A", "NW-1-001#1")))
     assert not own.cache_hit and len(fake_provider.calls) == 1
     assert store.get(own.request_key)["cell"]["session"] == "NW-1-001"
+
+
+def test_sample_run_then_full_run_reuses_the_sampled_cells(
+    small_home, tmp_path, fake_provider, test_registry, monkeypatch
+):
+    home = _home(small_home, tmp_path)
+    monkeypatch.setenv(FAKE_KEY_ENV, FAKE_SECRET)
+    fake_provider.default = "numbered"
+    sample, sample_calls = _run(home, test_registry, fake_provider, "B", EvalSettings(sessions=9))
+    s = sample.summary
+    assert s["sessions"] == 9 and s["complete"] is False and len(s["sample_sessions"]) == 9
+    assert {(r["source"], r["tier"]) for r in sample.rows} == {(r["source"], r["tier"]) for r in _all(home)}
+    assert sample_calls == s["turns"] == len(sample.rows) and s["ex_strict_ci95"] is not None
+    full, full_calls = _run(home, test_registry, fake_provider, "B")
+    assert full.summary["complete"] is True and full.summary["sample_sessions"] is None
+    assert full_calls == full.summary["turns"] - s["turns"], "the sampled cells' answers are reused"
+    answered = {(r["session_id"], r["turn_index"]): r["raw_output"] for r in sample.rows}
+    assert all(
+        answered[k] == r["raw_output"]
+        for r in full.rows
+        if (k := (r["session_id"], r["turn_index"])) in answered
+    )
+
+
+def test_a_sample_that_cannot_cover_the_strata_writes_nothing(small_home, tmp_path, test_registry):
+    home = _home(small_home, tmp_path)
+    with pytest.raises(SampleSizeError, match=r"sessions 3: expected 9 to 30"):
+        evaluate_partition(home, "gold", "A", settings=EvalSettings(sessions=3), registry=test_registry)
+    assert not (home / "results").exists() and not (home / "requests").exists()
+
+
+def _all(home):
+    from memsql_assets.lib.benchmark.store import read_turns
+    from memsql_assets.lib.paths import benchmark_dir
+
+    return read_turns(benchmark_dir(home))

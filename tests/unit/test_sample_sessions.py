@@ -25,7 +25,9 @@ def _turns(sizes):
     ]
 
 
-SIZES = {(s, t): n for s, n0 in (("NW", 30), ("SEC", 20), ("BIRD", 10)) for t, n in ((1, n0), (2, n0 // 2), (3, 2))}
+SIZES = {
+    (s, t): n for s, n0 in (("NW", 30), ("SEC", 20), ("BIRD", 10)) for t, n in ((1, n0), (2, n0 // 2), (3, 2))
+}
 
 
 def test_every_stratum_once_and_the_rest_in_proportion():
