@@ -43,6 +43,8 @@ def summarize(rows: Iterable[Mapping[str, Any]], model: str, condition: str, wal
         "model": model,
         "condition": condition,
         "turns": n,
+        # Scored rows, what EX and its interval rest on (the marts' n_turns): turns x epochs once there are epochs.
+        "n_turns": n,
         "ex_strict": _pct(sum(r["ex_strict"] for r in rows), n),
         "ex_strict_se": interval.se,
         "ex_strict_ci95": None if interval.lo is None else [interval.lo, interval.hi],
