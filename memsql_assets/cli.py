@@ -247,9 +247,12 @@ def _evaluate_if_out_of_date(instance: Any, model: str, condition: str, why: str
     """One partition through Dagster, unless Dagster reports its materialization current."""
     from memsql_assets.lib.harness.results import SUMMARY_FILE, partition_dir
 
+    summary_path = partition_dir(memsql_home(), model, condition) / SUMMARY_FILE
+    summary = json.loads(summary_path.read_text(encoding="utf-8")) if why is None else {}
+    if why is None and summary.get("complete") is False:  # current, but a sample (`eval --sessions`)
+        why = f"a sample of {summary.get('sessions')} sessions: the full run reuses its answers"
     if why is not None:
         return {**_evaluate(instance, model, condition), "why": why}
-    summary = json.loads((partition_dir(memsql_home(), model, condition) / SUMMARY_FILE).read_text(encoding="utf-8"))
     return {"model": model, "condition": condition, **summary, "skipped": "up to date", "success": True}
 
 
