@@ -213,6 +213,10 @@ def test_only_complete_partitions_and_labelled_samples_reach_the_marts(metrics_h
     assert bool(after.loc[("recall-probe", "A"), "is_sample"])
     assert not after.loc[("recall-probe", "B_wm5"), "is_sample"]
     assert after.loc[("recall-probe", "A"), "n_turns"] == len(pd.read_parquet(sample))
+    # The sample's size in sessions, and an interval over its sessions (one session: no spread).
+    assert after.loc[("recall-probe", "A"), "n_sessions"] == 1
+    assert not after.loc[("recall-probe", "A"), "is_complete"]
+    assert after.loc[("recall-probe", "A"), "ex_se_pp"] == 0
     assert not (mart(db, "fct_turn_evaluations")["condition"] == "B").any()
 
     # A rebuilt benchmark (another turns.jsonl) makes every partition stale: none reaches the marts.
