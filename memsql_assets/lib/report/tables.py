@@ -245,13 +245,16 @@ def comparator_table(m: Marts) -> Table:
 
 def pair_gaps_table(m: Marts) -> Table:
     df = m.model_pair_gaps
-    flagged = df[df["is_flagged"].fillna(False).astype(bool)]
+    flagged = df[df["is_flagged"].fillna(False).astype(bool)].copy()
+    flagged["gap_ci95"] = [
+        fmt.interval(lo, hi) for lo, hi in zip(flagged["gap_ci_lo_pp"], flagged["gap_ci_hi_pp"], strict=True)
+    ]
     flagged = flagged.sort_values(
         ["involves_reference_model", "abs_gap_pp"], ascending=[True, False], kind="stable"
     )
     return _table(
         "pair_gaps",
-        "Model pairs with an EX gap ≥ threshold",
+        "Model pairs whose EX gap's 95% interval excludes 0",
         flagged,
         [
             ("model a", "model_a", _text),
@@ -261,6 +264,7 @@ def pair_gaps_table(m: Marts) -> Table:
             ("EX a", "ex_a_pct", fmt.pct),
             ("EX b", "ex_b_pct", fmt.pct),
             ("gap (a − b)", "gap_pp", fmt.pp),
+            ("gap 95% CI", "gap_ci95", _text),
             ("lower", "lower_model", _text),
             ("reference pair", "involves_reference_model", fmt.flag),
         ],
