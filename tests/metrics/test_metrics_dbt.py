@@ -280,6 +280,7 @@ def test_intervals_equal_the_partition_summary_and_contain_the_estimate(duckdb_p
     for name, value, lo, hi in (
         ("agg_ex_by_source", "ex_pct", "ex_ci_lo_pct", "ex_ci_hi_pct"),
         ("agg_ex_by_turn_depth", "ex_pct", "ex_ci_lo_pct", "ex_ci_hi_pct"),
+        ("agg_ex_by_source_tier", "ex_pct", "ex_ci_lo_pct", "ex_ci_hi_pct"),
         ("agg_mbs", "mbs_pp", "mbs_ci_lo_pp", "mbs_ci_hi_pp"),
         ("agg_ablation", "win_pp", "win_ci_lo_pp", "win_ci_hi_pp"),
     ):
