@@ -247,14 +247,18 @@ def _evaluate_if_out_of_date(instance: Any, model: str, condition: str, why: str
     """One partition through Dagster, unless Dagster reports its materialization current."""
     from memsql_assets.lib.harness.results import SUMMARY_FILE, partition_dir
 
+    summary_path = partition_dir(memsql_home(), model, condition) / SUMMARY_FILE
+    summary = json.loads(summary_path.read_text(encoding="utf-8")) if why is None else {}
+    if why is None and summary.get("complete") is False:  # current, but a sample (`eval --sessions`)
+        why = f"a sample of {summary.get('sessions')} sessions: the full run reuses its answers"
     if why is not None:
         return {**_evaluate(instance, model, condition), "why": why}
-    summary = json.loads((partition_dir(memsql_home(), model, condition) / SUMMARY_FILE).read_text(encoding="utf-8"))
     return {"model": model, "condition": condition, **summary, "skipped": "up to date", "success": True}
 
 
-def _evaluate(instance: Any, model: str, condition: str) -> dict[str, Any]:
-    """One turn_results partition through Dagster (recorded in the instance); returns its summary."""
+def _evaluate(instance: Any, model: str, condition: str, sessions: int | None = None) -> dict[str, Any]:
+    """One turn_results partition through Dagster (recorded in the instance); returns its summary.
+    `sessions`: a sample run of that many sessions (validated by the caller)."""
     from memsql_assets.definitions import defs
     from memsql_assets.defs.evaluation.partitions import model_partitions, partition_key
     from memsql_assets.defs.jobs import EVALUATE_JOB
@@ -271,7 +275,9 @@ def _evaluate(instance: Any, model: str, condition: str) -> dict[str, Any]:
         instance=instance,
         partition_key=partition_key(model, condition),
         raise_on_error=False,
-        run_config=QUIET_RUN_CONFIG,
+        run_config=QUIET_RUN_CONFIG
+        if sessions is None
+        else {**QUIET_RUN_CONFIG, "resources": {"evaluation": {"config": {"sessions": sessions}}}},
     )
     checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
     summary_path = partition_dir(memsql_home(), model, condition) / SUMMARY_FILE
@@ -363,9 +369,11 @@ def _eval(args: argparse.Namespace) -> int:
 
     from memsql_assets.defs.instance import ensure_dagster_home
 
+    if args.sessions is not None and not _sessions_allowed(args.sessions):
+        return 2
     ensure_dagster_home(memsql_home())
     with DagsterInstance.get() as instance, _console_without_failures(), _retry_errors(args.retry_errors):
-        out = _evaluate(instance, args.model, args.condition)
+        out = _evaluate(instance, args.model, args.condition, args.sessions)
     if args.json:
         print(json.dumps(out, indent=2))
     elif "error" in out:
@@ -373,6 +381,23 @@ def _eval(args: argparse.Namespace) -> int:
     else:
         _print_evaluations([out])
     return 0 if out["success"] else 1
+
+
+def _sessions_allowed(n: int) -> bool:
+    """`--sessions N` within what the benchmark allows; else one line naming the flag and the range."""
+    from memsql_assets.lib.benchmark.store import read_turns
+    from memsql_assets.lib.harness.sample import SampleSizeError, check_size
+
+    bench = benchmark_dir(memsql_home())
+    if not (bench / "turns.jsonl").exists():
+        print("memsql eval: --sessions needs the benchmark: run `memsql run --skip-eval` first", file=sys.stderr)
+        return False
+    try:
+        check_size(read_turns(bench), n, name="--sessions")
+    except SampleSizeError as exc:
+        print(f"memsql eval: {exc}", file=sys.stderr)
+        return False
+    return True
 
 
 @contextlib.contextmanager
@@ -415,15 +440,21 @@ def _retry_errors(enabled: bool) -> Iterator[None]:
 
 
 def _print_evaluations(rows: list[dict[str, Any]]) -> None:
-    print(f"  {'model':<14} {'cond':<6} {'EX %':>6} {'EX crit %':>9} {'calls':>6} {'cache':>6}  classes")
+    print(
+        f"  {'model':<14} {'cond':<6} {'EX %':>6} {'95% CI':>13} {'EX crit %':>9} {'calls':>6} {'cache':>6}  classes"
+    )
     for e in rows:
         if "ex_strict" not in e:
             print(f"  {e['model']:<14} {e['condition']:<6} FAILED: {e.get('error', 'see the Dagster run')}")
             continue
         classes = ", ".join(f"{k} {v}" for k, v in e["error_classes"].items() if v)
+        ci = e.get("ex_strict_ci95")  # absent from summaries written before intervals
+        ci_text = f"{ci[0]:.1f}-{ci[1]:.1f}" if ci else "-"
+        sample = "" if e.get("complete", True) else f"  (sample of {e['sessions']} sessions)"
         print(
-            f"  {e['model']:<14} {e['condition']:<6} {e['ex_strict']:>6.1f} {'-' if e['ex_memory_critical'] is None else format(e['ex_memory_critical'], '.1f'):>9} "
+            f"  {e['model']:<14} {e['condition']:<6} {e['ex_strict']:>6.1f} {ci_text:>13} {'-' if e['ex_memory_critical'] is None else format(e['ex_memory_critical'], '.1f'):>9} "
             f"{e['calls']:>6} {e['cache_hits']:>6}  {classes}"
+            + sample
             + ("  (up to date)" if e.get("skipped") else "")
         )
 
@@ -622,6 +653,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="ask the model again for every turn whose recorded reply is a failure (default: replay "
         "deterministic failures such as 400 from the request store; transient ones are always re-asked)",
+    )
+    p.add_argument(
+        "--sessions",
+        type=int,
+        metavar="N",
+        help="a sample run: a deterministic sample of N sessions stratified by source x tier, the same for "
+        "every model and condition (at least one per stratum); a later full run reuses its answers",
     )
     p.set_defaults(func=_eval)
 

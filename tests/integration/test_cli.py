@@ -104,6 +104,30 @@ def test_eval_paraphrase_scores_100_under_episodic_memory(cli_env):
     assert out["ex_strict"] == 100.0 and out["checks"] == {"harness_integrity": True}
 
 
+def test_eval_sample_run_prints_its_size_and_interval(cli_env):
+    _memsql("run", "--skip-eval", env=cli_env)
+    args = ("eval", "--model", "recall-probe", "--condition", "B", "--json")
+    out = json.loads(_memsql(*args, "--sessions", "30", env=cli_env).stdout)
+    assert out["success"] and out["sessions"] == 30 and out["complete"] is False
+    assert len(out["sample_sessions"]) == 30 and 30 <= out["n_turns"] == out["turns"] < 1400
+    lo, hi = out["ex_strict_ci95"]
+    assert lo <= out["ex_strict"] <= hi and lo < hi
+    assert out["share_identical_prompts"] is False
+    text = _memsql(*args[:-1], "--sessions", "30", env=cli_env).stdout
+    assert f"{lo:.1f}-{hi:.1f}" in text and "sample of 30 sessions" in text
+
+
+@pytest.mark.parametrize("n", ["0", "8", "301"])
+def test_eval_sessions_out_of_range_is_one_line_and_writes_nothing(cli_env, n):
+    _memsql("run", "--skip-eval", env=cli_env)
+    results = Path(cli_env["MEMSQL_HOME"]) / "results" / "model=gold" / "condition=D"
+    proc = _memsql("eval", "--model", "gold", "--condition", "D", "--sessions", n, env=cli_env, check=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip() == f"memsql eval: --sessions {n}: expected 9 to 300 (at least one session for " \
+        "each of the benchmark's 9 source x tier strata, at most its 300 sessions)"
+    assert not results.exists()
+
+
 def test_eval_rejects_unknown_condition_and_model(cli_env):
     proc = _memsql("eval", "--model", "gold", "--condition", "Z", env=cli_env, check=False)
     assert proc.returncode == 2 and "unknown condition 'Z'" in proc.stderr and "Traceback" not in proc.stderr

@@ -11,9 +11,7 @@ import pandas as pd
 import pytest
 from conftest import PARTITIONS, fresh_home, run_dbt
 
-from memsql_assets.lib.vocabulary import ERROR_CLASSES, REFERENCE_MODELS, REPORT_SOURCES
-
-GOLD, PROBE = REFERENCE_MODELS[0], REFERENCE_MODELS[-1]  # the two the metrics fixture evaluates
+from memsql_assets.lib.vocabulary import ERROR_CLASSES, REPORT_SOURCES
 
 
 def read_results(home) -> pd.DataFrame:
@@ -167,14 +165,15 @@ def test_errors_contamination_cost_comparators_match_pandas(duckdb_path, results
         assert k["n_strict_set_disagree"] == (g["ex_strict"] != g["ex_set"]).sum()
 
 
-def test_model_pairs_flag_large_gaps(duckdb_path, results):
+def test_model_pairs_flag_gaps_whose_interval_excludes_zero(duckdb_path, results):
     pairs = mart(duckdb_path, "agg_model_pair_gaps").set_index(["model_a", "model_b", "condition", "source"])
     assert set(pairs.index.get_level_values("condition")) == {"A"}  # only A has both models
     for src, g in results[results["condition"] == "A"].groupby("source"):
         ex = g.groupby("model")["ex_strict"].mean() * 100
-        row = pairs.loc[(GOLD, PROBE, "A", src)]  # the pair sorts by name
-        assert row["gap_pp"] == pytest.approx(ex[GOLD] - ex[PROBE])
-        assert bool(row["is_flagged"]) == (abs(row["gap_pp"]) >= 10)
+        row = pairs.loc[(*sorted({m for m, _ in PARTITIONS}), "A", src)]  # the two models evaluated
+        assert row["gap_pp"] == pytest.approx(ex["gold"] - ex["recall-probe"])
+        assert row["gap_ci_lo_pp"] <= row["gap_pp"] <= row["gap_ci_hi_pp"]
+        assert bool(row["is_flagged"]) == (row["gap_ci_lo_pp"] > 0 or row["gap_ci_hi_pp"] < 0)
         assert row["lower_model"] == "recall-probe" and bool(row["involves_reference_model"])
 
 
@@ -214,6 +213,10 @@ def test_only_complete_partitions_and_labelled_samples_reach_the_marts(metrics_h
     assert bool(after.loc[("recall-probe", "A"), "is_sample"])
     assert not after.loc[("recall-probe", "B_wm5"), "is_sample"]
     assert after.loc[("recall-probe", "A"), "n_turns"] == len(pd.read_parquet(sample))
+    # The sample's size in sessions, and an interval over its sessions (one session: no spread).
+    assert after.loc[("recall-probe", "A"), "n_sessions"] == 1
+    assert not after.loc[("recall-probe", "A"), "is_complete"]
+    assert after.loc[("recall-probe", "A"), "ex_se_pp"] == 0
     assert not (mart(db, "fct_turn_evaluations")["condition"] == "B").any()
 
     # A rebuilt benchmark (another turns.jsonl) makes every partition stale: none reaches the marts.
@@ -260,3 +263,33 @@ def test_manifest_documents_every_mart_column_with_grain(metrics_home, duckdb_pa
             assert "Grain" in node["description"] or "grain" in node["description"], name
     for table, column in built_cols:
         assert models[table]["columns"].get(column, {}).get("description", "").strip(), f"{table}.{column}"
+
+
+def test_intervals_equal_the_partition_summary_and_contain_the_estimate(duckdb_path, results):
+    """dbt's session bootstrap and `memsql eval --json`'s (lib/evaluation/bootstrap.py) draw the same
+    sessions: the same interval, to rounding; every figure lies in its interval; pairs are paired."""
+    from memsql_assets.lib.harness.summary import summarize
+
+    summary = mart(duckdb_path, "agg_condition_summary").set_index(["model", "condition"])
+    for (model, cond), g in results.groupby(["model", "condition"]):
+        s = summarize(g.to_dict("records"), model, cond, 0.0)
+        row = summary.loc[(model, cond)]
+        assert row["n_sessions"] == g["session_id"].nunique()
+        assert [row["ex_ci_lo_pct"], row["ex_ci_hi_pct"]] == pytest.approx(s["ex_strict_ci95"], abs=1e-3)
+        assert row["ex_se_pp"] == pytest.approx(s["ex_strict_se"], abs=1e-3)
+    for name, value, lo, hi in (
+        ("agg_ex_by_source", "ex_pct", "ex_ci_lo_pct", "ex_ci_hi_pct"),
+        ("agg_ex_by_turn_depth", "ex_pct", "ex_ci_lo_pct", "ex_ci_hi_pct"),
+        ("agg_ex_by_source_tier", "ex_pct", "ex_ci_lo_pct", "ex_ci_hi_pct"),
+        ("agg_mbs", "mbs_pp", "mbs_ci_lo_pp", "mbs_ci_hi_pp"),
+        ("agg_ablation", "win_pp", "win_ci_lo_pp", "win_ci_hi_pp"),
+    ):
+        df = mart(duckdb_path, name).dropna(subset=[value])
+        assert len(df) and df[lo].notna().all(), name
+        assert ((df[lo] <= df[value] + 1e-9) & (df[value] <= df[hi] + 1e-9)).all(), name
+    mbs = mart(duckdb_path, "agg_mbs")
+    first = mbs[mbs["turn_depth"] == 1]
+    # recall-probe answers turn 1 identically under A and B: a paired difference is exactly 0.
+    assert (first["mbs_ci_lo_pp"] == 0).all() and (first["mbs_ci_hi_pp"] == 0).all()
+    win = mart(duckdb_path, "agg_ablation").set_index(["model", "source"]).loc[("recall-probe", "ALL")]
+    assert win["n_turns_b"] == win["n_turns_b_wm5"] == len(results) // len(PARTITIONS)

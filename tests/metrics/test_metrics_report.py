@@ -205,3 +205,22 @@ def test_report_of_empty_marts_says_so(empty_home, tmp_path):
 def test_missing_database_is_a_clear_error(tmp_path):
     with pytest.raises(ReportError, match="does not exist"):
         build_report(tmp_path / "nope.duckdb", tmp_path / "out")
+
+
+def test_summary_shows_the_interval_and_labels_samples(page, duckdb_path, report):
+    rows = keyed(page.tables["summary"], 2)
+    for rec in mart(duckdb_path, "agg_condition_summary").to_dict("records"):
+        cells = rows[(rec["model"], rec["condition"])]
+        assert cells["EX 95% CI"] == f"{rec['ex_ci_lo_pct']:.1f}–{rec['ex_ci_hi_pct']:.1f}"
+        assert cells["run"] == ("complete" if rec["is_complete"] else f"sample of {rec['n_sessions']} sessions")
+        assert cells["EX 95% CI"] in report.summary_text
+
+
+def test_pair_gaps_table_lists_the_gaps_whose_interval_excludes_zero(page, duckdb_path):
+    gaps = mart(duckdb_path, "agg_model_pair_gaps")
+    flagged = gaps[gaps["is_flagged"]]
+    rows = keyed(page.tables["pair_gaps"], 4)
+    assert len(rows) == len(flagged) > 0
+    for rec in flagged.to_dict("records"):
+        cells = rows[(rec["model_a"], rec["model_b"], rec["condition"], rec["source"])]
+        assert cells["gap 95% CI"] == f"{rec['gap_ci_lo_pp']:.1f}–{rec['gap_ci_hi_pp']:.1f}"

@@ -113,7 +113,8 @@ class ScriptedProvider(CustomLLM):
                 spec = self.rng.choice(self.fail_cycle)
             else:
                 spec = self.default
-            outcome = make_outcome(spec, model)
+            # "numbered": a different answer to every request, as a sampled LLM may give
+            outcome = _response(f"SELECT {len(self.calls)}") if spec == "numbered" else make_outcome(spec, model)
             if isinstance(outcome, float):
                 await asyncio.sleep(outcome)
                 outcome = make_outcome("ok", model)

@@ -1,6 +1,9 @@
 -- Three-way memory ablation per model x source (and source = 'ALL'), in percentage points of EX:
 -- Win = B_wm5 - B, Ep = C - B_wm5, Sem = D - C, Net = D - B, Traj = E - B_wm5.
--- A difference is null when either of its conditions has no result for the model.
+-- A difference is null when either of its conditions has no result for the model. Each carries a
+-- standard error and 95 % interval by the session bootstrap, paired: both conditions are resampled
+-- with the same sessions, so each turn is compared with itself (docs: bootstrap_method).
+{%- set terms = [('win', 'B_wm5', 'B'), ('ep', 'C', 'B_wm5'), ('sem', 'D', 'C'), ('net', 'D', 'B'), ('traj', 'E', 'B_wm5')] %}
 with ex as (
     select * from {{ ref('agg_ex_by_source') }}
 ),
@@ -13,23 +16,85 @@ pivoted as (
         max(ex_pct) filter (where condition = 'B_wm5') as ex_b_wm5_pct,
         max(ex_pct) filter (where condition = 'C') as ex_c_pct,
         max(ex_pct) filter (where condition = 'D') as ex_d_pct,
-        max(ex_pct) filter (where condition = 'E') as ex_e_pct
+        max(ex_pct) filter (where condition = 'E') as ex_e_pct,
+        max(n_turns) filter (where condition = 'B') as n_turns_b,
+        max(n_turns) filter (where condition = 'B_wm5') as n_turns_b_wm5,
+        max(n_turns) filter (where condition = 'C') as n_turns_c,
+        max(n_turns) filter (where condition = 'D') as n_turns_d,
+        max(n_turns) filter (where condition = 'E') as n_turns_e
     from ex
     where condition <> 'A'  -- no term uses the stateless baseline: a model with only A has no row
+    group by model, source
+),
+
+per_session as (
+    select
+        model,
+        condition,
+        coalesce(source, 'ALL') as source,
+        session_id,
+        count(*) as n,
+        count(*) filter (where ex_strict) as c
+    from {{ ref('fct_turn_evaluations') }}
+    group by grouping sets ((model, condition, source, session_id), (model, condition, session_id))
+),
+
+terms as (
+    select * from (values
+        {%- for name, x, y in terms %}
+        ('{{ name }}', '{{ x }}', '{{ y }}'){{ ',' if not loop.last }}
+        {%- endfor %}
+    ) as t(term, condition_x, condition_y)
+),
+
+paired as (
+    select x.model, x.source, t.term, x.session_id, x.n as n_x, x.c as c_x, y.n as n_y, y.c as c_y
+    from terms as t
+    inner join per_session as x on x.condition = t.condition_x
+    inner join per_session as y
+        on y.condition = t.condition_y
+        and y.model = x.model
+        and y.source = x.source
+        and y.session_id = x.session_id
+),
+
+intervals as (
+    select
+        model,
+        source,
+        {%- for name, x, y in terms %}
+        max(se_pp) filter (where term = '{{ name }}') as {{ name }}_se_pp,
+        max(ci_lo_pp) filter (where term = '{{ name }}') as {{ name }}_ci_lo_pp,
+        max(ci_hi_pp) filter (where term = '{{ name }}') as {{ name }}_ci_hi_pp{{ ',' if not loop.last }}
+        {%- endfor %}
+    from {{ session_bootstrap('paired', ['model', 'source', 'term'], paired=true) }}
     group by model, source
 )
 
 select
-    model,
-    source,
-    ex_b_pct,
-    ex_b_wm5_pct,
-    ex_c_pct,
-    ex_d_pct,
-    ex_e_pct,
-    ex_b_wm5_pct - ex_b_pct as win_pp,
-    ex_c_pct - ex_b_wm5_pct as ep_pp,
-    ex_d_pct - ex_c_pct as sem_pp,
-    ex_d_pct - ex_b_pct as net_pp,
-    ex_e_pct - ex_b_wm5_pct as traj_pp
-from pivoted
+    p.model,
+    p.source,
+    p.ex_b_pct,
+    p.ex_b_wm5_pct,
+    p.ex_c_pct,
+    p.ex_d_pct,
+    p.ex_e_pct,
+    p.n_turns_b,
+    p.n_turns_b_wm5,
+    p.n_turns_c,
+    p.n_turns_d,
+    p.n_turns_e,
+    p.ex_b_wm5_pct - p.ex_b_pct as win_pp,
+    p.ex_c_pct - p.ex_b_wm5_pct as ep_pp,
+    p.ex_d_pct - p.ex_c_pct as sem_pp,
+    p.ex_d_pct - p.ex_b_pct as net_pp,
+    p.ex_e_pct - p.ex_b_wm5_pct as traj_pp,
+    {%- for name, x, y in terms %}
+    i.{{ name }}_se_pp,
+    i.{{ name }}_ci_lo_pp,
+    i.{{ name }}_ci_hi_pp{{ ',' if not loop.last }}
+    {%- endfor %}
+from pivoted as p
+left join intervals as i
+    on i.model = p.model
+    and i.source = p.source

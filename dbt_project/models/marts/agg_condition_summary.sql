@@ -1,5 +1,6 @@
 -- One row per evaluated model x condition partition: the headline numbers (what `memsql` prints and
--- the report's first table shows) and where they came from.
+-- the report's first table shows) and where they came from; EX with its session-bootstrap interval
+-- and, for a sample run (is_sample), the sample's size in sessions (n_sessions).
 with turns as (
     select
         model,
@@ -23,6 +24,10 @@ with turns as (
 
 select
     t.*,
+    x.n_sessions,
+    x.ex_se_pp,
+    x.ex_ci_lo_pct,
+    x.ex_ci_hi_pct,
     p.is_complete,
     p.is_sample,
     p.benchmark_version,
@@ -33,3 +38,7 @@ from turns as t
 inner join {{ ref('int_partitions') }} as p
     on p.model = t.model
     and p.condition = t.condition
+inner join {{ ref('agg_ex_by_source') }} as x
+    on x.model = t.model
+    and x.condition = t.condition
+    and x.source = '{{ var("all_sources") }}'

@@ -1,14 +1,42 @@
--- EX % per model x condition x source x tier (all turns, and memory-critical turns only).
+-- EX % per model x condition x source x tier (all turns, and memory-critical turns only); EX with
+-- its standard error and 95 % interval by the session bootstrap (docs: bootstrap_method).
+with per_session as (
+    select
+        model,
+        condition,
+        source,
+        tier,
+        session_id,
+        count(*) as n_x,
+        count(*) filter (where ex_strict) as c_x
+    from {{ ref('fct_turn_evaluations') }}
+    group by model, condition, source, tier, session_id
+),
+
+ex as (
+    select
+        model,
+        condition,
+        source,
+        tier,
+        count(*) as n_turns,
+        count(*) filter (where ex_strict) as n_correct,
+        {{ pct('count(*) filter (where ex_strict)', 'count(*)') }} as ex_pct,
+        count(*) filter (where memory_critical) as n_memory_critical,
+        {{ pct('count(*) filter (where ex_strict and memory_critical)', 'count(*) filter (where memory_critical)') }}
+            as ex_memory_critical_pct
+    from {{ ref('fct_turn_evaluations') }}
+    group by model, condition, source, tier
+)
+
 select
-    model,
-    condition,
-    source,
-    tier,
-    count(*) as n_turns,
-    count(*) filter (where ex_strict) as n_correct,
-    {{ pct('count(*) filter (where ex_strict)', 'count(*)') }} as ex_pct,
-    count(*) filter (where memory_critical) as n_memory_critical,
-    {{ pct('count(*) filter (where ex_strict and memory_critical)', 'count(*) filter (where memory_critical)') }}
-        as ex_memory_critical_pct
-from {{ ref('fct_turn_evaluations') }}
-group by model, condition, source, tier
+    ex.*,
+    b.se_pp as ex_se_pp,
+    b.ci_lo_pp as ex_ci_lo_pct,
+    b.ci_hi_pp as ex_ci_hi_pct
+from ex
+left join {{ session_bootstrap('per_session', ['model', 'condition', 'source', 'tier']) }} as b
+    on b.model = ex.model
+    and b.condition = ex.condition
+    and b.source = ex.source
+    and b.tier = ex.tier

@@ -1,9 +1,45 @@
 -- Every unordered pair of models (model_a < model_b) compared on EX per source (and 'ALL') and
--- condition: gap_pp = EX(model_a) - EX(model_b); flagged when |gap_pp| >= var pair_gap_flag_pp (10).
--- Finds the paper's "EDGAR regression" kind of result (one model far below another on one source).
+-- condition: gap_pp = EX(model_a) - EX(model_b), with its 95 % interval by the session bootstrap,
+-- paired (both models resampled with the same sessions; docs: bootstrap_method). Flagged when the
+-- interval excludes 0. Finds the paper's "EDGAR regression" kind of result.
 with ex as (
     select model, condition, source, n_turns, ex_pct
     from {{ ref('agg_ex_by_source') }}
+),
+
+per_session as (
+    select
+        model,
+        condition,
+        coalesce(source, 'ALL') as source,
+        session_id,
+        count(*) as n,
+        count(*) filter (where ex_strict) as c
+    from {{ ref('fct_turn_evaluations') }}
+    group by grouping sets ((model, condition, source, session_id), (model, condition, session_id))
+),
+
+paired as (
+    select
+        a.model as model_a,
+        b.model as model_b,
+        a.condition,
+        a.source,
+        a.session_id,
+        a.n as n_x,
+        a.c as c_x,
+        b.n as n_y,
+        b.c as c_y
+    from per_session as a
+    inner join per_session as b
+        on b.condition = a.condition
+        and b.source = a.source
+        and b.session_id = a.session_id
+        and a.model < b.model
+),
+
+intervals as (
+    select * from {{ session_bootstrap('paired', ['model_a', 'model_b', 'condition', 'source'], paired=true) }}
 )
 
 select
@@ -11,15 +47,20 @@ select
     b.model as model_b,
     a.condition,
     a.source,
+    a.n_turns as n_turns_a,
+    b.n_turns as n_turns_b,
     a.ex_pct as ex_a_pct,
     b.ex_pct as ex_b_pct,
     a.ex_pct - b.ex_pct as gap_pp,
     abs(a.ex_pct - b.ex_pct) as abs_gap_pp,
+    i.se_pp as gap_se_pp,
+    i.ci_lo_pp as gap_ci_lo_pp,
+    i.ci_hi_pp as gap_ci_hi_pp,
     case
         when a.ex_pct < b.ex_pct then a.model
         when b.ex_pct < a.ex_pct then b.model
     end as lower_model,
-    abs(a.ex_pct - b.ex_pct) >= {{ var('pair_gap_flag_pp') }} as is_flagged,
+    coalesce(i.ci_lo_pp > 0 or i.ci_hi_pp < 0, false) as is_flagged,
     (a.model in {{ "('" ~ var('reference_models') | join("', '") ~ "')" }}
         or b.model in {{ "('" ~ var('reference_models') | join("', '") ~ "')" }}) as involves_reference_model
 from ex as a
@@ -27,3 +68,8 @@ inner join ex as b
     on a.condition = b.condition
     and a.source = b.source
     and a.model < b.model
+left join intervals as i
+    on i.model_a = a.model
+    and i.model_b = b.model
+    and i.condition = a.condition
+    and i.source = a.source

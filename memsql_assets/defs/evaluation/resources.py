@@ -28,6 +28,17 @@ class EvaluationSettings(dg.ConfigurableResource):
         "included); `memsql eval --retry-errors` sets it through $MEMSQL_RETRY_ERRORS.",
     )
 
+    share_identical_prompts: bool = Field(
+        default=False,
+        description="Let evaluation cells whose prompts are identical (turn 1 under A and B) share one model "
+        "answer. Off: every cell (model, condition, session, turn, epoch) gets its own sample of the model.",
+    )
+    sessions: int = Field(
+        default=0,
+        description="A sample run: evaluate a deterministic sample of this many sessions, stratified by source x "
+        "tier (at least one per stratum), the same for every model and condition. 0: every session.",
+    )
+
     def settings(self) -> EvalSettings:
         return EvalSettings(
             redis_url=self.redis_url or None,
@@ -36,4 +47,6 @@ class EvaluationSettings(dg.ConfigurableResource):
             timeout_s=self.sql_timeout_s,
             row_cap=self.row_cap,
             retry_errors=self.retry_errors or os.environ.get(RETRY_ERRORS_ENV) == "1",
+            share_identical_prompts=self.share_identical_prompts,
+            sessions=self.sessions or None,
         )

@@ -23,12 +23,13 @@ from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.benchmark.store import read_turns
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.harness.runner import PartitionRunner, Progress
+from memsql_assets.lib.harness.sample import sample_turns
 from memsql_assets.lib.harness.services import TrajectoryFactory, open_services
 from memsql_assets.lib.harness.settings import EvalSettings
 from memsql_assets.lib.harness.summary import summarize
 from memsql_assets.lib.models.gateway import ModelGateway, ModelReply
 from memsql_assets.lib.models.registry import Registry, load_registry
-from memsql_assets.lib.models.request_store import REDACTED, RequestStore
+from memsql_assets.lib.models.request_store import REDACTED, RequestStore, evaluation_cell
 from memsql_assets.lib.paths import benchmark_dir, source_db_path
 
 log = logging.getLogger(__name__)
@@ -83,6 +84,20 @@ def _redacting(
     return call
 
 
+def _in_cells(
+    call_model: Callable[..., Awaitable[ModelReply]], condition: str, share_identical_prompts: bool
+) -> Callable[..., Awaitable[ModelReply]]:
+    """`call_model` that asks for the evaluation cell's own answer (unless prompts are shared)."""
+    if share_identical_prompts:
+        return call_model
+
+    async def call(model_key: str, messages: list[dict[str, Any]], context: Mapping[str, Any]) -> ModelReply:
+        cell = evaluation_cell(model_key, condition, context["turn_id"], epoch=1)  # epochs: issue 13 item 2
+        return await call_model(model_key, messages, context, cell=cell)
+
+    return call
+
+
 def evaluate_partition(
     home: Path,
     model_key: str,
@@ -107,7 +122,8 @@ def evaluate_partition(
     if condition.trajectory and trajectory_factory is None:
         raise MemsqlError("condition E needs the trajectory store: materialize trajectory_store first")
 
-    turns = read_turns(benchmark_dir(home))
+    all_turns = read_turns(benchmark_dir(home))
+    turns = sample_turns(all_turns, settings.sessions)  # a bad size fails here, before anything is written
     version = benchmark_version(home)
     db_paths = {prefix: source_db_path(home, name) for prefix, name in SOURCE_BY_PREFIX.items()}
     schemas = {prefix: schema_text(path) for prefix, path in db_paths.items()}
@@ -130,7 +146,9 @@ def evaluate_partition(
         runner = PartitionRunner(
             model_key=model_key,
             agent=services.agent,
-            call_model=_redacting(gateway.acomplete, _secret_values(gateway)),
+            call_model=_in_cells(
+                _redacting(gateway.acomplete, _secret_values(gateway)), condition.name, settings.share_identical_prompts
+            ),
             home=home,
             db_paths=db_paths,
             benchmark_version=version,
@@ -148,6 +166,10 @@ def evaluate_partition(
         redone_sessions=stats.redone_sessions,
         model_calls_this_run=gateway.calls,
         model_fingerprint=entry.fingerprint(),
+        share_identical_prompts=settings.share_identical_prompts,
+        sessions=len({t["session_id"] for t in turns}),
+        complete=len(turns) == len(all_turns),
+        sample_sessions=sorted({t["session_id"] for t in turns}) if settings.sessions is not None else None,
     )
     path = runner.finish(rows, summary)
     return PartitionOutcome(summary=summary, result_path=path, rows=rows)

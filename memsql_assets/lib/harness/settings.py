@@ -13,3 +13,7 @@ class EvalSettings:
     timeout_s: float = 10.0
     row_cap: int = 100_000
     retry_errors: bool = False  # re-ask every turn whose recorded reply is a failure
+    # Off: each evaluation cell gets its own model answer (request_store.evaluation_cell). On: cells
+    # whose prompts are identical share one answer (cheaper; fine for a deterministic model).
+    share_identical_prompts: bool = False
+    sessions: int | None = None  # a sample run of this many sessions (harness/sample.py); None: all

@@ -6,6 +6,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from memsql_assets.lib.evaluation.bootstrap import session_interval
 from memsql_assets.lib.vocabulary import ERROR_CLASSES
 
 
@@ -22,16 +23,31 @@ def _ex_by(rows: list[Mapping[str, Any]], key: str) -> dict[Any, float | None]:
     return {k: _pct(sum(v), len(v)) for k, v in sorted(groups.items())}
 
 
+def _by_session(rows: list[Mapping[str, Any]]) -> list[tuple[int, int]]:
+    """(correct, turns) per session, in session-id order: the clusters of the bootstrap."""
+    sessions: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for r in rows:
+        counts = sessions[r["session_id"]]
+        counts[0] += bool(r["ex_strict"])
+        counts[1] += 1
+    return [(c, t) for _, (c, t) in sorted(sessions.items())]
+
+
 def summarize(rows: Iterable[Mapping[str, Any]], model: str, condition: str, wall_s: float) -> dict[str, Any]:
     rows = list(rows)
     n = len(rows)
     classes = Counter(r["error_class"] for r in rows)
     critical = [r for r in rows if r["memory_critical"]]
+    interval = session_interval(_by_session(rows))
     return {
         "model": model,
         "condition": condition,
         "turns": n,
+        # Scored rows, what EX and its interval rest on (the marts' n_turns): turns x epochs once there are epochs.
+        "n_turns": n,
         "ex_strict": _pct(sum(r["ex_strict"] for r in rows), n),
+        "ex_strict_se": interval.se,
+        "ex_strict_ci95": None if interval.lo is None else [interval.lo, interval.hi],
         "ex_bag": _pct(sum(r["ex_bag"] for r in rows), n),
         "ex_set": _pct(sum(r["ex_set"] for r in rows), n),
         "ex_memory_critical": _pct(sum(r["ex_strict"] for r in critical), len(critical)),

@@ -14,10 +14,14 @@ them written by older versions are ignored. `retry_errors` re-asks every recorde
 Request key for built-ins: their answer depends on turn fields besides the messages (gold on
 gt_sql; recall-probe on the template, key names and stated values), and two turns can share
 identical messages (e.g. the same follow-up question under condition A), so the key includes
-exactly the fields the built-in reads (builtins.BUILTIN_CONTEXT_FIELDS) — not the turn id, which
-would add nothing and would tie the cache to session numbering. Re-runs of the same benchmark
-produce the same fields, hence the same keys, hence cache hits. For API models the turn context
-plays no part in the key and is not sent.
+exactly the fields the built-in reads (builtins.BUILTIN_CONTEXT_FIELDS). For API models the turn
+context plays no part in the key and is not sent.
+
+Request key and the evaluation cell: a real model's answer is a sample, so the harness passes the
+cell (request_store.evaluation_cell: model, condition, session, turn, epoch) and the key includes
+it: a cell's answer is reused by that cell only (resume, re-run), never by another cell whose prompt
+happens to be identical (turn 1 under A and B). `cell=None` (the `share_identical_prompts` setting)
+gives the schema-1 key, shared by identical prompts, which is also how older records are found.
 """
 
 from __future__ import annotations
@@ -280,6 +284,7 @@ def _record(
     params: Mapping[str, Any],
     messages: list[dict[str, Any]],
     builtin_context: Mapping[str, Any] | None,
+    cell: Mapping[str, Any] | None,
     latency: float,
     attempts: int,
     started_at: str,
@@ -289,6 +294,7 @@ def _record(
         "model_key": entry.key,
         "litellm_model": entry.litellm_model,
         "request": {"params": scrub(params), "messages": messages, "builtin_context": builtin_context},
+        "cell": cell,
         "response": None,
         "usage": {"prompt_tokens": 0, "completion_tokens": 0},
         "latency_s": round(latency, 4),
@@ -371,11 +377,15 @@ class ModelGateway:
         return sem
 
     def request_key_for(
-        self, model_key: str, messages: list[dict[str, Any]], turn_context: Mapping[str, Any]
+        self,
+        model_key: str,
+        messages: list[dict[str, Any]],
+        turn_context: Mapping[str, Any],
+        cell: Mapping[str, Any] | None = None,
     ) -> str:
         entry = self.registry.get(model_key)
         return request_key(
-            entry.litellm_model, entry.call_params(), messages, self._builtin_context(entry, turn_context)
+            entry.litellm_model, entry.call_params(), messages, self._builtin_context(entry, turn_context), cell
         )
 
     @staticmethod
@@ -392,12 +402,17 @@ class ModelGateway:
         return {f: turn_context[f] for f in fields}
 
     async def acomplete(
-        self, model_key: str, messages: list[dict[str, Any]], turn_context: Mapping[str, Any] | None = None
+        self,
+        model_key: str,
+        messages: list[dict[str, Any]],
+        turn_context: Mapping[str, Any] | None = None,
+        cell: Mapping[str, Any] | None = None,
     ) -> ModelReply:
+        """`cell`: the evaluation cell this answer is a sample for (None: shared by identical prompts)."""
         entry = self.registry.get(model_key)
         params = entry.call_params()
         builtin_context = self._builtin_context(entry, turn_context or {})
-        key = request_key(entry.litellm_model, params, messages, builtin_context)
+        key = request_key(entry.litellm_model, params, messages, builtin_context, cell)
 
         record = self.store.get(key)
         if record is not None and self._replayable(record):
@@ -445,12 +460,12 @@ class ModelGateway:
                         failure, message=f"model {entry.key} at {endpoint(entry)}: {gave_up}{failure.message}"
                     )
                     return await self._finish_error(
-                        entry, key, params, messages, builtin_context, failure, attempts, latency, started_at
+                        entry, key, params, messages, builtin_context, cell, failure, attempts, latency, started_at
                     )
                 break
 
         cost = entry.cost_usd(p_tok, c_tok)
-        record = _record(entry, params, messages, builtin_context, latency, attempts, started_at)
+        record = _record(entry, params, messages, builtin_context, cell, latency, attempts, started_at)
         record.update(
             response={"text": text, "reasoning": reasoning},
             usage={"prompt_tokens": p_tok, "completion_tokens": c_tok},
@@ -466,6 +481,7 @@ class ModelGateway:
         params: Mapping[str, Any],
         messages: list[dict[str, Any]],
         builtin_context: Mapping[str, Any] | None,
+        cell: Mapping[str, Any] | None,
         failure: _Failure,
         attempts: int,
         latency: float,
@@ -474,7 +490,7 @@ class ModelGateway:
         p_tok, c_tok = failure.prompt_tokens, failure.completion_tokens
         cost = entry.cost_usd(p_tok, c_tok)  # what the provider billed, even for a useless reply
         if failure.error_type not in ENDPOINT_FAILURES:
-            record = _record(entry, params, messages, builtin_context, latency, attempts, started_at)
+            record = _record(entry, params, messages, builtin_context, cell, latency, attempts, started_at)
             record.update(
                 error={
                     "type": failure.error_type,

@@ -2,9 +2,13 @@
 
 It is the cache (a re-run makes zero calls), the resume point (a killed run finds what it already
 paid for), the audit trail and the cost ledger. The key is the sha256 of the canonical JSON of
-{litellm_model, params, messages[, builtin_context]}: everything that determines the answer and
-nothing that does not (no secrets, no timestamps). One JSON file per key, written atomically, so a
-kill -9 leaves either the old state or the complete record, never half a file.
+{litellm_model, params, messages[, builtin_context][, cell]}: everything that determines the answer,
+and the evaluation cell (model, condition, session, turn, epoch) the answer is a sample for, and
+nothing else (no secrets, no timestamps). With the cell in the key, two cells whose prompts are
+identical (turn 1 under A and B) each get their own sample of the model; without it (cell=None, the
+`share_identical_prompts` setting, and every record written before schema 2) identical prompts
+share one answer. One JSON file per key, written atomically, so a kill -9 leaves either the old
+state or the complete record, never half a file.
 
 Secrets never reach disk: params/headers whose names look like credentials are scrubbed from the
 key material and the record, and any known secret value (the API keys the registry points at) is
@@ -26,7 +30,7 @@ from memsql_assets.lib.models.registry import is_secret_name
 log = logging.getLogger(__name__)
 
 REDACTED = "[redacted]"
-RECORD_SCHEMA = 1
+RECORD_SCHEMA = 2  # 2: the evaluation cell in the key and the record (schema 1 records still read)
 
 
 def scrub(obj: Any) -> Any:
@@ -48,9 +52,11 @@ def request_key(
     params: Mapping[str, Any],
     messages: list[dict[str, Any]],
     builtin_context: Mapping[str, Any] | None = None,
+    cell: Mapping[str, Any] | None = None,
 ) -> str:
     """sha256 of what determines the answer. `builtin_context` is only for built-ins, whose answer
-    also depends on the turn fields they read (see gateway.py for why)."""
+    also depends on the turn fields they read (see gateway.py for why); `cell` (evaluation_cell) makes
+    the answer that cell's own sample. Without both, the key is the schema-1 key of the same request."""
     material: dict[str, Any] = {
         "litellm_model": litellm_model,
         "params": scrub(params),
@@ -58,7 +64,17 @@ def request_key(
     }
     if builtin_context is not None:
         material["builtin_context"] = builtin_context
+    if cell is not None:
+        material["cell"] = cell
     return hashlib.sha256(canonical_json(material).encode("utf-8")).hexdigest()
+
+
+def evaluation_cell(model: str, condition: str, turn_id: str, epoch: int = 1) -> dict[str, Any]:
+    """The cell a request is a sample for; `turn_id` is agent.turn_context's `<session_id>#<turn_index>`."""
+    session, sep, turn = turn_id.rpartition("#")
+    if not sep or not session or not turn.isdigit():
+        raise ValueError(f"turn_id {turn_id!r}: expected <session_id>#<turn_index>")
+    return {"model": model, "condition": condition, "session": session, "turn": int(turn), "epoch": epoch}
 
 
 class RequestStore:

@@ -64,6 +64,15 @@ def _label(model: str, condition: str) -> str:
     return f"{model} · {condition}"
 
 
+def _yerr(df: pd.DataFrame, value: str, lo: str, hi: str) -> list[pd.Series]:
+    """Asymmetric error bars (value − lo, hi − value) from a mart's 95 % interval; 0 where it has none."""
+    v = df[value].astype(float)
+    return [
+        (v - df[lo].astype(float)).fillna(0.0).clip(lower=0),
+        (df[hi].astype(float) - v).fillna(0.0).clip(lower=0),
+    ]
+
+
 def mbs_hook(m: Marts) -> Figure:
     """MBS_c(t) per model (one panel each), one line per condition: the paper's 'hook' curve."""
     df = m.mbs.dropna(subset=["mbs_pp"])
@@ -79,11 +88,14 @@ def mbs_hook(m: Marts) -> Figure:
         for cond in CONDITIONS:
             line = sub[sub["condition"] == cond].sort_values("turn_depth")
             if not line.empty:
-                ax.plot(
+                ax.errorbar(
                     line["turn_depth"],
                     line["mbs_pp"],
+                    yerr=_yerr(line, "mbs_pp", "mbs_ci_lo_pp", "mbs_ci_hi_pp"),
                     marker="o",
                     ms=3,
+                    capsize=2,
+                    elinewidth=0.8,
                     label=cond,
                     color=CONDITION_COLORS[cond],
                 )
@@ -96,7 +108,9 @@ def mbs_hook(m: Marts) -> Figure:
         ax.set_ylabel("MBS (pp)")
     for ax in list(axes.flat)[len(models) :]:
         ax.axis("off")
-    fig.suptitle("Memory Benefit Score MBS_c(t) = EX_c(t) − EX_A(t)")
+    fig.suptitle(
+        "Memory Benefit Score MBS_c(t) = EX_c(t) − EX_A(t), 95 % interval (paired session bootstrap)"
+    )
     return fig
 
 
@@ -112,19 +126,22 @@ def per_turn_ex(m: Marts) -> Figure:
         for cond, style in (("A", "--"), ("B", "-")):
             line = df[(df["model"] == model) & (df["condition"] == cond)].sort_values("turn_depth")
             if not line.empty:
-                ax.plot(
+                ax.errorbar(
                     line["turn_depth"],
                     line["ex_pct"],
-                    style,
+                    yerr=_yerr(line, "ex_pct", "ex_ci_lo_pct", "ex_ci_hi_pct"),
+                    fmt=style,
                     marker="o",
                     ms=3,
+                    capsize=2,
+                    elinewidth=0.8,
                     color=colors[i % len(colors)],
                     label=_label(model, cond),
                 )
     ax.set_ylim(-2, 102)
     ax.set_xlabel("turn depth t")
     ax.set_ylabel("EX (%)")
-    ax.set_title("EX by turn depth: stateless A (dashed) vs working memory B (solid)")
+    ax.set_title("EX by turn depth: stateless A (dashed) vs working memory B (solid), 95 % interval")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, ncols=2)
     return fig
@@ -142,7 +159,12 @@ def ablation(m: Marts) -> Figure:
     width = 0.8 / len(terms)
     for j, (col, name) in enumerate(terms):
         xs = [i + (j - (len(terms) - 1) / 2) * width for i in range(len(models))]
-        ax.bar(xs, df[col].astype(float), width, label=name)  # NaN (condition not evaluated): no bar
+        term = col.removesuffix("_pp")
+        yerr = _yerr(df, col, f"{term}_ci_lo_pp", f"{term}_ci_hi_pp")
+        # NaN (condition not evaluated): no bar
+        ax.bar(
+            xs, df[col].astype(float), width, yerr=yerr, capsize=2, error_kw={"elinewidth": 0.8}, label=name
+        )
     ax.set_xticks(range(len(models)), models)
     ax.axhline(0, color="black", lw=0.8)
     ax.set_ylabel("pp of EX")

@@ -50,6 +50,11 @@ def number(v: Any) -> str:
     return MISSING if is_missing(v) else f"{float(v):,.1f}"
 
 
+def interval(lo: Any, hi: Any) -> str:
+    """A 95 % interval, one decimal: 71.2–84.0."""
+    return MISSING if is_missing(lo) or is_missing(hi) else f"{float(lo):.1f}–{float(hi):.1f}"
+
+
 def flag(v: Any) -> str:
     return MISSING if is_missing(v) else ("yes" if bool(v) else "no")
 

@@ -30,25 +30,34 @@ def _text(v: Any) -> str:
 
 
 def summary_table(m: Marts) -> Table:
+    df = m.condition_summary.copy()
+    df["ex_ci95"] = [
+        fmt.interval(lo, hi) for lo, hi in zip(df["ex_ci_lo_pct"], df["ex_ci_hi_pct"], strict=True)
+    ]
+    df["run"] = [
+        f"sample of {n} sessions" if s else ("complete" if c else fmt.MISSING)
+        for n, s, c in zip(df["n_sessions"], df["is_sample"], df["is_complete"], strict=True)
+    ]
     return _table(
         "summary",
         "Headline EX per model × condition",
-        m.condition_summary,
+        df,
         [
             ("model", "model", _text),
             ("condition", "condition", _text),
+            ("run", "run", _text),
             ("turns", "n_turns", fmt.count),
             ("EX %", "ex_pct", fmt.pct),
+            ("EX 95% CI", "ex_ci95", _text),
             ("EX mem-critical %", "ex_memory_critical_pct", fmt.pct),
             ("EX turn 1 %", "ex_turn1_pct", fmt.pct),
             ("contaminated %", "contamination_rate_pct", fmt.pct),
             ("tokens", "total_tokens", fmt.count),
             ("cost USD", "total_cost_usd", fmt.usd),
-            ("complete", "is_complete", fmt.flag),
-            ("sample", "is_sample", fmt.flag),
         ],
-        "EX = strict execution accuracy (agg_condition_summary). A sample ran a subset of whole "
-        "sessions; a cut-short partition is never shown.",
+        "EX = strict execution accuracy (agg_condition_summary); 95% CI by a seeded bootstrap over whole "
+        "sessions (dbt docs: bootstrap_method). A sample ran a subset of whole sessions: its numbers are "
+        "a sample's, with a wider interval; a cut-short partition is never shown.",
     )
 
 
@@ -236,13 +245,16 @@ def comparator_table(m: Marts) -> Table:
 
 def pair_gaps_table(m: Marts) -> Table:
     df = m.model_pair_gaps
-    flagged = df[df["is_flagged"].fillna(False).astype(bool)]
+    flagged = df[df["is_flagged"].fillna(False).astype(bool)].copy()
+    flagged["gap_ci95"] = [
+        fmt.interval(lo, hi) for lo, hi in zip(flagged["gap_ci_lo_pp"], flagged["gap_ci_hi_pp"], strict=True)
+    ]
     flagged = flagged.sort_values(
         ["involves_reference_model", "abs_gap_pp"], ascending=[True, False], kind="stable"
     )
     return _table(
         "pair_gaps",
-        "Model pairs with an EX gap ≥ threshold",
+        "Model pairs whose EX gap's 95% interval excludes 0",
         flagged,
         [
             ("model a", "model_a", _text),
@@ -252,6 +264,7 @@ def pair_gaps_table(m: Marts) -> Table:
             ("EX a", "ex_a_pct", fmt.pct),
             ("EX b", "ex_b_pct", fmt.pct),
             ("gap (a − b)", "gap_pp", fmt.pp),
+            ("gap 95% CI", "gap_ci95", _text),
             ("lower", "lower_model", _text),
             ("reference pair", "involves_reference_model", fmt.flag),
         ],

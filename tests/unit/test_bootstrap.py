@@ -1,0 +1,31 @@
+"""The session cluster bootstrap (lib/evaluation/bootstrap.py)."""
+
+from __future__ import annotations
+
+from memsql_assets.lib.evaluation.bootstrap import draws, quantile, session_interval
+
+
+def test_interval_contains_the_estimate_and_is_deterministic():
+    sessions = [(i % 3, 3) for i in range(40)]  # EX = 33.3 %
+    a = session_interval(sessions)
+    assert a == session_interval(sessions)
+    ex = 100 * sum(c for c, _ in sessions) / sum(t for _, t in sessions)
+    assert a.n == 120 and a.lo < ex < a.hi and 0 < a.se < 15
+
+
+def test_degenerate_inputs():
+    assert session_interval([]).se is None
+    same = session_interval([(2, 2)] * 10)
+    assert (same.se, same.lo, same.hi) == (0.0, 100.0, 100.0)
+
+
+def test_more_sessions_narrow_the_interval():
+    small = session_interval([(i % 2, 1) for i in range(20)])
+    large = session_interval([(i % 2, 1) for i in range(200)])
+    assert large.hi - large.lo < small.hi - small.lo
+
+
+def test_draws_are_in_range_and_quantile_interpolates():
+    rows = draws(7, replicates=50)
+    assert len(rows) == 50 and all(len(r) == 7 and all(0 <= i < 7 for i in r) for r in rows)
+    assert quantile([0, 10], 0.25) == 2.5 and quantile(list(range(10)), 0.025) == 0.225

@@ -1,0 +1,28 @@
+"""`memsql run` re-evaluates a partition Dagster reports current when it holds only a sample."""
+
+from __future__ import annotations
+
+import json
+
+from memsql_assets import cli
+from memsql_assets.lib.harness.results import SUMMARY_FILE, partition_dir
+
+
+def _write_summary(home, **fields):
+    path = partition_dir(home, "gold", "A") / SUMMARY_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"ex_strict": 100.0, **fields}), encoding="utf-8")
+
+
+def test_a_current_sample_is_evaluated_in_full_and_a_complete_one_is_not(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMSQL_HOME", str(tmp_path))
+    ran = []
+    monkeypatch.setattr(cli, "_evaluate", lambda instance, m, c: ran.append((m, c)) or {"model": m})
+    _write_summary(tmp_path, complete=False, sessions=30)
+    out = cli._evaluate_if_out_of_date(None, "gold", "A", None)
+    assert ran == [("gold", "A")] and out["why"].startswith("a sample of 30 sessions")
+    _write_summary(tmp_path, complete=True, sessions=300)
+    out = cli._evaluate_if_out_of_date(None, "gold", "A", None)
+    assert ran == [("gold", "A")] and out["skipped"] == "up to date"
+    _write_summary(tmp_path)  # a summary from before sample runs: complete
+    assert cli._evaluate_if_out_of_date(None, "gold", "A", None)["skipped"] == "up to date"
