@@ -13,3 +13,5 @@ class EvalSettings:
     timeout_s: float = 10.0
     row_cap: int = 100_000
     retry_errors: bool = False  # re-ask every turn whose recorded reply is a failure
+    # C/D: sessions per wave (runner.py); None: the model's max_concurrency. 1: strictly sequential.
+    wave_size: int | None = None
