@@ -225,6 +225,9 @@ class PartitionRunner:
         todo = [[s for s in wave if s not in done] for wave in plan]
         todo = [wave for wave in todo if wave]
         batch: list[str] = []  # cross-session: finished, not yet committed
+        # A commit runs while the next wave starts (that wave reads memory in process, not from
+        # Chroma); commits stay in order, and the run ends only after the last.
+        committing: asyncio.Task[None] | None = None
         for i, wave in enumerate(todo):
             await asyncio.gather(*(one(s) for s in wave))
             if self.condition.cross_session:
@@ -232,8 +235,12 @@ class PartitionRunner:
                     self.memory.end_wave()
                 batch += wave
                 if len(batch) >= COMMIT_EVERY_SESSIONS or i == len(todo) - 1:
-                    await self._commit([(s, done[s]) for s in batch])
+                    if committing is not None:
+                        await committing
+                    committing = asyncio.create_task(self._commit([(s, done[s]) for s in batch]))
                     batch = []
+        if committing is not None:
+            await committing
         rows = [r for sid in order for r in done[sid]]
         return rows, stats
 

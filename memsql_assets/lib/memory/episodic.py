@@ -64,6 +64,7 @@ class EpisodicMemory:
         self._index: dict[str | None, tuple[np.ndarray, list[dict[str, Any]], np.ndarray]] = {}
         # The sessions of a wave add, forget and query from worker threads at once.
         self._lock = threading.RLock()
+        self._stored: set[str] = set()  # sessions with turns in Chroma (read at open, or flushed since)
         self._load()
 
     def _load(self) -> None:
@@ -77,6 +78,7 @@ class EpisodicMemory:
             eid: (np.asarray(vec, dtype=np.float32), meta)
             for eid, vec, meta in zip(got["ids"], got["embeddings"], got["metadatas"], strict=True)
         }
+        self._stored = {meta["session_id"] for _, meta in self._entries.values()}
         self._index.clear()
 
     def reset(self) -> None:
@@ -85,6 +87,7 @@ class EpisodicMemory:
         self._entries = {}
         self._staged = {}
         self._pending = {}
+        self._stored = set()
         self._index.clear()
 
     def count(self) -> int:
@@ -101,14 +104,18 @@ class EpisodicMemory:
             self._index.clear()
 
     def forget_session(self, session_id: str) -> None:
-        """Drop one session's turns: a resumed run redoes an interrupted session from a clean slate."""
-        try:
-            self._collection.delete(where={"session_id": session_id})
-        except Exception as exc:
-            raise MemoryServiceError(
-                f"episodic memory {self.name!r}: cannot forget {session_id}: {exc}"
-            ) from exc
+        """Drop one session's turns: a resumed run redoes an interrupted session from a clean slate.
+        Chroma is asked only if it holds the session (a fresh session costs it nothing: every
+        session of a wave forgets itself as it starts, and Chroma's deletes run one at a time)."""
+        if session_id in self._stored:
+            try:
+                self._collection.delete(where={"session_id": session_id})
+            except Exception as exc:
+                raise MemoryServiceError(
+                    f"episodic memory {self.name!r}: cannot forget {session_id}: {exc}"
+                ) from exc
         with self._lock:
+            self._stored.discard(session_id)
             published = {k: v for k, v in self._entries.items() if v[1]["session_id"] != session_id}
             if len(published) != len(self._entries):
                 self._entries = published
@@ -170,6 +177,7 @@ class EpisodicMemory:
             ) from exc
         with self._lock:
             self._pending = {k: v for k, v in self._pending.items() if k not in pending}
+            self._stored.update(meta["session_id"] for meta in metas)
         return len(ids)
 
     def _source_index(self, source: str | None) -> tuple[np.ndarray, list[dict[str, Any]], np.ndarray]:
