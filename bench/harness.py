@@ -1,8 +1,8 @@
 """Per-turn cost of the harness with a zero-latency model, by condition, against the SQL floor.
 
-Not a test. Runs the real `evaluate_partition` (services, agent, runner, gateway, litellm, scorer,
-stores) with the `gold` built-in (answers the ground truth through litellm's custom-provider path,
-no latency) at concurrency 1, on a reduced benchmark home (every 10th session: 30 sessions, all
+Not a test. Runs the real `evaluate_partition` (services, agent, runner, gateway, scorer, stores)
+with the `gold` built-in (answers the ground truth, no latency; called in-process by the gateway
+since issue 14, so the litellm column below is 0) at concurrency 1, on a reduced benchmark home (every 10th session: 30 sessions, all
 sources and tiers), and times the pieces around the real calls by wrapping methods in this process
 (no library code is changed):
 
@@ -10,7 +10,7 @@ sources and tiers), and times the pieces around the real calls by wrapping metho
                 trajectory lookups, context resolution)
     prompt      build_messages + prompt_hash
     model       ModelGateway.acomplete minus the request-store write (key, store lookup, litellm)
-      litellm     of which litellm.acompletion itself (the custom provider's own work is ~0)
+      litellm     of which litellm.acompletion itself (0 for built-ins, which never reach litellm)
     sql         run_query calls inside score_turn (ground truth when not cached, generated, fallback)
     compare     score_turn minus sql (extraction, the three comparators, taxonomy, summary)
     persist     Agent.persist + request-store write + the per-session work (checkpoint, memory

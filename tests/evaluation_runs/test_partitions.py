@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -66,6 +67,20 @@ def test_api_model_without_key_is_reported_unavailable(small_home, monkeypatch):
         evaluate_partition(small_home, "gpt-5-mini", "A")
 
 
+# The done-when registry of issue 14: a reference model at a known latency, 16 in flight (W = 16).
+SLOW_MODELS = """
+models:
+  recall-probe-200ms:
+    litellm_model: memsql/recall-probe
+    kind: builtin
+    reasoning: {type: none}
+    provider_params: {simulated_latency_ms: 200}
+    max_concurrency: 16
+    price_per_mtok: {input: 0, output: 0}
+    enabled: true
+"""
+SLOW = "recall-probe-200ms"
+
 RUNNER = """
 import sys
 from pathlib import Path
@@ -76,29 +91,83 @@ evaluate_partition(Path(sys.argv[1]), sys.argv[2], sys.argv[3])
 """
 
 
+def _wave_of(rows, size):
+    order = sorted({r["session_id"] for r in rows})
+    return {sid: i // size for i, sid in enumerate(order)}
+
+
+def test_sessions_never_see_their_own_wave_and_w1_is_sequential(small_home):
+    from memsql_assets.lib.harness.settings import EvalSettings
+
+    w16 = evaluate_partition(small_home, "recall-probe", "C", settings=EvalSettings(wave_size=16))
+    w1 = evaluate_partition(small_home, "recall-probe", "C", settings=EvalSettings(wave_size=1))
+    assert (w16.summary["wave_size"], w1.summary["wave_size"]) == (16, 1)
+    wave = _wave_of(w16.rows, 16)
+    seen = [
+        (r["session_id"], other)
+        for r in w16.rows
+        for other in json.loads(r["retrieved_sessions"]) + json.loads(r["supplying_sessions"])
+    ]
+    assert seen, "episodic retrieval must be exercised"
+    assert all(other == sid or wave[other] < wave[sid] for sid, other in seen)
+    # W = 1: every session sees every earlier one, its wave-of-16 mates included.
+    order = sorted(wave)
+    seen_1 = [
+        (r["session_id"], other) for r in w1.rows for other in json.loads(r["retrieved_sessions"])
+    ]
+    assert all(order.index(other) <= order.index(sid) for sid, other in seen_1)
+    assert any(other != sid and wave[other] == wave[sid] for sid, other in seen_1)
+    assert comparable_rows(w1.rows) != comparable_rows(w16.rows)  # W is part of the experiment
+    assert evaluate_partition(small_home, "gold", "A").summary["wave_size"] is None  # no shared memory
+
+
+def test_a_wave_size_below_one_is_a_clear_error(small_home, monkeypatch):
+    from memsql_assets.defs.evaluation.resources import EvaluationSettings
+    from memsql_assets.lib.errors import MemsqlError
+    from memsql_assets.lib.harness.settings import EvalSettings
+
+    for bad in (0, -3):
+        with pytest.raises(MemsqlError, match=f"wave size must be an integer >= 1 .*got {bad}"):
+            evaluate_partition(small_home, "gold", "C", settings=EvalSettings(wave_size=bad))
+    monkeypatch.setenv("MEMSQL_WAVE_SIZE", "many")
+    with pytest.raises(MemsqlError, match=r"\$MEMSQL_WAVE_SIZE: expected an integer >= 1, got 'many'"):
+        EvaluationSettings().settings()
+    monkeypatch.setenv("MEMSQL_WAVE_SIZE", "1")
+    assert EvaluationSettings().settings().wave_size == 1
+    assert EvaluationSettings(wave_size=4).settings().wave_size == 4
+
+
 def test_resume_after_kill_9_gives_the_clean_runs_rows(small_home, tmp_path):
+    """C at 200 ms and W = 16 (two waves over the 30 sessions): killed in the second wave, the
+    resumed run keeps the first wave and ends with exactly the rows of an uninterrupted W = 16 run."""
     import shutil
 
+    from memsql_assets.lib.models.registry import load_registry
+
+    models = tmp_path / "models.yaml"
+    models.write_text(SLOW_MODELS, encoding="utf-8")
+    registry = load_registry(models)
     home = tmp_path / "home"
     shutil.copytree(small_home, home, ignore=shutil.ignore_patterns("results", "requests", "redis"))
-    progress = partition_dir(home, "recall-probe", "C") / "_progress"
+    progress = partition_dir(home, SLOW, "C") / "_progress"
     proc = subprocess.Popen(
-        [sys.executable, "-c", RUNNER, str(home), "recall-probe", "C"], start_new_session=True
+        [sys.executable, "-c", RUNNER, str(home), SLOW, "C"],
+        start_new_session=True,
+        env={**os.environ, "MEMSQL_MODELS_FILE": str(models)},
     )
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and len(list(progress.glob("*-*.json"))) < 4:
+    while time.monotonic() < deadline and len(list(progress.glob("*-*.json"))) < 16:
         time.sleep(0.05)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     done_before = len(list(progress.glob("*-*.json")))
-    assert 4 <= done_before < 30, "the kill must land mid-run"
-    assert not (partition_dir(home, "recall-probe", "C") / RESULT_FILE).exists(), (
-        "no partial file is published"
-    )
+    assert 16 <= done_before < 30, "the kill must land in the second wave"
+    assert not (partition_dir(home, SLOW, "C") / RESULT_FILE).exists(), "no partial file is published"
 
-    resumed = evaluate_partition(home, "recall-probe", "C")
-    assert resumed.summary["resumed_sessions"] == done_before
-    clean = evaluate_partition(small_home, "recall-probe", "C")
+    resumed = evaluate_partition(home, SLOW, "C", registry=registry)
+    assert resumed.summary["resumed_sessions"] == 16, "only whole waves count as done"
+    assert resumed.summary["wave_size"] == 16
+    clean = evaluate_partition(small_home, SLOW, "C", registry=registry)
     diffs = [
         (a["session_id"], a["turn_index"], k, a[k], b[k])
         for a, b in zip(comparable_rows(resumed.rows), comparable_rows(clean.rows), strict=True)
@@ -106,5 +175,5 @@ def test_resume_after_kill_9_gives_the_clean_runs_rows(small_home, tmp_path):
         if a[k] != b[k]
     ]
     assert not diffs, diffs[:5]
-    on_disk = read_results(partition_dir(home, "recall-probe", "C") / RESULT_FILE)
+    on_disk = read_results(partition_dir(home, SLOW, "C") / RESULT_FILE)
     assert len(on_disk) == len({(r["session_id"], r["turn_index"]) for r in on_disk}) == len(clean.rows)

@@ -5,9 +5,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+# C and D run in waves of this many sessions here (the reference models' default would be one wave of
+# all 30): several waves and commits, so kills land between checkpoints and inside waves.
+WAVE_SIZE = 4
+
 
 def run_partition(home: str, model: str, condition: str, env: dict[str, str] | None = None) -> None:
     os.environ.update(env or {})
     from memsql_assets.lib.harness.evaluate import evaluate_partition
+    from memsql_assets.lib.harness.settings import EvalSettings
 
-    evaluate_partition(Path(home), model, condition)
+    evaluate_partition(Path(home), model, condition, settings=EvalSettings(wave_size=WAVE_SIZE))

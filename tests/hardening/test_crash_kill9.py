@@ -1,7 +1,7 @@
 """Crash safety (issue 6, requirement 4): kill -9 at random points of a partition run, many times.
 
 One partition (recall-probe × C: working memory in a private Redis, episodic memory in the
-partition's own Chroma, sessions strictly in order) is started, killed with SIGKILL after a random
+partition's own Chroma, sessions in waves of 4: partition_child.WAVE_SIZE) is started, killed with SIGKILL after a random
 delay, resumed, killed again, ... and finally resumed to completion. Runs are forked from a fork
 server that has the imports and the embedding model loaded, so a delay of a few hundred
 milliseconds already lands inside the run (setup, a session, a Chroma flush, a checkpoint, the

@@ -59,6 +59,7 @@ def episodic(chroma) -> EpisodicMemory:
     memory.reset()
     for p in (APPLE, LOANS, NW_SALES, MSFT):
         memory.add(p)
+    memory.publish()  # their wave has finished: every session sees them
     return memory
 
 
@@ -76,6 +77,38 @@ def test_source_filter_and_exclude_session(episodic: EpisodicMemory) -> None:
     assert [h["session_id"] for h in hits] == ["BIRD-2-001"]
     hits = episodic.query("What was Apple's revenue in 2021?", k=3, source="SEC", exclude_session="SEC-2-001")
     assert [h["session_id"] for h in hits] == ["SEC-2-002"]
+
+
+APPLE_2 = turn(
+    "SEC-2-003",
+    2,
+    "And Apple's revenue for 2021?",
+    "SELECT value_billions FROM annual_financials WHERE ticker='AAPL' AND fiscal_year=2021",
+    ticker="AAPL",
+)
+APPLE_1 = turn("SEC-2-003", 1, APPLE["question"], APPLE["sql"], ticker="AAPL")
+WAVE_MATE = turn("SEC-2-004", 1, APPLE["question"], "SELECT 'wave mate'", ticker="AAPL")
+
+
+def test_a_session_sees_its_own_turns_and_earlier_waves_never_a_wave_mate(episodic: EpisodicMemory) -> None:
+    """The wave rule (DESIGN decision 6): SEC-2-003 and SEC-2-004 run in one wave after the fixture's."""
+    for p in (APPLE_1, APPLE_2, WAVE_MATE):
+        episodic.add(p)
+    question = "What was Apple's revenue in 2022?"
+    seen = [(h["session_id"], h["turn_index"]) for h in episodic.query(question, k=10, session_id="SEC-2-003")]
+    assert ("SEC-2-004", 1) not in seen and {("SEC-2-003", 1), ("SEC-2-003", 2), ("SEC-2-001", 1)} <= set(seen)
+    # Its own turn ties with the earlier wave's identical one: its own, the most recent, wins.
+    same = episodic.query(f"{APPLE['question']}\n{APPLE['sql']}", k=2, session_id="SEC-2-003")
+    assert [(h["session_id"], h["turn_index"]) for h in same] == [("SEC-2-003", 1), ("SEC-2-001", 1)]
+    mate = [h["session_id"] for h in episodic.query(question, k=10, session_id="SEC-2-004")]
+    assert "SEC-2-003" not in mate and mate[0] == "SEC-2-004"
+    assert {h["session_id"] for h in episodic.query(question, k=10)} == {"SEC-2-001", "SEC-2-002", "BIRD-2-001", "NW-2-001"}
+    episodic.forget_session("SEC-2-004")  # a redone session starts from a clean slate
+    assert "SEC-2-004" not in [h["session_id"] for h in episodic.query(question, k=10, session_id="SEC-2-004")]
+    episodic.publish()  # the wave ends: the next wave sees both of its sessions' turns
+    later = {h["session_id"] for h in episodic.query(question, k=10, session_id="SEC-2-005")}
+    assert {"SEC-2-003", "SEC-2-001"} <= later and "SEC-2-004" not in later
+    assert episodic.count() == 6
 
 
 def test_upsert_is_idempotent_and_reset_empties(episodic: EpisodicMemory, chroma) -> None:

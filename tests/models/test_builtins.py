@@ -1,21 +1,22 @@
-"""Built-in models through the gateway and litellm: gold, recall-probe on real benchmark turns,
-the Resolved-block contract, and the local model's missing-weights report."""
+"""Built-in models through the gateway, in-process (never litellm): gold, recall-probe on real
+benchmark turns, the Resolved-block contract, simulated latency, and the local model's
+missing-weights report."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import time
 
 import litellm
 import pytest
 
 from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.models.builtins import (
-    HOME_KEY,
-    METADATA_KEY,
+    BuiltinRequestError,
+    answer,
     parse_resolved_block,
     recall_probe_sql,
-    register_builtins,
     smollm2_weights_path,
 )
 from memsql_assets.lib.models.gateway import ModelGateway
@@ -157,26 +158,42 @@ def test_smollm2_missing_weights_is_reported(tmp_path, test_registry):
     assert reply.error_type == "unavailable" and "run `memsql models fetch smollm2`" in reply.error_message
     assert not smollm2_weights_path(tmp_path).exists()
 
-    register_builtins()  # the provider itself says the same when called directly
-    with pytest.raises(litellm.BadRequestError, match="model weights missing.*memsql models fetch smollm2"):
-        asyncio.run(
-            litellm.acompletion(
-                model="memsql/smollm2-135m",
-                messages=[SYSTEM],
-                num_retries=0,
-                metadata={METADATA_KEY: {}, HOME_KEY: str(tmp_path)},
-            )
-        )
+    # The built-in itself says the same when called directly.
+    with pytest.raises(BuiltinRequestError, match="model weights missing.*memsql models fetch smollm2"):
+        asyncio.run(answer("smollm2-135m", [SYSTEM], {}, {}, tmp_path))
 
 
-def test_builtins_are_registered_once_and_shared_by_every_gateway(tmp_path, test_registry):
-    """Constructing gateways (any home) never rewrites litellm's provider map (issue 15)."""
-    handler = register_builtins()
-    before = litellm.custom_provider_map
-    for home in (tmp_path / "a", tmp_path / "b"):
-        gateway(home, test_registry)
-    assert litellm.custom_provider_map is before and register_builtins() is handler
-    assert [p["provider"] for p in litellm.custom_provider_map].count("memsql") == 1
+def test_builtins_never_call_litellm_and_keep_records_and_usage(tmp_path, test_registry, monkeypatch):
+    async def no_litellm(*args, **kwargs):
+        raise AssertionError("a built-in went through litellm")
+
+    monkeypatch.setattr(litellm, "acompletion", no_litellm)
+    turn = {"gt_sql": "SELECT COUNT(*) FROM loan"}
+    gw = gateway(tmp_path, test_registry)
+    reply = asyncio.run(gw.acomplete("gold", [SYSTEM], turn))
+    assert reply.ok and reply.text == turn["gt_sql"] and reply.attempts == 1 and gw.calls == 1
+    record = RequestStore.at_home(tmp_path).get(reply.request_key)
+    assert record["response"]["text"] == turn["gt_sql"] and record["litellm_model"] == "memsql/gold"
+    assert record["usage"] == {"prompt_tokens": len(SYSTEM["content"].split()), "completion_tokens": 4}
+
+
+def test_an_unanswerable_builtin_request_is_a_typed_bad_request(tmp_path, test_registry):
+    with pytest.raises(BuiltinRequestError, match="no built-in model 'oracle'"):
+        asyncio.run(answer("oracle", [SYSTEM], {}, {}, tmp_path))
+    oversized = {"gt_sql": "SELECT 1 " + "-" * 300_000}
+    reply = asyncio.run(gateway(tmp_path, test_registry).acomplete("gold", [SYSTEM], oversized))
+    assert reply.error_type == "malformed_response" and "over the 200,000 limit" in reply.error_message
+
+
+def test_simulated_latency_delays_each_answer(tmp_path):
+    async def timed(params):
+        t0 = time.monotonic()
+        text, _, _ = await answer("gold", [SYSTEM], {"gt_sql": "SELECT 1"}, params, tmp_path)
+        return text, time.monotonic() - t0
+
+    assert asyncio.run(timed({"simulated_latency_ms": 150}))[0] == "SELECT 1"
+    assert asyncio.run(timed({"simulated_latency_ms": 150}))[1] >= 0.15
+    assert asyncio.run(timed({}))[1] < 0.05
 
 
 def test_builtin_needs_its_turn_fields(tmp_path, test_registry):

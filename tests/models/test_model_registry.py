@@ -158,7 +158,35 @@ BAD_CASES = [
     ),
     ("openai/gpt-5-mini-2025-08-07", "gpt-5-mini", "models.m1.litellm_model", "provider/model"),
     ("kind: api", "kind: builtin", "models.m1.litellm_model", "memsql/gold"),
+    (
+        "enabled: true",
+        "enabled: true\n    provider_params: {simulated_latency_ms: 200}",
+        "models.m1.provider_params.simulated_latency_ms",
+        "only for the reference models (kind builtin)",
+    ),
 ]
+
+BUILTIN_ENTRY = """
+models:
+  gold:
+    litellm_model: memsql/gold
+    kind: builtin
+    reasoning: {type: none}
+    provider_params: {simulated_latency_ms: LATENCY}
+    max_concurrency: 16
+    price_per_mtok: {input: 0, output: 0}
+    enabled: true
+"""
+
+
+def test_simulated_latency_is_a_reference_model_param(write_registry):
+    entry = load_registry(write_registry(BUILTIN_ENTRY.replace("LATENCY", "200"))).get("gold")
+    assert entry.call_params() == {"simulated_latency_ms": 200}  # part of the request key and fingerprint
+    for bad in ("-5", "fast", "true"):
+        with pytest.raises(ConfigError) as err:
+            load_registry(write_registry(BUILTIN_ENTRY.replace("LATENCY", bad)))
+        assert err.value.field == "models.gold.provider_params.simulated_latency_ms"
+        assert "expected a number of milliseconds >= 0" in str(err.value)
 
 
 @pytest.mark.parametrize(

@@ -5,9 +5,11 @@ import os
 import dagster as dg
 from pydantic import Field
 
+from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.harness.settings import EvalSettings
 
 RETRY_ERRORS_ENV = "MEMSQL_RETRY_ERRORS"  # "1": as retry_errors (set by `memsql eval --retry-errors`)
+WAVE_SIZE_ENV = "MEMSQL_WAVE_SIZE"  # an integer: as wave_size, when the resource leaves it unset
 
 
 class EvaluationSettings(dg.ConfigurableResource):
@@ -27,7 +29,6 @@ class EvaluationSettings(dg.ConfigurableResource):
         description="Ask the model again for every turn whose recorded reply is a failure (deterministic ones "
         "included); `memsql eval --retry-errors` sets it through $MEMSQL_RETRY_ERRORS.",
     )
-
     share_identical_prompts: bool = Field(
         default=False,
         description="Let evaluation cells whose prompts are identical (turn 1 under A and B) share one model "
@@ -37,6 +38,12 @@ class EvaluationSettings(dg.ConfigurableResource):
         default=0,
         description="A sample run: evaluate a deterministic sample of this many sessions, stratified by source x "
         "tier (at least one per stratum), the same for every model and condition. 0: every session.",
+    )
+    wave_size: int | None = Field(
+        default=None,
+        description="Conditions C and D run sessions in waves of this many; a session never sees a session of "
+        "its own wave. Unset: $MEMSQL_WAVE_SIZE, else the model's max_concurrency. 1: the paper's strictly "
+        "sequential order.",
     )
 
     def settings(self) -> EvalSettings:
@@ -49,4 +56,15 @@ class EvaluationSettings(dg.ConfigurableResource):
             retry_errors=self.retry_errors or os.environ.get(RETRY_ERRORS_ENV) == "1",
             share_identical_prompts=self.share_identical_prompts,
             sessions=self.sessions or None,
+            wave_size=self.wave_size if self.wave_size is not None else _env_wave_size(),
         )
+
+
+def _env_wave_size() -> int | None:
+    text = os.environ.get(WAVE_SIZE_ENV, "").strip()
+    if not text:
+        return None
+    try:
+        return int(text)  # the harness rejects a size below 1, naming what it expects
+    except ValueError:
+        raise MemsqlError(f"${WAVE_SIZE_ENV}: expected an integer >= 1, got {text!r}") from None

@@ -37,6 +37,7 @@ class EpisodicStore(Protocol):
         source: str | None = None,
         exclude_session: str | None = None,
         embedding: list[float] | None = None,
+        session_id: str | None = None,
     ) -> list[Payload]: ...
 
 
@@ -104,7 +105,7 @@ class Agent:
             asyncio.to_thread(self.working.recall, sid, c.window) if c.window and self.working else nothing()
         )
         ep_task = asyncio.ensure_future(
-            asyncio.to_thread(self.episodic.query, question, self.episodic_k, source, None, vector)
+            asyncio.to_thread(self.episodic.query, question, self.episodic_k, source, None, vector, sid)
             if c.episodic and self.episodic
             else nothing()
         )

@@ -22,7 +22,7 @@ from memsql_assets.lib.atomic import sha256_file
 from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.benchmark.store import read_turns
 from memsql_assets.lib.errors import MemsqlError
-from memsql_assets.lib.harness.runner import PartitionRunner, Progress
+from memsql_assets.lib.harness.runner import PartitionRunner, Progress, resolve_wave_size
 from memsql_assets.lib.harness.sample import sample_turns
 from memsql_assets.lib.harness.services import TrajectoryFactory, open_services
 from memsql_assets.lib.harness.settings import EvalSettings
@@ -116,6 +116,7 @@ def evaluate_partition(
     condition = get_condition(condition_name)
     registry = registry or load_registry()
     entry = registry.get(model_key)  # unknown key -> clear error naming the registry file
+    resolve_wave_size(settings.wave_size, entry.max_concurrency)  # before any service starts
     ok, reason = registry.available(model_key, api_keys, home)
     if not ok:
         raise ModelUnavailableError(f"model {entry.key} is unavailable: {reason}")
@@ -157,6 +158,7 @@ def evaluate_partition(
             row_cap=settings.row_cap,
             progress=progress,
             memory=services.memory,
+            wave_size=settings.wave_size,
         )
         rows, stats = asyncio.run(runner.run(turns))
     summary = summarize(rows, model_key, condition.name, time.monotonic() - started)
@@ -170,6 +172,8 @@ def evaluate_partition(
         sessions=len({t["session_id"] for t in turns}),
         complete=len(turns) == len(all_turns),
         sample_sessions=sorted({t["session_id"] for t in turns}) if settings.sessions is not None else None,
+        # C/D rows are a function of W (runner.py); conditions without shared memory have no waves.
+        wave_size=runner.wave_size if condition.cross_session else None,
     )
     path = runner.finish(rows, summary)
     return PartitionOutcome(summary=summary, result_path=path, rows=rows)

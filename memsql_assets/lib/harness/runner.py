@@ -6,9 +6,14 @@ sessions; the interrupted session is redone from its first turn, and its model c
 from the request store, so the resumed run ends with exactly the rows of an uninterrupted one.
 
 Conditions without cross-session state (A, B, B_wm5, E) run sessions concurrently, bounded by the
-model's concurrency; conditions with episodic memory (C, D) run sessions one at a time in session
-order, because session i must see exactly sessions 1..i-1. Their memory is stored, and then their
-checkpoints written, every COMMIT_EVERY_SESSIONS sessions; a killed run redoes the sessions since.
+model's concurrency. Conditions with episodic memory (C, D) run sessions in waves of W consecutive
+sessions (session order; W defaults to the model's concurrency): the sessions of a wave run
+concurrently, each sees its own earlier turns and every turn of earlier waves, never a wave-mate's
+(episodic.py), so rows are a pure function of W. W = 1 is the paper's strictly sequential order
+(session i sees exactly sessions 1..i-1). Memory is stored, and then checkpoints written, at the end
+of a wave once COMMIT_EVERY_SESSIONS sessions have finished since the last commit; a killed run
+redoes the sessions since, and only whole waves count as done (a wave's checkpoints are written one
+by one), so a resume redoes a wave it finds half-checkpointed. Checkpoints of another W are void.
 
 An unusable endpoint stops the partition: after `stop_after_failures` consecutive turns fail with
 the same endpoint failure (gateway.ENDPOINT_FAILURES), no success between, the run raises
@@ -107,6 +112,21 @@ class ConnectionPool:
             self._free.put(conn)
 
 
+def resolve_wave_size(requested: int | None, concurrency: int) -> int:
+    """W for cross-session conditions: `requested`, else the model's concurrency; below 1 is an error."""
+    size = concurrency if requested is None else requested
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        raise MemsqlError(
+            f"wave size must be an integer >= 1 (1 runs sessions strictly one after another), got {size!r}"
+        )
+    return size
+
+
+def waves(order: Sequence[str], size: int) -> list[list[str]]:
+    """Consecutive sessions of `order`, `size` per wave (the last may be shorter)."""
+    return [list(order[i : i + size]) for i in range(0, len(order), size)]
+
+
 class PartitionStopped(MemsqlError):
     """The model's endpoint failed the same way on consecutive turns; finished sessions are kept."""
 
@@ -129,8 +149,10 @@ class PartitionRunner:
     progress: Progress | None = None
     memory: PartitionMemory | None = None  # None: the condition keeps no memory
     stop_after_failures: int = STOP_AFTER_FAILURES
+    wave_size: int | None = None  # C/D: sessions per wave; None: the concurrency
 
     def __post_init__(self) -> None:
+        self.wave_size = resolve_wave_size(self.wave_size, self.concurrency)
         self.condition = self.agent.condition
         self.out_dir = partition_dir(self.home, self.model_key, self.condition.name)
         self.progress_dir = progress_dir(self.home, self.model_key, self.condition.name)
@@ -161,12 +183,14 @@ class PartitionRunner:
 
     def _prepare_progress(self) -> dict[str, list[dict[str, Any]]]:
         meta_path = self.progress_dir / "_meta.json"
-        if meta_path.exists():
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
-            if meta.get("benchmark_version") != self.benchmark_version:
-                shutil.rmtree(self.progress_dir)  # checkpoints of another benchmark version are void
+        # Checkpoints of another benchmark version, or (C/D) of another wave size, are void.
+        meta = {"benchmark_version": self.benchmark_version}
+        if self.condition.cross_session:
+            meta["wave_size"] = self.wave_size
+        if meta_path.exists() and json.loads(meta_path.read_text(encoding="utf-8")) != meta:
+            shutil.rmtree(self.progress_dir)
         self.progress_dir.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(meta_path, json.dumps({"benchmark_version": self.benchmark_version}))
+        write_text_atomic(meta_path, json.dumps(meta))
         return read_checkpoints(self.progress_dir)
 
     async def run(self, turns: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], RunStats]:
@@ -175,6 +199,9 @@ class PartitionRunner:
             sessions[t["session_id"]].append(t)
         order = sorted(sessions)
         done = self._prepare_progress()
+        plan = waves(order, self.wave_size) if self.condition.cross_session else [order]
+        if self.condition.cross_session:  # only whole waves are done: a half-checkpointed one is redone
+            done = {s: done[s] for wave in plan if all(s in done for s in wave) for s in wave}
         stats = RunStats(total_turns=len(turns))
         stats.resumed_sessions = sum(1 for s in order if s in done)
         for sid in order:
@@ -187,24 +214,33 @@ class PartitionRunner:
         # (CPU count + 4 threads) would queue them behind one another at high concurrency.
         workers = max(1, self.concurrency) + 4
         asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(workers, "memsql-turn"))
-        todo = [s for s in order if s not in done]
-        if self.condition.cross_session:
-            batch: list[tuple[str, list[dict[str, Any]]]] = []
-            for i, sid in enumerate(todo):
-                done[sid] = await self._run_session(sessions[sid], stats)
-                batch.append((sid, done[sid]))
-                if len(batch) == COMMIT_EVERY_SESSIONS or i == len(todo) - 1:
-                    await self._commit(batch)
-                    batch = []
-        else:
-            gate = asyncio.Semaphore(max(1, self.concurrency))
+        gate = asyncio.Semaphore(max(1, self.concurrency))
 
-            async def one(sid: str) -> None:
-                async with gate:
-                    done[sid] = await self._run_session(sessions[sid], stats)
+        async def one(sid: str) -> None:
+            async with gate:
+                done[sid] = await self._run_session(sessions[sid], stats)
+                if not self.condition.cross_session:
                     await self._commit([(sid, done[sid])])
 
-            await asyncio.gather(*(one(s) for s in todo))
+        todo = [[s for s in wave if s not in done] for wave in plan]
+        todo = [wave for wave in todo if wave]
+        batch: list[str] = []  # cross-session: finished, not yet committed
+        # A commit runs while the next wave starts (that wave reads memory in process, not from
+        # Chroma); commits stay in order, and the run ends only after the last.
+        committing: asyncio.Task[None] | None = None
+        for i, wave in enumerate(todo):
+            await asyncio.gather(*(one(s) for s in wave))
+            if self.condition.cross_session:
+                if self.memory is not None:
+                    self.memory.end_wave()
+                batch += wave
+                if len(batch) >= COMMIT_EVERY_SESSIONS or i == len(todo) - 1:
+                    if committing is not None:
+                        await committing
+                    committing = asyncio.create_task(self._commit([(s, done[s]) for s in batch]))
+                    batch = []
+        if committing is not None:
+            await committing
         rows = [r for sid in order for r in done[sid]]
         return rows, stats
 

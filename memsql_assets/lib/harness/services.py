@@ -51,6 +51,10 @@ class PartitionMemory(Protocol):
         """Drop one session's entries (before it is (re)run; after it, for per-session memory)."""
         ...
 
+    def end_wave(self) -> None:
+        """A wave of sessions has finished: their memory becomes visible to every later session."""
+        ...
+
     def commit(self) -> None:
         """Make the finished sessions' memory durable (before their checkpoints are written)."""
         ...
@@ -83,6 +87,10 @@ class ConditionMemory:
             self.working.clear(session_id)
         if self.episodic is not None:
             self.episodic.forget_session(session_id)
+
+    def end_wave(self) -> None:
+        if self.episodic is not None:
+            self.episodic.publish()
 
     def commit(self) -> None:
         if self.episodic is not None:

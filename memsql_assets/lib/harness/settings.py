@@ -17,3 +17,5 @@ class EvalSettings:
     # whose prompts are identical share one answer (cheaper; fine for a deterministic model).
     share_identical_prompts: bool = False
     sessions: int | None = None  # a sample run of this many sessions (harness/sample.py); None: all
+    # C/D: sessions per wave (runner.py); None: the model's max_concurrency. 1: strictly sequential.
+    wave_size: int | None = None

@@ -1,26 +1,31 @@
 """Episodic memory: past turns of one condition-run, retrieved by similarity to the current question.
 
 One collection per condition-run (model × condition × benchmark version), shared by all sessions of
-that run. The agent adds each turn as it finishes (SPEC §2), so a session retrieves its own
-earlier turns and those of sessions run before it; running sessions one at a time in order keeps
-"session i sees sessions 1..i-1". A resumed run calls `forget_session` before redoing an
-interrupted session; `exclude_session` filters the current session out where a caller wants that.
+that run. The agent adds each turn as it finishes (SPEC §2). What a session may see is decided by
+waves (DESIGN decision 6): a turn is visible at once to its own session, and to every other session
+only after `publish`, which the runner calls when the turn's wave of sessions has finished. So a
+session sees its own earlier turns and every turn of earlier waves, never a wave-mate's, whatever
+the timing of concurrent sessions; waves of one session (W = 1) keep "session i sees sessions
+1..i-1". A resumed run calls `forget_session` before redoing an interrupted session;
+`exclude_session` filters a session out where a caller wants that.
 
 ChromaDB is the store (persistent, or a server); nearest neighbours are computed exactly over the
 collection's vectors, mirrored in process when the collection is opened. New turns enter the
-mirror at once (the next turn can retrieve them) and reach Chroma in one batch per session
-(`flush`): the harness checkpoints whole sessions, and a session interrupted before its flush is
-forgotten and redone on resume, so nothing finer-grained would ever be read back. Why not Chroma's query:
-benchmark questions repeat verbatim across sessions, so many stored turns tie in distance, and
-which tied turns an approximate index returns depends on insertion history. A resumed run cannot
-reproduce that history, so it would retrieve different turns than an uninterrupted run. Exact
-search with an explicit tie-break (the most recent turn wins) makes retrieval a pure function of
-what is stored. A condition-run holds at most 1,400 vectors: the search costs microseconds.
+mirror at once and reach Chroma in one batch per commit (`flush`): the harness checkpoints whole
+sessions, and a session interrupted before its flush is forgotten and redone on resume, so nothing
+finer-grained would ever be read back. Turns read back from Chroma were committed, hence published.
+Why not Chroma's query: benchmark questions repeat verbatim across sessions, so many stored turns
+tie in distance, and which tied turns an approximate index returns depends on insertion history. A
+resumed run cannot reproduce that history, so it would retrieve different turns than an
+uninterrupted run. Exact search with an explicit tie-break (the asking session's own turns, then
+the most recent published turn) makes retrieval a pure function of what is stored. A
+condition-run holds at most 1,400 vectors: the search costs microseconds.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any
 
 import numpy as np
@@ -52,9 +57,14 @@ class EpisodicMemory:
         self.client = client
         self.name = name
         self._collection = open_collection(client, name)
-        self._entries: dict[str, tuple[np.ndarray, dict[str, Any]]] = {}
+        self._entries: dict[str, tuple[np.ndarray, dict[str, Any]]] = {}  # published: visible to all
+        # Unpublished turns by session: visible only to their own session until `publish`.
+        self._staged: dict[str, dict[str, tuple[np.ndarray, dict[str, Any]]]] = {}
         self._pending: dict[str, tuple[str, dict[str, Any], list[float]]] = {}
         self._index: dict[str | None, tuple[np.ndarray, list[dict[str, Any]], np.ndarray]] = {}
+        # The sessions of a wave add, forget and query from worker threads at once.
+        self._lock = threading.RLock()
+        self._stored: set[str] = set()  # sessions with turns in Chroma (read at open, or flushed since)
         self._load()
 
     def _load(self) -> None:
@@ -68,38 +78,62 @@ class EpisodicMemory:
             eid: (np.asarray(vec, dtype=np.float32), meta)
             for eid, vec, meta in zip(got["ids"], got["embeddings"], got["metadatas"], strict=True)
         }
+        self._stored = {meta["session_id"] for _, meta in self._entries.values()}
         self._index.clear()
 
     def reset(self) -> None:
         """Empty the collection (delete + create): used when a condition-run starts from scratch."""
         self._collection = recreate_collection(self.client, self.name)
         self._entries = {}
+        self._staged = {}
         self._pending = {}
+        self._stored = set()
         self._index.clear()
 
     def count(self) -> int:
-        return len(self._entries)
+        return len(self._entries) + sum(len(turns) for turns in self._staged.values())
+
+    def publish(self) -> None:
+        """Make every turn added so far visible to every session (the runner: a wave has finished)."""
+        with self._lock:
+            if not self._staged:
+                return
+            for turns in self._staged.values():
+                self._entries.update(turns)
+            self._staged = {}
+            self._index.clear()
 
     def forget_session(self, session_id: str) -> None:
-        """Drop one session's turns: a resumed run redoes an interrupted session from a clean slate."""
-        try:
-            self._collection.delete(where={"session_id": session_id})
-        except Exception as exc:
-            raise MemoryServiceError(
-                f"episodic memory {self.name!r}: cannot forget {session_id}: {exc}"
-            ) from exc
-        self._entries = {k: v for k, v in self._entries.items() if v[1]["session_id"] != session_id}
-        self._pending = {k: v for k, v in self._pending.items() if v[1]["session_id"] != session_id}
-        self._index.clear()
+        """Drop one session's turns: a resumed run redoes an interrupted session from a clean slate.
+        Chroma is asked only if it holds the session (a fresh session costs it nothing: every
+        session of a wave forgets itself as it starts, and Chroma's deletes run one at a time)."""
+        if session_id in self._stored:
+            try:
+                self._collection.delete(where={"session_id": session_id})
+            except Exception as exc:
+                raise MemoryServiceError(
+                    f"episodic memory {self.name!r}: cannot forget {session_id}: {exc}"
+                ) from exc
+        with self._lock:
+            self._stored.discard(session_id)
+            published = {k: v for k, v in self._entries.items() if v[1]["session_id"] != session_id}
+            if len(published) != len(self._entries):
+                self._entries = published
+                self._index.clear()
+            self._staged.pop(session_id, None)
+            self._pending = {k: v for k, v in self._pending.items() if v[1]["session_id"] != session_id}
 
     def retain_sessions(self, keep: set[str]) -> None:
         """Drop every turn of a session not in `keep` (a resume redoes those sessions from scratch)."""
-        drop = sorted({meta["session_id"] for _, meta in self._entries.values()} - keep)
+        with self._lock:
+            stored = {meta["session_id"] for _, meta in self._entries.values()} | set(self._staged)
+        drop = sorted(stored - keep)
         for session_id in drop:
             self.forget_session(session_id)
 
     def add(self, payload: dict[str, Any], embedding: list[float] | None = None) -> None:
         """Upsert one turn under id `{session_id}#{turn_index}`: re-adding it on resume changes nothing.
+        Until `publish`, only its own session retrieves it.
 
         `embedding`, when given, is the question's vector (the agent embeds each question once and
         reuses it for retrieval and storage); otherwise the document is embedded here.
@@ -116,16 +150,23 @@ class EpisodicMemory:
             embedding if embedding is not None else [float(x) for x in embedding_function()([document])[0]]
         )
         eid = turn_id(payload["session_id"], payload["turn_index"])
-        self._pending[eid] = (document, metadata, list(vector))
-        self._entries[eid] = (np.asarray(vector, dtype=np.float32), metadata)
-        self._index.clear()
+        entry = (np.asarray(vector, dtype=np.float32), metadata)
+        with self._lock:
+            self._pending[eid] = (document, metadata, list(vector))
+            if eid in self._entries:  # re-added after publishing: replaced in place, still visible to all
+                self._entries[eid] = entry
+                self._index.clear()
+            else:
+                self._staged.setdefault(payload["session_id"], {})[eid] = entry
 
     def flush(self) -> int:
         """Write the turns added since the last flush to Chroma in one upsert; returns how many."""
-        if not self._pending:
+        with self._lock:
+            pending = dict(self._pending)
+        if not pending:
             return 0
-        ids = list(self._pending)
-        docs, metas, vectors = zip(*self._pending.values(), strict=True)
+        ids = list(pending)
+        docs, metas, vectors = zip(*pending.values(), strict=True)
         try:
             self._collection.upsert(
                 ids=ids, documents=list(docs), metadatas=list(metas), embeddings=list(vectors)
@@ -134,11 +175,13 @@ class EpisodicMemory:
             raise MemoryServiceError(
                 f"episodic memory {self.name!r}: cannot store {len(ids)} turns: {exc}"
             ) from exc
-        self._pending = {}
+        with self._lock:
+            self._pending = {k: v for k, v in self._pending.items() if k not in pending}
+            self._stored.update(meta["session_id"] for meta in metas)
         return len(ids)
 
     def _source_index(self, source: str | None) -> tuple[np.ndarray, list[dict[str, Any]], np.ndarray]:
-        """(vectors, metadata, recency rank) of one source's turns, rebuilt only after a change."""
+        """(vectors, metadata, recency rank) of one source's published turns, rebuilt only after a change."""
         if source not in self._index:
             items = [
                 (vec, meta)
@@ -151,6 +194,12 @@ class EpisodicMemory:
             self._index[source] = (vectors, [m for _, m in items], recency)
         return self._index[source]
 
+    def _own_turns(self, session_id: str | None, source: str | None) -> list[tuple[np.ndarray, dict[str, Any]]]:
+        """The asking session's unpublished turns of `source`, in turn order."""
+        turns = self._staged.get(session_id, {}) if session_id is not None else {}
+        own = [vm for vm in turns.values() if source is None or vm[1]["source"] == source]
+        return sorted(own, key=lambda vm: int(vm[1]["turn_index"]))
+
     def query(
         self,
         text: str,
@@ -158,10 +207,20 @@ class EpisodicMemory:
         source: str | None = None,
         exclude_session: str | None = None,
         embedding: list[float] | None = None,
+        session_id: str | None = None,
     ) -> list[dict[str, Any]]:
-        """Up to `k` stored payloads nearest to `text` (squared L2 on unit vectors, Chroma's default
-        space), each with its `distance`; ties go to the most recent turn (session id, then turn)."""
-        vectors, metas, recency = self._source_index(source)
+        """Up to `k` payloads nearest to `text` (squared L2 on unit vectors, Chroma's default space),
+        each with its `distance`, among the published turns and the unpublished turns of `session_id`
+        (the asking session). Ties go to the most recent turn: the asking session's own turns (latest
+        first), then published turns by (session id, turn)."""
+        with self._lock:
+            vectors, metas, recency = self._source_index(source)
+            own = self._own_turns(session_id, source)
+        if own:
+            own_vectors = np.stack([v for v, _ in own])
+            vectors = np.vstack([vectors, own_vectors]) if metas else own_vectors
+            metas = [*metas, *(m for _, m in own)]
+            recency = np.arange(len(metas))  # published in (session, turn) order, then own turns in order
         if k < 1 or not metas:
             return []
         query = np.asarray(

@@ -10,6 +10,8 @@ from memsql_assets.lib.vocabulary import REFERENCE_MODELS
 BUILTIN_PROVIDER = "memsql"
 # Built-in model names per registry kind (litellm id `memsql/<name>`).
 BUILTIN_NAMES: dict[str, tuple[str, ...]] = {"builtin": REFERENCE_MODELS, "local": ("smollm2-135m",)}
+# Provider param of the reference models (kind builtin): wait this long before answering.
+SIMULATED_LATENCY_PARAM = "simulated_latency_ms"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 # What transformers needs to load a GGUF on CPU (STACK.md "A real local LLM").
 LOCAL_MODEL_PACKAGES = ("torch", "transformers", "gguf", "accelerate")

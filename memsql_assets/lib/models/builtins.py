@@ -1,5 +1,6 @@
-"""Built-in models, served through a litellm custom provider (`memsql/<name>`) so that they take
-exactly the path API models take: same gateway, retries, request store and result rows.
+"""Built-in models (`memsql/<name>`), called in-process by the gateway: the same request store,
+records, usage accounting, retry policy and error typing as API models, without litellm's per-call
+work (5+ ms, more than the SQL floor, and it buys a built-in nothing).
 
 - `gold` answers with the turn's ground-truth SQL (proves the harness scores 100 %).
 - `paraphrase` answers with the turn's second, independently written SQL that meets the output
@@ -9,8 +10,10 @@ exactly the path API models take: same gateway, retries, request store and resul
   referenced value must come from the prompt's Resolved block (contract below).
 - `smollm2-135m` is a real local LLM (transformers + gguf, CPU) for end-to-end smoke tests.
 
-The gateway hands each built-in only the turn fields it declares in BUILTIN_CONTEXT_FIELDS (via
-litellm `metadata`), so recall-probe cannot see ground-truth values by any other path.
+The gateway hands each built-in only the turn fields it declares in BUILTIN_CONTEXT_FIELDS, so
+recall-probe cannot see ground-truth values by any other path. The reference models accept one
+provider param, `simulated_latency_ms` (registry: kind builtin only): they wait that long before
+answering, which gives benchmarks a model of known latency.
 
 Usage: gold, paraphrase and recall-probe count whitespace-separated tokens (prompt: all message
 text; output: the SQL) so token columns are populated and comparable between them; smollm2
@@ -46,14 +49,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import litellm
-from litellm import CustomLLM
-
 from memsql_assets.lib.atomic import atomic_path
 from memsql_assets.lib.benchmark.generate import sql_literal
 from memsql_assets.lib.errors import MemsqlError
-from memsql_assets.lib.models.builtin_names import BUILTIN_PROVIDER, smollm2_weights_path
-from memsql_assets.lib.paths import memsql_home
+from memsql_assets.lib.models.builtin_names import SIMULATED_LATENCY_PARAM, smollm2_weights_path
 
 # Built-ins that answer with one stored SQL of the turn, verbatim: the turn field they read.
 FIXED_ANSWER = {"gold": "gt_sql", "paraphrase": "paraphrase_sql"}
@@ -63,8 +62,6 @@ BUILTIN_CONTEXT_FIELDS: dict[str, tuple[str, ...]] = {
     "recall-probe": ("sql_template", "referenced_context_keys", "stated_values"),
     "smollm2-135m": (),
 }
-METADATA_KEY = "memsql_turn"
-HOME_KEY = "memsql_home"  # metadata: the calling gateway's data home (smollm2's weights live there)
 
 RESOLVED_HEADER = "Resolved context:"
 _ENTRY_RE = re.compile(r"^-\s+([A-Za-z_][A-Za-z0-9_]*):\s+(.+)$")
@@ -202,107 +199,49 @@ class _SmolLM2:
         try:
             from transformers import AutoModelForCausalLM, AutoTokenizer
         except ImportError as exc:
-            raise _bad_request(f"smollm2-135m needs transformers, gguf and torch: {exc}") from None
+            raise BuiltinRequestError(f"smollm2-135m needs transformers, gguf and torch: {exc}") from None
         try:
             tokenizer = AutoTokenizer.from_pretrained(str(weights.parent), gguf_file=weights.name)
             model = AutoModelForCausalLM.from_pretrained(str(weights.parent), gguf_file=weights.name)
         except ImportError as exc:  # transformers raises ImportError when `gguf` is missing
-            raise _bad_request(f"smollm2-135m cannot load {weights}: {exc} (pip install gguf)") from None
+            raise BuiltinRequestError(f"smollm2-135m cannot load {weights}: {exc} (pip install gguf)") from None
         model.eval()
         cls._loaded[weights] = (tokenizer, model)
         return tokenizer, model
 
 
-def _bad_request(message: str, model: str = "builtin") -> litellm.BadRequestError:
-    # A litellm-typed error keeps its class through litellm (a plain exception would be remapped
-    # to APIConnectionError and retried as if transient).
-    return litellm.BadRequestError(message, model=model, llm_provider=BUILTIN_PROVIDER)
+class BuiltinRequestError(MemsqlError):
+    """A built-in cannot answer this request (the gateway types it `bad_request`, as litellm would)."""
 
 
-class MemsqlBuiltins(CustomLLM):
-    """The `memsql` custom provider: dispatches on the model name after `memsql/`. One per process,
-    shared by every gateway: what differs per gateway (its home) travels in each call's metadata."""
-
-    def completion(self, *args: Any, **kwargs: Any) -> litellm.ModelResponse:
-        raise _bad_request("memsql built-ins are async only: call litellm.acompletion")
-
-    async def acompletion(  # type: ignore[override]
-        self,
-        model: str,
-        messages: list,
-        api_base: str,
-        custom_prompt_dict: dict,
-        model_response: litellm.ModelResponse,
-        print_verbose: Any,
-        encoding: Any,
-        api_key: Any,
-        logging_obj: Any,
-        optional_params: dict,
-        acompletion: Any = None,
-        litellm_params: dict | None = None,
-        logger_fn: Any = None,
-        headers: dict | None = None,
-        timeout: Any = None,
-        client: Any = None,
-    ) -> litellm.ModelResponse:
-        name = model.split("/", 1)[-1]
-        if name not in BUILTIN_CONTEXT_FIELDS:
-            raise _bad_request(
-                f"no built-in model '{name}' (known: {', '.join(BUILTIN_CONTEXT_FIELDS)})", model
-            )
-        metadata = (litellm_params or {}).get("metadata") or {}
-        context = metadata.get(METADATA_KEY) or {}
-        missing = [f for f in BUILTIN_CONTEXT_FIELDS[name] if f not in context]
-        if missing:
-            raise _bad_request(f"{name}: turn context lacks {', '.join(missing)}", model)
-        prompt_text = "\n".join(message_text(m) for m in messages)
-        if name in FIXED_ANSWER:
-            text = str(context[FIXED_ANSWER[name]])
-            usage = (whitespace_tokens(prompt_text), whitespace_tokens(text))
-        elif name == "recall-probe":
-            text = recall_probe_sql(
-                context["sql_template"],
-                list(context["referenced_context_keys"]),
-                context["stated_values"],
-                parse_resolved_block(messages),
-            )
-            usage = (whitespace_tokens(prompt_text), whitespace_tokens(text))
-        else:
-            weights = smollm2_weights_path(Path(metadata.get(HOME_KEY) or memsql_home()))
-            if not weights.exists():
-                raise _bad_request(
-                    f"model weights missing at {weights}: run `memsql models fetch smollm2`", model
-                )
-            max_new = int(optional_params.get("max_tokens") or SMOLLM2_DEFAULT_MAX_TOKENS)
-            text, p_tok, c_tok = await asyncio.to_thread(_SmolLM2.generate, weights, messages, max_new)
-            usage = (p_tok, c_tok)
-        response = litellm.ModelResponse(
-            model=f"{BUILTIN_PROVIDER}/{name}",
-            choices=[
-                {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
-            ],
-            usage={
-                "prompt_tokens": usage[0],
-                "completion_tokens": usage[1],
-                "total_tokens": usage[0] + usage[1],
-            },
+async def answer(
+    name: str, messages: list[dict[str, Any]], context: Mapping[str, Any], params: Mapping[str, Any], home: Path
+) -> tuple[str, int, int]:
+    """(text, prompt_tokens, completion_tokens) of built-in `name` for one request. `context` holds
+    the turn fields it declares; `params` are its registry entry's call params; `home` is the data
+    home of the calling gateway (smollm2's weights live there)."""
+    if name not in BUILTIN_CONTEXT_FIELDS:
+        raise BuiltinRequestError(f"no built-in model '{name}' (known: {', '.join(BUILTIN_CONTEXT_FIELDS)})")
+    missing = [f for f in BUILTIN_CONTEXT_FIELDS[name] if f not in context]
+    if missing:
+        raise BuiltinRequestError(f"{name}: turn context lacks {', '.join(missing)}")
+    latency_ms = params.get(SIMULATED_LATENCY_PARAM)
+    if latency_ms:
+        await asyncio.sleep(float(latency_ms) / 1000)
+    prompt_tokens = whitespace_tokens("\n".join(message_text(m) for m in messages))
+    if name in FIXED_ANSWER:
+        text = str(context[FIXED_ANSWER[name]])
+        return text, prompt_tokens, whitespace_tokens(text)
+    if name == "recall-probe":
+        text = recall_probe_sql(
+            context["sql_template"],
+            list(context["referenced_context_keys"]),
+            context["stated_values"],
+            parse_resolved_block(messages),
         )
-        # A built-in costs nothing; saying so spares litellm's cost lookup on every call.
-        response._hidden_params["response_cost"] = 0.0
-        return response
-
-
-def register_builtins() -> MemsqlBuiltins:
-    """The `memsql` provider in litellm.custom_provider_map, installed there if it is not yet: other
-    custom providers (tests add their own) and an installed handler are left as they are."""
-    for provider in litellm.custom_provider_map:
-        if provider.get("provider") == BUILTIN_PROVIDER and isinstance(
-            provider.get("custom_handler"), MemsqlBuiltins
-        ):
-            return provider["custom_handler"]
-    handler = MemsqlBuiltins()
-    litellm.custom_provider_map = [
-        *(p for p in litellm.custom_provider_map if p.get("provider") != BUILTIN_PROVIDER),
-        {"provider": BUILTIN_PROVIDER, "custom_handler": handler},
-    ]
-    return handler
+        return text, prompt_tokens, whitespace_tokens(text)
+    weights = smollm2_weights_path(home)
+    if not weights.exists():
+        raise BuiltinRequestError(f"model weights missing at {weights}: run `memsql models fetch smollm2`")
+    max_new = int(params.get("max_tokens") or SMOLLM2_DEFAULT_MAX_TOKENS)
+    return await asyncio.to_thread(_SmolLM2.generate, weights, messages, max_new)

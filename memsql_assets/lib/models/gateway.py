@@ -1,4 +1,7 @@
-"""The one door to every model: request store lookup, litellm call, retry policy, typed errors.
+"""The one door to every model: request store lookup, the call, retry policy, typed errors.
+
+API models are called through litellm; built-ins (`memsql/<name>`) in-process (builtins.answer),
+behind the same store, records, usage accounting, retry policy and error typing.
 
 Why here and only here: litellm's own retries are off (`num_retries=0`) because they can swallow
 429s and double-count attempts; this module owns the single retry policy (exponential backoff
@@ -46,17 +49,15 @@ import litellm
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.models.builtins import (
     BUILTIN_CONTEXT_FIELDS,
-    HOME_KEY,
-    METADATA_KEY,
+    BuiltinRequestError,
+    answer,
     message_text,
-    register_builtins,
 )
 from memsql_assets.lib.models.registry import ModelEntry, Registry
 from memsql_assets.lib.models.request_store import RequestStore, request_key, scrub
 from memsql_assets.lib.paths import memsql_home
 
 litellm.suppress_debug_info = True  # no "Give Feedback" banners in run logs
-register_builtins()  # once per process; idempotent, so tests that swap litellm's map keep it
 
 DEFAULT_MAX_CHARS = 200_000
 
@@ -209,6 +210,8 @@ def classify(exc: BaseException) -> _Failure:
         return _Failure(
             "malformed_response", message, prompt_tokens=exc.usage[0], completion_tokens=exc.usage[1]
         )
+    if isinstance(exc, BuiltinRequestError):
+        return _Failure("bad_request", message, None, None)
     cause = _cannot_connect(exc)
     if cause is not None:
         # aiohttp's text names the SSL context object (an address that differs per run): drop it.
@@ -256,6 +259,17 @@ def extract_reply(response: Any, max_chars: int) -> tuple[str, str, int, int]:
     content = getattr(message, "content", None)
     if isinstance(content, list):  # content blocks: keep text blocks only
         content = message_text({"content": content})
+    content = checked_text(content, tokens, max_chars)
+    reasoning = getattr(message, "reasoning_content", None) or ""
+    if not reasoning:
+        blocks = getattr(message, "thinking_blocks", None) or []
+        reasoning = "\n".join(str(b.get("thinking", "")) for b in blocks if isinstance(b, Mapping))
+    return content, str(reasoning), *tokens
+
+
+def checked_text(content: Any, tokens: tuple[int, int], max_chars: int) -> str:
+    """`content` if it is usable answer text (a string, valid UTF-8, at most `max_chars`), else
+    MalformedResponse carrying the usage `tokens` the provider reported."""
     if content is None:
         raise MalformedResponse("message content is None", tokens)
     if not isinstance(content, str):
@@ -268,11 +282,7 @@ def extract_reply(response: Any, max_chars: int) -> tuple[str, str, int, int]:
         raise MalformedResponse(
             f"message content is {len(content):,} chars, over the {max_chars:,} limit", tokens
         )
-    reasoning = getattr(message, "reasoning_content", None) or ""
-    if not reasoning:
-        blocks = getattr(message, "thinking_blocks", None) or []
-        reasoning = "\n".join(str(b.get("thinking", "")) for b in blocks if isinstance(b, Mapping))
-    return content, str(reasoning), *tokens
+    return content
 
 
 def _now() -> str:
@@ -313,7 +323,7 @@ def endpoint(entry: ModelEntry) -> str:
 
 
 def register_prices(registry: Registry) -> None:
-    """Give litellm the registry's prices for model ids its cost map lacks (built-ins, custom providers).
+    """Give litellm the registry's prices for API model ids its cost map lacks (custom providers).
 
     litellm prices every response; for an id it does not know it searches its whole cost map for a
     generalisation, three times per call (~2 ms of a 5 ms call for a zero-latency model). Costs that
@@ -330,7 +340,7 @@ def register_prices(registry: Registry) -> None:
             "mode": "chat",
         }
         for e in registry.entries.values()
-        if e.litellm_model not in litellm.model_cost
+        if e.kind == "api" and e.litellm_model not in litellm.model_cost  # built-ins never reach litellm
     }
     if unknown:
         litellm.register_model(unknown)
@@ -363,7 +373,7 @@ class ModelGateway:
         self.retry_errors = retry_errors  # re-ask turns whose stored record is a failure
         self._rng = random.Random(self.retry.seed)
         self._semaphores: dict[str, asyncio.Semaphore] = {}
-        self.calls = 0  # litellm calls made by this gateway (all models, all attempts)
+        self.calls = 0  # model calls made by this gateway (all models, all attempts)
         # Every key value the registry points at is redacted from stored records.
         store.add_secret_values(
             self.environ.get(e.api_key_env, "") for e in registry.entries.values() if e.api_key_env
@@ -427,8 +437,6 @@ class ModelGateway:
         call_kwargs: dict[str, Any] = dict(params)
         if entry.api_key_env:
             call_kwargs["api_key"] = self.environ[entry.api_key_env]
-        if builtin_context is not None:
-            call_kwargs["metadata"] = {METADATA_KEY: builtin_context, HOME_KEY: str(self.home)}
 
         started_at = _now()
         attempts = 0
@@ -440,15 +448,8 @@ class ModelGateway:
                 try:
                     # Also bounds providers that ignore `timeout`; unlike wait_for, no extra task per call.
                     async with asyncio.timeout(self.timeout_s):
-                        response = await litellm.acompletion(
-                            model=entry.litellm_model,
-                            messages=messages,
-                            num_retries=0,
-                            timeout=self.timeout_s,
-                            **call_kwargs,
-                        )
+                        text, reasoning, p_tok, c_tok = await self._call(entry, messages, call_kwargs, builtin_context)
                     latency = time.monotonic() - t0
-                    text, reasoning, p_tok, c_tok = extract_reply(response, self.max_chars)
                 except Exception as exc:  # noqa: BLE001 - every failure becomes a typed error
                     latency = time.monotonic() - t0
                     failure = classify(exc)
@@ -473,6 +474,22 @@ class ModelGateway:
         )
         await asyncio.to_thread(self.store.put, key, record)  # file I/O off the event loop
         return ModelReply(text, reasoning, p_tok, c_tok, latency, cost, False, attempts, None, None, key)
+
+    async def _call(
+        self,
+        entry: ModelEntry,
+        messages: list[dict[str, Any]],
+        call_kwargs: Mapping[str, Any],
+        builtin_context: Mapping[str, Any] | None,
+    ) -> tuple[str, str, int, int]:
+        """One attempt: (text, reasoning, prompt_tokens, completion_tokens); a failure raises."""
+        if entry.builtin_name is None or builtin_context is None:
+            response = await litellm.acompletion(
+                model=entry.litellm_model, messages=messages, num_retries=0, timeout=self.timeout_s, **call_kwargs
+            )
+            return extract_reply(response, self.max_chars)
+        text, p_tok, c_tok = await answer(entry.builtin_name, messages, builtin_context, call_kwargs, self.home)
+        return checked_text(text, (p_tok, c_tok), self.max_chars), "", p_tok, c_tok
 
     async def _finish_error(
         self,

@@ -38,6 +38,7 @@ from memsql_assets.lib.models.builtin_names import (
     BUILTIN_NAMES,
     BUILTIN_PROVIDER,
     LOCAL_MODEL_PACKAGES,
+    SIMULATED_LATENCY_PARAM,
     smollm2_weights_path,
 )
 from memsql_assets.lib.paths import REPO_ROOT, memsql_home
@@ -126,6 +127,15 @@ def _litellm_id(model: str) -> str:
     if "/" not in model:
         raise FieldProblem("", f"expected 'provider/model', got {model!r}")
     return model
+
+
+def _simulated_latency(kind: str, value: Any) -> None:
+    """The reference models' latency knob for benchmarks (builtins.answer); no provider knows it."""
+    field = f"provider_params.{SIMULATED_LATENCY_PARAM}"
+    if kind != "builtin":
+        raise FieldProblem(field, f"only for the reference models (kind builtin); expected it absent for kind {kind}")
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise FieldProblem(field, f"expected a number of milliseconds >= 0, got {value!r}")
 
 
 class Reasoning(_Strict):
@@ -223,6 +233,8 @@ class ModelEntry(_Strict):
             )
         if self.kind != "api" and self.api_key_env is not None:
             raise FieldProblem("api_key_env", f"expected no API key for kind {self.kind}")
+        if SIMULATED_LATENCY_PARAM in self.provider_params:
+            _simulated_latency(self.kind, self.provider_params[SIMULATED_LATENCY_PARAM])
         if self.temperature is not None and self.reasoning.type != "none":
             # GPT-5 reasoning models reject temperature; Anthropic thinking requires the default.
             raise FieldProblem(

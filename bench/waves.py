@@ -1,0 +1,156 @@
+"""Condition C with a 200 ms model at concurrency 16: sessions in waves of W = 16 (issue 14).
+
+Not a test. The model is the `gold` built-in with `simulated_latency_ms: 200` and
+`max_concurrency: 16` in a temporary models.yaml (so W = 16 by default), called in-process by the
+gateway; every run starts from a fresh copy of the full 300-session / 1,400-turn home (empty request
+store, no results), so every turn waits for the model. What is timed:
+
+    run_s        the runner's run alone (sessions, waves, commits), partition setup excluded
+    partition_s  evaluate_partition end to end (services, embeddings warm-up, run, publish)
+
+against three ideals: `ideal` = 1,400 × 0.2 s / 16 (the issue's: every slot busy all the time),
+`wave_ideal` = Σ over waves of the wave's longest session × 0.2 s (the best any wave schedule can do:
+a wave ends with its longest session), and `sequential` = 1,400 × 0.2 s (W = 1, the paper's order).
+
+    .venv/bin/python bench/waves.py [--rounds 3] [--latency-ms 200] [--concurrency 16] [--every 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import _common as c
+
+import memsql_assets.lib.harness.runner as runner_mod
+from memsql_assets.lib.benchmark.store import read_turns
+from memsql_assets.lib.harness.evaluate import evaluate_partition
+from memsql_assets.lib.models.registry import load_registry
+from memsql_assets.lib.paths import benchmark_dir
+from memsql_assets.lib.sql.result_cache import RESULTS
+
+MODEL = "gold-slow"
+
+
+def registry_yaml(latency_ms: int, concurrency: int) -> str:
+    return f"""
+models:
+  {MODEL}:
+    litellm_model: memsql/gold
+    kind: builtin
+    reasoning: {{type: none}}
+    provider_params: {{simulated_latency_ms: {latency_ms}}}
+    max_concurrency: {concurrency}
+    price_per_mtok: {{input: 0, output: 0}}
+    enabled: true
+"""
+
+
+def ideals(turns: list[dict[str, Any]], latency_s: float, size: int) -> dict[str, float]:
+    lengths = Counter(t["session_id"] for t in turns)
+    waves = runner_mod.waves(sorted(lengths), size)
+    return {
+        "ideal_s": round(len(turns) * latency_s / size, 3),
+        "wave_ideal_s": round(sum(max(lengths[s] for s in wave) for wave in waves) * latency_s, 3),
+        "sequential_s": round(len(turns) * latency_s, 3),
+    }
+
+
+def one_run(base: Path, work: Path, registry: Any) -> dict[str, Any]:
+    home = c.fresh_copy(base, work / "home")
+    run_wall: list[float] = []
+    orig_run = runner_mod.PartitionRunner.run
+
+    async def timed_run(self: Any, ts: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return await orig_run(self, ts)
+        finally:
+            run_wall.append(time.perf_counter() - t0)
+
+    runner_mod.PartitionRunner.run = timed_run  # type: ignore[method-assign]
+    RESULTS.clear()  # a cold partition: each GT query runs once
+    t0 = time.perf_counter()
+    try:
+        outcome = evaluate_partition(home, MODEL, "C", registry=registry)
+    finally:
+        runner_mod.PartitionRunner.run = orig_run  # type: ignore[method-assign]
+    rows = outcome.rows
+    return {
+        "run_s": round(run_wall[0], 3),
+        "partition_s": round(time.perf_counter() - t0, 3),
+        "turns": len(rows),
+        "model_calls": sum(1 for r in rows if not r["cache_hit"]),
+        "ex_strict": outcome.summary["ex_strict"],
+        "wave_size": outcome.summary["wave_size"],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--latency-ms", type=int, default=200)
+    ap.add_argument("--concurrency", type=int, default=16)
+    ap.add_argument("--every", type=int, default=1, help="every k-th session of the 300 (1: all)")
+    args = ap.parse_args(argv)
+
+    info = c.machine()
+    base = c.bench_home(every=args.every)
+    turns = read_turns(benchmark_dir(base))
+    target = ideals(turns, args.latency_ms / 1000, args.concurrency)
+    runs = []
+    with tempfile.TemporaryDirectory(prefix="memsql-bench-waves-") as tmp:
+        work = Path(tmp)
+        models = work / "models.yaml"
+        models.write_text(registry_yaml(args.latency_ms, args.concurrency), encoding="utf-8")
+        registry = load_registry(models)
+        for i in range(args.rounds):
+            r = one_run(base, work, registry)
+            runs.append(r)
+            print(f"round {i + 1}: {r}", file=sys.stderr)
+    run_s = c.median(r["run_s"] for r in runs)
+    partition_s = c.median(r["partition_s"] for r in runs)
+    summary = {
+        **target,
+        "median_run_s": round(run_s, 3),
+        "median_partition_s": round(partition_s, 3),
+        "run_over_ideal": round(run_s / target["ideal_s"], 3),
+        "partition_over_ideal": round(partition_s / target["ideal_s"], 3),
+        "run_over_wave_ideal": round(run_s / target["wave_ideal_s"], 3),
+        "target": "partition wall <= 1.5x ideal",
+        "met": partition_s <= 1.5 * target["ideal_s"],
+    }
+    print(
+        c.table(
+            ["turns", "W", "ideal s", "wave ideal s", "sequential s", "run s", "partition s", "÷ ideal", "≤ 1.5×"],
+            [
+                [
+                    runs[0]["turns"],
+                    runs[0]["wave_size"],
+                    target["ideal_s"],
+                    target["wave_ideal_s"],
+                    target["sequential_s"],
+                    summary["median_run_s"],
+                    summary["median_partition_s"],
+                    f"{summary['partition_over_ideal']}×",
+                    "met" if summary["met"] else "missed",
+                ]
+            ],
+        )
+    )
+    info["loadavg_at_end"] = c.load_now()
+    path = c.write_json(
+        "waves",
+        {"machine": info, "settings": vars(args), "model": MODEL, "summary": summary, "runs": runs},
+    )
+    print(f"wrote {path}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

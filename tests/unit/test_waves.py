@@ -1,0 +1,46 @@
+"""Waves of C and D (runner.py): how sessions are grouped, the wave size rule, and checkpoints of
+another wave size being void."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import pytest
+
+from memsql_assets.lib.agent.conditions import get_condition
+from memsql_assets.lib.errors import MemsqlError
+from memsql_assets.lib.harness.results import progress_dir
+from memsql_assets.lib.harness.runner import PartitionRunner, resolve_wave_size, waves
+
+
+def test_waves_are_consecutive_sessions_in_order():
+    order = [f"S-{i:02d}" for i in range(7)]
+    assert waves(order, 3) == [["S-00", "S-01", "S-02"], ["S-03", "S-04", "S-05"], ["S-06"]]
+    assert waves(order, 1) == [[s] for s in order]  # W = 1: the paper's strictly sequential order
+    assert waves(order, 16) == [order]
+
+
+def test_wave_size_defaults_to_the_concurrency_and_below_one_is_an_error():
+    assert resolve_wave_size(None, 16) == 16 and resolve_wave_size(1, 16) == 1
+    for bad in (0, -1, True, 2.5, "4"):
+        with pytest.raises(MemsqlError, match=r"wave size must be an integer >= 1 .*got"):
+            resolve_wave_size(bad, 16)  # type: ignore[arg-type]
+
+
+def _runner(home, condition: str, wave_size: int) -> PartitionRunner:
+    agent = SimpleNamespace(condition=get_condition(condition))
+    return PartitionRunner("m", agent, None, home, {}, "v1", concurrency=16, wave_size=wave_size)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("condition", "kept"), [("C", False), ("D", False), ("B", True)])
+def test_checkpoints_of_another_wave_size_are_void_for_cross_session_conditions(tmp_path, condition, kept):
+    _runner(tmp_path, condition, 4)._prepare_progress()
+    marker = progress_dir(tmp_path, "m", condition) / "marker"
+    marker.write_text("a checkpoint of the W = 4 run")
+    _runner(tmp_path, condition, 4)._prepare_progress()
+    assert marker.exists(), "same W: the checkpoints stand"
+    _runner(tmp_path, condition, 16)._prepare_progress()
+    assert marker.exists() is kept
+    meta = json.loads((progress_dir(tmp_path, "m", condition) / "_meta.json").read_text())
+    assert meta.get("wave_size") == (None if kept else 16)
