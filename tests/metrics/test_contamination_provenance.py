@@ -13,6 +13,7 @@ from memsql_assets.lib.benchmark.store import write_benchmark
 from memsql_assets.lib.evaluation.contamination import OtherProfileSQL
 from memsql_assets.lib.evaluation.score import score_turn
 from memsql_assets.lib.harness.evaluate import evaluate_partition
+from memsql_assets.lib.harness.settings import EvalSettings
 from memsql_assets.lib.memory.chroma import chroma_client
 from memsql_assets.lib.memory.semantic import seed_semantic_memory
 from memsql_assets.lib.paths import benchmark_dir, source_db_path
@@ -71,7 +72,8 @@ def test_profile_without_the_variants_keys_has_no_instantiation(sec_home, embedd
 
 @pytest.mark.parametrize("condition", ["C", "D"])
 def test_recall_probe_shows_cross_session_contamination(sec_home, condition):
-    outcome = evaluate_partition(sec_home, "recall-probe", condition)
+    # W = 1, the paper's sequential order: which session supplies a key depends on the wave size.
+    outcome = evaluate_partition(sec_home, "recall-probe", condition, settings=EvalSettings(wave_size=1))
     flagged = {(r["session_id"], r["turn_index"]): r for r in outcome.rows if r["contaminated"]}
     assert outcome.summary["contaminated"] == len(flagged) >= 4
     assert outcome.summary["fallback_match"] == sum(r["fallback_match"] for r in outcome.rows)

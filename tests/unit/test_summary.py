@@ -9,6 +9,7 @@ from memsql_assets.lib.vocabulary import ERROR_CLASSES
 
 def _row(turn_index: int, ex: bool, critical: bool = True) -> dict:
     return {
+        "session_id": "NW-3-001",
         "turn_index": turn_index,
         "tier": 3,
         "source": "NW",
