@@ -102,7 +102,7 @@ def _run(args: argparse.Namespace) -> int:
 
     home = memsql_home()
     ensure_dagster_home(home)
-    with _stdout_to_stderr(args.json), DagsterInstance.get() as instance:
+    with _stdout_to_stderr(), DagsterInstance.get() as instance:
         _observe_inputs(instance)
         main = _main_job(instance, args.force)
         ok = main["success"] and all(main["checks"].values())
@@ -127,11 +127,8 @@ def _run(args: argparse.Namespace) -> int:
 
 
 @contextlib.contextmanager
-def _stdout_to_stderr(active: bool) -> Iterator[None]:
-    """With --json, stdout carries the summary alone: dbt's subprocess output goes to stderr meanwhile."""
-    if not active:
-        yield
-        return
+def _stdout_to_stderr() -> Iterator[None]:
+    """stdout carries the summary alone (text or --json): dbt's subprocess output goes to stderr meanwhile."""
     sys.stdout.flush()
     saved = os.dup(1)
     os.dup2(2, 1)
@@ -499,6 +496,8 @@ def _print_summary(s: dict[str, Any]) -> None:
     state = "SUCCESS" if s["success"] else "FAILED"
     if s.get("main_job_skipped"):
         state = "up to date, not re-run"
+    elif set(s.get("main_job_why", {}).values()) == {"forced"}:
+        state += "  (forced)"
     elif s.get("main_job_why"):
         state += "  (" + ", ".join(f"{k}: {v}" for k, v in sorted(s["main_job_why"].items())[:4]) + ")"
     print(f"\nmemsql main job: {state}  (run {s['run_id']}, data in {s['home']})")
