@@ -47,3 +47,17 @@
     group by {{ cols }}
 )
 {%- endmacro %}
+
+{#- Turns (as `n`) and strictly correct turns (as `c`) per model x condition x source x session, plus
+    source = 'ALL' (grouping sets): the clusters the session bootstrap resamples. -#}
+{% macro session_ex_counts(n='n', c='c') -%}
+    select
+        model,
+        condition,
+        coalesce(source, 'ALL') as source,
+        session_id,
+        count(*) as {{ n }},
+        count(*) filter (where ex_strict) as {{ c }}
+    from {{ ref('fct_turn_evaluations') }}
+    group by grouping sets ((model, condition, source, session_id), (model, condition, session_id))
+{%- endmacro %}

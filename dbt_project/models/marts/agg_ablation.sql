@@ -28,15 +28,7 @@ pivoted as (
 ),
 
 per_session as (
-    select
-        model,
-        condition,
-        coalesce(source, 'ALL') as source,
-        session_id,
-        count(*) as n,
-        count(*) filter (where ex_strict) as c
-    from {{ ref('fct_turn_evaluations') }}
-    group by grouping sets ((model, condition, source, session_id), (model, condition, session_id))
+    {{ session_ex_counts() }}
 ),
 
 terms as (

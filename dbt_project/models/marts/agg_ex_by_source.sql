@@ -1,15 +1,7 @@
 -- EX % per model x condition x source, plus source = 'ALL' for the whole benchmark (grouping sets),
 -- with its standard error and 95 % interval by the session bootstrap (docs: bootstrap_method).
 with per_session as (
-    select
-        model,
-        condition,
-        coalesce(source, 'ALL') as source,
-        session_id,
-        count(*) as n_x,
-        count(*) filter (where ex_strict) as c_x
-    from {{ ref('fct_turn_evaluations') }}
-    group by grouping sets ((model, condition, source, session_id), (model, condition, session_id))
+    {{ session_ex_counts('n_x', 'c_x') }}
 ),
 
 ex as (
