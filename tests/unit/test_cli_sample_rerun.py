@@ -7,6 +7,8 @@ import json
 from memsql_assets import cli
 from memsql_assets.lib.harness.results import SUMMARY_FILE, partition_dir
 
+CELL = ("gold", "A")
+
 
 def _write_summary(home, **fields):
     path = partition_dir(home, "gold", "A") / SUMMARY_FILE
@@ -19,10 +21,10 @@ def test_a_current_sample_is_evaluated_in_full_and_a_complete_one_is_not(tmp_pat
     ran = []
     monkeypatch.setattr(cli, "_evaluate", lambda instance, m, c: ran.append((m, c)) or {"model": m})
     _write_summary(tmp_path, complete=False, sessions=30)
-    out = cli._evaluate_if_out_of_date(None, "gold", "A", None)
+    out = cli._evaluate_out_of_date(None, [CELL], {CELL: None})[0]
     assert ran == [("gold", "A")] and out["why"].startswith("a sample of 30 sessions")
     _write_summary(tmp_path, complete=True, sessions=300)
-    out = cli._evaluate_if_out_of_date(None, "gold", "A", None)
+    out = cli._evaluate_out_of_date(None, [CELL], {CELL: None})[0]
     assert ran == [("gold", "A")] and out["skipped"] == "up to date"
     _write_summary(tmp_path)  # a summary from before sample runs: complete
-    assert cli._evaluate_if_out_of_date(None, "gold", "A", None)["skipped"] == "up to date"
+    assert cli._evaluate_out_of_date(None, [CELL], {CELL: None})[0]["skipped"] == "up to date"

@@ -22,6 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+import numpy as np
+
 SEED = "memsql"
 REPLICATES = 1000
 
@@ -34,17 +36,19 @@ class Interval:
     hi: float | None
 
 
-@lru_cache(maxsize=1)
-def _uniforms(replicates: int, size: int) -> tuple[tuple[float, ...], ...]:
-    return tuple(
-        tuple(int(hashlib.md5(f"{SEED}|{b}|{i}".encode()).hexdigest()[:8], 16) / 2**32 for i in range(size))
-        for b in range(1, replicates + 1)
+@lru_cache(maxsize=4)
+def _uniforms(replicates: int, size: int) -> np.ndarray:
+    return np.array(
+        [
+            [int(hashlib.md5(f"{SEED}|{b}|{i}".encode()).hexdigest()[:8], 16) / 2**32 for i in range(size)]
+            for b in range(1, replicates + 1)
+        ]
     )
 
 
-def draws(n_sessions: int, replicates: int = REPLICATES) -> list[list[int]]:
-    """For each replicate, the indexes (into the sessions in id order) of its n_sessions draws."""
-    return [[math.floor(u * n_sessions) for u in row] for row in _uniforms(replicates, n_sessions)]
+def draws(n_sessions: int, replicates: int = REPLICATES) -> np.ndarray:
+    """For each replicate (row), the indexes (into the sessions in id order) of its n_sessions draws."""
+    return np.floor(_uniforms(replicates, n_sessions) * n_sessions).astype(np.intp)
 
 
 def quantile(values: Sequence[float], q: float) -> float:
@@ -61,10 +65,9 @@ def session_interval(sessions: Sequence[tuple[int, int]], replicates: int = REPL
     n = sum(t for _, t in sessions)
     if not sessions or not n:
         return Interval(n, None, None, None)
-    stats = []
-    for row in draws(len(sessions), replicates):
-        turns = sum(sessions[i][1] for i in row)
-        stats.append(100.0 * sum(sessions[i][0] for i in row) / turns)
+    correct, turns = np.array(sessions, dtype=np.int64).T
+    rows = draws(len(sessions), replicates)
+    stats = (100.0 * correct[rows].sum(axis=1) / turns[rows].sum(axis=1)).tolist()
     return Interval(
         n,
         round(statistics.stdev(stats), 4),
