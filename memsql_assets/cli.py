@@ -252,26 +252,17 @@ def _evaluate_out_of_date(
     out: dict[tuple[str, str], dict[str, Any]] = {}
     for m, c in cells:
         if why[(m, c)] is None:
-            summary = json.loads(
-                (partition_dir(memsql_home(), m, c) / SUMMARY_FILE).read_text(encoding="utf-8")
-            )
+            summary = json.loads((partition_dir(memsql_home(), m, c) / SUMMARY_FILE).read_text(encoding="utf-8"))
+            wave_size = _wave_size_now(m) if summary.get("wave_size") is not None else None
             if summary.get("complete") is False:  # current, but a sample (`eval --sessions`)
-                why[(m, c)] = (
-                    f"a sample of {summary.get('sessions')} sessions: the full run reuses its answers"
-                )
+                why[(m, c)] = f"a sample of {summary.get('sessions')} sessions: the full run reuses its answers"
+            elif wave_size != summary.get("wave_size"):  # rows are a function of W, which is not an input
+                why[(m, c)] = f"ran in waves of {summary['wave_size']}, now {wave_size}"
             else:
-                out[(m, c)] = {
-                    "model": m,
-                    "condition": c,
-                    **summary,
-                    "skipped": "up to date",
-                    "success": True,
-                }
+                out[(m, c)] = {"model": m, "condition": c, **summary, "skipped": "up to date", "success": True}
     # Largest first (the conditions grow in cost), so that no run is left alone at the end.
     conditions = list(dict.fromkeys(c for _, c in cells))
-    todo = sorted(
-        (cell for cell in cells if cell not in out), key=lambda cell: conditions.index(cell[1]), reverse=True
-    )
+    todo = sorted((c for c in cells if c not in out), key=lambda cell: conditions.index(cell[1]), reverse=True)
     workers = worker_count(len(todo))
     pool = start_workers(workers)
     try:
@@ -283,6 +274,15 @@ def _evaluate_out_of_date(
             pool.shutdown(cancel_futures=True)
     out.update({cell: {**result, "why": why[cell]} for cell, result in done.items()})
     return [out[cell] for cell in cells]
+
+
+def _wave_size_now(model: str) -> int:
+    """The W a C/D partition of `model` would run with now ($MEMSQL_WAVE_SIZE, else its concurrency)."""
+    from memsql_assets.defs.evaluation.resources import env_wave_size
+    from memsql_assets.lib.harness.runner import resolve_wave_size
+    from memsql_assets.lib.models.registry import load_registry
+
+    return resolve_wave_size(env_wave_size(), load_registry().get(model).max_concurrency)
 
 
 def _evaluate_in_worker(model: str, condition: str) -> dict[str, Any]:

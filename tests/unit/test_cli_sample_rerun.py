@@ -28,3 +28,16 @@ def test_a_current_sample_is_evaluated_in_full_and_a_complete_one_is_not(tmp_pat
     assert ran == [("gold", "A")] and out["skipped"] == "up to date"
     _write_summary(tmp_path)  # a summary from before sample runs: complete
     assert cli._evaluate_out_of_date(None, [CELL], {CELL: None})[0]["skipped"] == "up to date"
+
+
+def test_a_partition_run_in_waves_of_another_size_is_evaluated_again(tmp_path, monkeypatch):
+    # rows of C and D are a function of the wave size, which Dagster does not observe
+    monkeypatch.setenv("MEMSQL_HOME", str(tmp_path))
+    ran = []
+    monkeypatch.setattr(cli, "_evaluate", lambda instance, m, c: ran.append((m, c)) or {"model": m})
+    _write_summary(tmp_path, complete=True, wave_size=3)
+    monkeypatch.setenv("MEMSQL_WAVE_SIZE", "5")
+    assert cli._evaluate_out_of_date(None, [CELL], {CELL: None})[0]["why"] == "ran in waves of 3, now 5"
+    monkeypatch.setenv("MEMSQL_WAVE_SIZE", "3")
+    assert cli._evaluate_out_of_date(None, [CELL], {CELL: None})[0]["skipped"] == "up to date"
+    assert ran == [CELL]

@@ -56,11 +56,11 @@ class EvaluationSettings(dg.ConfigurableResource):
             retry_errors=self.retry_errors or os.environ.get(RETRY_ERRORS_ENV) == "1",
             share_identical_prompts=self.share_identical_prompts,
             sessions=self.sessions or None,
-            wave_size=self.wave_size if self.wave_size is not None else _env_wave_size(),
+            wave_size=self.wave_size if self.wave_size is not None else env_wave_size(),
         )
 
 
-def _env_wave_size() -> int | None:
+def env_wave_size() -> int | None:
     text = os.environ.get(WAVE_SIZE_ENV, "").strip()
     if not text:
         return None
