@@ -7,17 +7,13 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from http_endpoint import DROP, OK, REFUSED, closed_port, openai_endpoint
 from model_fakes import FAKE_KEY_ENV, FAKE_SECRET
 
 from memsql_assets.lib.benchmark.store import read_turns
@@ -31,12 +27,6 @@ from memsql_assets.lib.paths import REPO_ROOT, benchmark_dir
 FAIL_FAST_S = 60  # the issue's bound, with the default retry policy (jitter and all)
 
 
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]  # nothing listens once the socket is closed: connections are refused
-
-
 def write_registry(path: Path, port: int) -> Path:
     path.write_text(
         f"""
@@ -45,7 +35,7 @@ models:
     litellm_model: openai/tiny-sql
     kind: api
     reasoning: {{type: none}}
-    provider_params: {{api_base: "http://127.0.0.1:{port}/v1"}}
+    api_base: "http://127.0.0.1:{port}/v1"
     api_key_env: {FAKE_KEY_ENV}
     max_concurrency: 2
     price_per_mtok: {{input: 1.0, output: 2.0}}
@@ -61,66 +51,6 @@ models:
         encoding="utf-8",
     )
     return path
-
-
-class _ChatCompletions(BaseHTTPRequestHandler):
-    """An OpenAI-compatible /v1/chat/completions that answers `SELECT 1`, or refuses every request
-    with a 400 while `refuse` is set."""
-
-    calls = 0
-    refuse = False
-    down_after: int | None = None  # the endpoint goes away after this many calls
-
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
-        self.rfile.read(int(self.headers.get("content-length", 0)))
-        type(self).calls += 1
-        if self.down_after is not None and self.calls > self.down_after:
-            threading.Thread(target=lambda: (self.server.shutdown(), self.server.server_close())).start()
-            self.close_connection = True  # no answer: the client sees the connection drop
-            return
-        if self.refuse:
-            error = {"error": {"message": "unsupported parameter", "type": "invalid_request_error"}}
-            return self._send(400, json.dumps(error).encode())
-        body = json.dumps(
-            {
-                "id": "chatcmpl-1",
-                "object": "chat.completion",
-                "created": 0,
-                "model": "tiny-sql",
-                "choices": [
-                    {
-                        "index": 0,
-                        "finish_reason": "stop",
-                        "message": {"role": "assistant", "content": "SELECT 1"},
-                    }
-                ],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12},
-            }
-        ).encode()
-        self._send(200, body)
-
-    def _send(self, status: int, body: bytes) -> None:
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-@contextmanager
-def endpoint_back(port: int) -> Iterator[type[_ChatCompletions]]:
-    handler = type("Handler", (_ChatCompletions,), {"calls": 0})
-    server = ThreadingHTTPServer(("127.0.0.1", port), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield handler
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def test_unreachable_endpoint_stops_fast_and_a_rerun_reasks_the_failed_turns(home, tmp_path, monkeypatch):
@@ -143,7 +73,7 @@ def test_unreachable_endpoint_stops_fast_and_a_rerun_reasks_the_failed_turns(hom
     checkpointed = read_checkpoints(progress_dir(home, "local-llm", "B"))
     assert not any(r["model_error_type"] for rows in checkpointed.values() for r in rows)
 
-    with endpoint_back(port) as server:
+    with openai_endpoint(port) as server:
         out = evaluate_partition(home, "local-llm", "B", registry=registry)
     turns = read_turns(benchmark_dir(home))
     assert len(out.rows) == len(turns)
@@ -206,16 +136,17 @@ def test_deterministic_failures_replay_labelled_until_memsql_eval_retry_errors(h
     port = closed_port()
     registry_file = write_registry(tmp_path / "models.yaml", port)
     registry = load_registry(registry_file)
-    with endpoint_back(port) as server:
-        server.refuse = True
+    with openai_endpoint(port) as server:
+        server.answer = lambda _n: REFUSED
         first = evaluate_partition(home, "local-llm", "B", registry=registry)
         refused = [r for r in first.rows if r["model_error_type"] == "bad_request"]
         assert len(refused) == len(first.rows) and server.calls == first.summary["calls"] > 0
         assert {r["error_class"] for r in refused} == {"model_error"}, "never `empty`"
 
-        server.refuse, server.calls = False, 0
+        server.answer = lambda _n: OK
+        before = server.calls
         replay = evaluate_partition(home, "local-llm", "B", registry=registry)
-        assert server.calls == replay.summary["calls"] == 0
+        assert server.calls - before == replay.summary["calls"] == 0
         assert all(
             r["model_error_type"] == "bad_request" and "replayed from the request store" in r["error_message"]
             for r in replay.rows
@@ -225,7 +156,7 @@ def test_deterministic_failures_replay_labelled_until_memsql_eval_retry_errors(h
         assert done.returncode == 0, done.stdout + done.stderr
         summary = json.loads(done.stdout)
     # Every turn asked again (history now holds answers, so later prompts differ from the first run's).
-    assert server.calls == summary["calls"] > 0
+    assert server.calls - before == summary["calls"] > 0
     assert summary["model_errors"] == {} and summary["error_classes"]["model_error"] == 0
 
 
@@ -235,8 +166,8 @@ def test_an_endpoint_lost_mid_run_keeps_finished_sessions_and_the_rerun_asks_onl
     monkeypatch.setenv(FAKE_KEY_ENV, FAKE_SECRET)
     port = closed_port()
     registry = load_registry(write_registry(tmp_path / "models.yaml", port))
-    with endpoint_back(port) as server, pytest.raises(PartitionStopped, match="connection_error"):
-        server.down_after = 40
+    with openai_endpoint(port) as server, pytest.raises(PartitionStopped, match="connection_error"):
+        server.answer = lambda n: OK if n <= 40 else DROP
         evaluate_partition(home, "local-llm", "B", registry=registry)
     checkpointed = read_checkpoints(progress_dir(home, "local-llm", "B"))
     kept = [r for rows in checkpointed.values() for r in rows]
@@ -244,7 +175,7 @@ def test_an_endpoint_lost_mid_run_keeps_finished_sessions_and_the_rerun_asks_onl
     answered = RequestStore(home / "requests").count()
     assert 0 < answered <= 40
 
-    with endpoint_back(port) as server:
+    with openai_endpoint(port) as server:
         out = evaluate_partition(home, "local-llm", "B", registry=registry)
     assert out.summary["resumed_sessions"] == len(checkpointed)
     assert not [r for r in out.rows if r["model_error_type"]]
