@@ -13,13 +13,20 @@ import time
 from pathlib import Path
 
 import pytest
-from http_endpoint import DROP, OK, REFUSED, closed_port, openai_endpoint
+from http_endpoint import DROP, OK, REFUSED, Answer, closed_port, openai_endpoint
 from model_fakes import FAKE_KEY_ENV, FAKE_SECRET
 
 from memsql_assets.lib.benchmark.store import read_turns
 from memsql_assets.lib.harness.evaluate import evaluate_partition
-from memsql_assets.lib.harness.results import progress_dir, read_checkpoints
+from memsql_assets.lib.harness.results import (
+    RESULT_FILE,
+    partition_dir,
+    progress_dir,
+    read_checkpoints,
+    read_results,
+)
 from memsql_assets.lib.harness.runner import STOP_AFTER_FAILURES, PartitionStopped
+from memsql_assets.lib.harness.settings import EvalSettings
 from memsql_assets.lib.models.registry import MODELS_FILE_ENV, load_registry
 from memsql_assets.lib.models.request_store import RequestStore
 from memsql_assets.lib.paths import REPO_ROOT, benchmark_dir
@@ -115,11 +122,13 @@ def memsql_eval(home: Path, registry_file: Path, *flags: str) -> subprocess.Comp
     )
 
 
-def test_memsql_eval_prints_the_cause_in_one_line_and_exits_nonzero(home, tmp_path):
-    """The CLI through Dagster: no traceback on the console (the UI keeps it)."""
+def test_memsql_eval_prints_the_cause_in_one_line_exits_nonzero_and_resumes(home, tmp_path):
+    """The CLI through Dagster: no traceback on the console (the UI keeps it); once the server is
+    up, the same command completes the partition."""
     port = closed_port()
+    registry_file = write_registry(tmp_path / "models.yaml", port)
     started = time.monotonic()
-    done = memsql_eval(home, write_registry(tmp_path / "models.yaml", port))
+    done = memsql_eval(home, registry_file)
     elapsed = time.monotonic() - started
     console = done.stdout + done.stderr
     assert done.returncode != 0, console
@@ -128,6 +137,14 @@ def test_memsql_eval_prints_the_cause_in_one_line_and_exits_nonzero(home, tmp_pa
     assert len(lines) == 1, console
     assert f"local-llm at http://127.0.0.1:{port}/v1" in lines[0] and "connection_error" in lines[0]
     print(f"memsql eval failed in {elapsed:.1f} s: {lines[0]}")
+
+    with openai_endpoint(port) as server:
+        done = memsql_eval(home, registry_file, "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["success"] and summary["model_errors"] == {}
+    assert summary["turns"] == len(read_turns(benchmark_dir(home)))
+    assert 0 < server.calls == summary["model_calls_this_run"]
 
 
 def test_deterministic_failures_replay_labelled_until_memsql_eval_retry_errors(home, tmp_path, monkeypatch):
@@ -181,3 +198,40 @@ def test_an_endpoint_lost_mid_run_keeps_finished_sessions_and_the_rerun_asks_onl
     assert not [r for r in out.rows if r["model_error_type"]]
     assert 0 < server.calls == out.summary["model_calls_this_run"] <= len(out.rows) - len(kept)
     print(f"lost after 40 calls: {len(checkpointed)} sessions kept; the re-run asked {server.calls} turns")
+
+
+# Answers of a server that is up and says 200, but not in the OpenAI shape.
+OTHER_JSON = Answer(body=b'{"foo": 1}')
+HTML = Answer(body=b"<html><body>It works!</body></html>", content_type="text/html")
+
+
+def test_a_server_answering_in_another_shape_types_each_turn_and_loses_nothing(home, tmp_path, monkeypatch):
+    """After 30 good answers the server answers `{"foo": 1}` or an HTML page with 200: the partition
+    completes, every later turn is a `model_error` of type malformed_response (one call each, never
+    retried, never a partition stop), results are written, and the 30 answers stay in the store. Once
+    the server is fixed, `retry_errors` asks exactly the typed turns again."""
+    monkeypatch.setenv(FAKE_KEY_ENV, FAKE_SECRET)
+    good = 30
+    with openai_endpoint() as server:
+        registry = load_registry(write_registry(tmp_path / "models.yaml", server.port))
+        server.answer = lambda n: OK if n <= good else (OTHER_JSON if n % 2 else HTML)
+        out = evaluate_partition(home, "local-llm", "A", registry=registry)
+    turns = read_turns(benchmark_dir(home))
+    assert len(out.rows) == len(turns) == server.calls, "every turn, one call each"
+    typed = [r for r in out.rows if r["model_error_type"]]
+    assert len(typed) == len(turns) - good
+    assert {(r["model_error_type"], r["error_class"]) for r in typed} == {("malformed_response", "model_error")}
+    assert {"Raw keys: ['foo']" in r["error_message"] or "It works!" in r["error_message"] for r in typed} == {True}
+    assert out.summary["model_errors"] == {"malformed_response": len(typed)}
+    written = read_results(partition_dir(home, "local-llm", "A") / RESULT_FILE)
+    assert len(written) == len(turns) and sum(1 for r in written if r["model_error_type"]) == len(typed)
+    store = RequestStore(home / "requests")
+    answered = {r["request_key"] for r in out.rows if not r["model_error_type"]}
+    assert len(answered) == good and all(store.get(k)["response"]["text"] == "SELECT 1" for k in answered)
+
+    with openai_endpoint(server.port) as fixed:
+        again = evaluate_partition(home, "local-llm", "A", EvalSettings(retry_errors=True), registry=registry)
+    assert fixed.calls == len(typed), "only the typed turns are asked again (condition A: same prompts)"
+    assert not [r for r in again.rows if r["model_error_type"]]
+    assert all(store.get(k)["response"]["text"] == "SELECT 1" for k in answered), "earlier records kept"
+    print(f"{len(typed)} of {len(turns)} turns typed malformed_response; the fix re-asked {fixed.calls}")
