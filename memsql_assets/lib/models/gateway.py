@@ -9,7 +9,8 @@ with jitter, `Retry-After` honoured), the per-model concurrency limit and the ru
 failure becomes a typed error on the turn's reply, never an exception that drops a row.
 
 What is stored: answers, and failures that the request itself determines (400, content policy,
-a malformed reply), which a re-run replays with zero calls, labelled as replayed. Never replayed:
+a malformed reply, a 2xx answer that is not a chat completion), which a re-run replays with zero
+calls, labelled as replayed. Never replayed:
 failures of the endpoint or the environment (ENDPOINT_FAILURES: connection, timeout, 429, 5xx,
 a rejected key, `unavailable`, `internal_error`), so a re-run after the fix asks again; records of
 them written by older versions are ignored. `retry_errors` re-asks every recorded failure.
