@@ -266,6 +266,7 @@ NOT_A_COMPLETION = {
 
 
 @pytest.mark.parametrize("answer", NOT_A_COMPLETION.values(), ids=NOT_A_COMPLETION)
+@pytest.mark.filterwarnings("ignore:Pydantic serializer warnings")  # litellm's, on `choices` of a str
 def test_a_2xx_answer_that_is_not_a_chat_completion_is_a_malformed_response(tmp_path, write_registry, answer):
     """Real litellm HTTP against a server that answers 200 in another shape: litellm reports a 500 of
     its own making, which must not become a retried server_error (nor stop the partition as one)."""
