@@ -48,6 +48,9 @@ OFFLINE = {
     "HF_HUB_DISABLE_UPDATE_CHECK": "1",  # the CLI asks PyPI for a newer transformers otherwise
     "HF_HUB_DISABLE_TELEMETRY": "1",
 }
+# One torch thread: on the shared 2-core machine two spinning threads against the tests' own
+# processes made a turn 3-5x slower (8-14 s against 37-41 s for a 1,100-token prompt).
+SERVER_ENV = {**OFFLINE, "OMP_NUM_THREADS": "1"}
 
 # The GGUF (dequantised on load) as a plain checkpoint: a fresh model of the same class takes its
 # weights, since transformers refuses to save a model it loaded from a GGUF.
@@ -118,7 +121,7 @@ def server(checkpoint, tmp_path_factory) -> Iterator[dict]:
     started = time.monotonic()
     with open(log, "wb") as out:
         proc = subprocess.Popen(
-            cmd, cwd=checkpoint.parent, env={**os.environ, **OFFLINE}, stdout=out, stderr=subprocess.STDOUT,
+            cmd, cwd=checkpoint.parent, env={**os.environ, **SERVER_ENV}, stdout=out, stderr=subprocess.STDOUT,
             start_new_session=True,
         )  # fmt: skip
     try:
@@ -209,7 +212,8 @@ models:
     assert all(rec["request"]["params"]["api_base"] == server["url"] for rec in records)
     assert any(rec["response"]["text"].strip() for rec in records), "the model wrote something"
     print(
-        f"memsql eval: {len(turns)} turns through transformers serve in {elapsed:.1f} s "
+        f"memsql eval: {len(turns)} turns through transformers serve in {elapsed:.1f} s, "
+        f"{', '.join(format(r['latency_s'], '.1f') for r in rows)} s a call "
         f"({summary['prompt_tokens']} prompt + {summary['completion_tokens']} completion tokens); "
         f"error classes {summary['error_classes']}"
     )
