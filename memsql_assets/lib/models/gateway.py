@@ -10,10 +10,10 @@ failure becomes a typed error on the turn's reply, never an exception that drops
 
 What is stored: answers, and failures that the request itself determines (400, content policy,
 a malformed reply, a 2xx answer that is not a chat completion), which a re-run replays with zero
-calls, labelled as replayed. Never replayed:
-failures of the endpoint or the environment (ENDPOINT_FAILURES: connection, timeout, 429, 5xx,
-a rejected key, `unavailable`, `internal_error`), so a re-run after the fix asks again; records of
-them written by older versions are ignored. `retry_errors` re-asks every recorded failure.
+calls, labelled as replayed. Never replayed: failures of the endpoint or the environment
+(ENDPOINT_FAILURES: connection, timeout, 429, 5xx, a rejected key, `unavailable`,
+`internal_error`), so a re-run after the fix asks again; records of them written by older
+versions are ignored. `retry_errors` re-asks every recorded failure.
 
 Request key for built-ins: their answer depends on turn fields besides the messages (gold on
 gt_sql; recall-probe on the template, key names and stated values), and two turns can share

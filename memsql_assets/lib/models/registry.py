@@ -133,7 +133,7 @@ def _litellm_id(model: str) -> str:
 
 
 def _api_base(url: str) -> str:
-    """An OpenAI-compatible server's base URL, e.g. http://127.0.0.1:11434/v1 (Ollama)."""
+    """A server's base URL, e.g. an OpenAI-compatible one: http://127.0.0.1:11434/v1 (Ollama)."""
     try:
         parts = urlsplit(url)
         _ = parts.port  # raises ValueError on a port that is not a number
@@ -226,7 +226,7 @@ class ModelEntry(_Strict):
     enabled: bool
     """Whether the model is evaluated (the sensor creates its partitions)."""
     provider_params: Annotated[dict[str, Any], AfterValidator(_provider_params)] = Field(default_factory=dict)
-    """Other litellm params (max_tokens, ...); no reasoning, temperature or secrets here."""
+    """Other litellm params (max_tokens, ...); no reasoning, temperature, api_base or secrets here."""
     api_base: Annotated[str, AfterValidator(_api_base)] | None = None
     """Base URL of the server that serves the model (kind api only), e.g. an OpenAI-compatible one
     (Ollama, vLLM, llama.cpp, `transformers serve`) with `litellm_model: openai/<served name>`;
