@@ -97,21 +97,23 @@ def _export_benchmark(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from dagster import DagsterInstance
 
+    from memsql_assets.defs.evaluation.concurrent_runs import Workers, worker_count
     from memsql_assets.defs.instance import ensure_dagster_home
     from memsql_assets.lib.agent.conditions import CONDITIONS
 
     home = memsql_home()
     ensure_dagster_home(home)
-    with _stdout_to_stderr(), DagsterInstance.get() as instance:
+    cells = [(m, c) for m in REFERENCE_MODELS for c in CONDITIONS]
+    workers = Workers(0 if args.skip_eval else worker_count(len(cells)))
+    with _stdout_to_stderr(), DagsterInstance.get() as instance, contextlib.closing(workers):
         _observe_inputs(instance)
-        main = _main_job(instance, args.force)
+        main = _main_job(instance, args.force, on_work=workers.start)  # a changed input: evaluations follow
         ok = main["success"] and all(main["checks"].values())
         evaluations = []
         if ok and not args.skip_eval:
             _sync_models(instance)
-            cells = [(m, c) for m in REFERENCE_MODELS for c in CONDITIONS]
             why = _partitions_out_of_date(instance, cells, args.force)
-            evaluations = _evaluate_out_of_date(instance, cells, why)
+            evaluations = _evaluate_out_of_date(instance, cells, why, workers)
         report = _metrics(instance, args.force) if evaluations else None
     summary = _summary(home, main["run_id"], main["success"], main["checks"])
     summary["main_job_skipped"] = main["skipped"]
@@ -190,7 +192,7 @@ def _latest_checks(instance: Any, keys: list[Any]) -> dict[str, bool]:
     }
 
 
-def _main_job(instance: Any, force: bool) -> dict[str, Any]:
+def _main_job(instance: Any, force: bool, on_work: Any = None) -> dict[str, Any]:
     """Materialize the main job's assets that Dagster reports missing or stale (all with --force), run
     after run until none is: a rebuilt asset whose data version changed makes its dependents stale."""
     from memsql_assets.definitions import defs
@@ -206,6 +208,8 @@ def _main_job(instance: Any, force: bool) -> dict[str, Any]:
         todo = dict.fromkeys(keys, "forced") if force and not run_ids else out_of_date(instance, defs, keys)
         if not todo:
             break
+        if on_work is not None:
+            on_work()
         why.update({k.to_user_string(): reason for k, reason in todo.items()})
         result = job.execute_in_process(
             instance=instance, asset_selection=list(todo), raise_on_error=False, run_config=QUIET_RUN_CONFIG
@@ -241,11 +245,12 @@ def _partitions_out_of_date(
 
 
 def _evaluate_out_of_date(
-    instance: Any, cells: list[tuple[str, str]], why: dict[tuple[str, str], str | None]
+    instance: Any, cells: list[tuple[str, str]], why: dict[tuple[str, str], str | None], workers: Any = None
 ) -> list[dict[str, Any]]:
     """Evaluate the partitions Dagster reports out of date (and samples), as concurrent Dagster runs
-    on every core; the others report their current summary."""
-    from memsql_assets.defs.evaluation.concurrent_runs import run_cells, start_workers, worker_count
+    on every core (`workers`, a concurrent_runs.Workers; None: this process alone); the others report
+    their current summary."""
+    from memsql_assets.defs.evaluation.concurrent_runs import run_cells
     from memsql_assets.lib.harness.results import SUMMARY_FILE, partition_dir
     from memsql_assets.lib.memory.redis_service import redis_connection
 
@@ -263,15 +268,12 @@ def _evaluate_out_of_date(
     # Largest first (the conditions grow in cost), so that no run is left alone at the end.
     conditions = list(dict.fromkeys(c for _, c in cells))
     todo = sorted((c for c in cells if c not in out), key=lambda cell: conditions.index(cell[1]), reverse=True)
-    workers = worker_count(len(todo))
-    pool = start_workers(workers)
-    try:
-        # One Redis for all the runs: a private server stops when its first user's block ends.
-        with redis_connection(memsql_home()) if pool else contextlib.nullcontext():
-            done = run_cells(todo, lambda m, c: _evaluate(instance, m, c), _evaluate_in_worker, pool, workers)
-    finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
+    if workers is not None and len(todo) > 1:
+        workers.start()
+    pool = workers.pool if workers is not None else None
+    # One Redis for all the runs: a private server stops when its first user's block ends.
+    with redis_connection(memsql_home()) if pool else contextlib.nullcontext():
+        done = run_cells(todo, lambda m, c: _evaluate(instance, m, c), _evaluate_in_worker, pool, workers.n if pool else 0)
     out.update({cell: {**result, "why": why[cell]} for cell, result in done.items()})
     return [out[cell] for cell in cells]
 

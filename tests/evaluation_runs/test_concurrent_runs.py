@@ -3,6 +3,7 @@ spawned worker take cells from one queue. The rows are those of one-at-a-time ev
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 
@@ -10,7 +11,7 @@ import dagster as dg
 import pandas as pd
 
 from memsql_assets import cli
-from memsql_assets.defs.evaluation.concurrent_runs import run_cells, start_workers
+from memsql_assets.defs.evaluation.concurrent_runs import Workers, run_cells
 from memsql_assets.defs.instance import ensure_dagster_home
 from memsql_assets.lib.harness.evaluate import evaluate_partition
 from memsql_assets.lib.harness.results import RESULT_FILE, comparable_rows, partition_dir
@@ -44,24 +45,26 @@ def _marks():
 
 def test_cells_are_spread_over_this_process_and_a_worker(tmp_path, monkeypatch):
     monkeypatch.setenv("MEMSQL_TEST_MARKS", str(tmp_path))
-    pool = start_workers(1)
+    workers = Workers(1)
+    workers.start()
     try:
         # this process holds its cell until the worker has done one: both must take part
         here = lambda m, c: _wait_for_a_file(tmp_path) or {"pid": os.getpid()}  # noqa: E731
-        done = run_cells([("m", "X"), ("m", "Y")], here, _record_pid, pool, 1)
+        done = run_cells([("m", "X"), ("m", "Y")], here, _record_pid, workers.pool, 1)
     finally:
-        pool.shutdown()
+        workers.close()
     assert len({r["pid"] for r in done.values()}) == 2
 
 
 def test_a_worker_that_dies_fails_its_cell_and_this_process_does_the_rest(tmp_path, monkeypatch):
     monkeypatch.setenv("MEMSQL_TEST_MARKS", str(tmp_path))
-    pool = start_workers(1)
+    workers = Workers(1)
+    workers.start()
     try:
         here = lambda m, c: _wait_for_a_file(tmp_path) or {"pid": os.getpid()}  # noqa: E731
-        done = run_cells([("m", "X"), ("m", "Y"), ("m", "Z")], here, _die, pool, 1)
+        done = run_cells([("m", "X"), ("m", "Y"), ("m", "Z")], here, _die, workers.pool, 1)
     finally:
-        pool.shutdown()
+        workers.close()
     failed = [cell for cell, r in done.items() if r.get("success") is False]
     assert len(done) == 3 and len(failed) == 1 and "worker" in done[failed[0]]["error"]
 
@@ -76,7 +79,8 @@ def test_concurrent_runs_give_the_rows_of_one_at_a_time(tmp_path, monkeypatch, s
     ensure_dagster_home(home)
     with dg.DagsterInstance.get() as instance:
         instance.add_dynamic_partitions("model", sorted({m for m, _ in CELLS}))
-        out = cli._evaluate_out_of_date(instance, CELLS, dict.fromkeys(CELLS, "missing"))
+        with contextlib.closing(Workers(1)) as workers:
+            out = cli._evaluate_out_of_date(instance, CELLS, dict.fromkeys(CELLS, "missing"), workers)
         runs = instance.get_runs(filters=dg.RunsFilter(job_name="evaluate"))
     assert [(e["model"], e["condition"], e["success"]) for e in out] == [(*c, True) for c in CELLS]
     assert len(runs) == len(CELLS) and all(r.is_success for r in runs)

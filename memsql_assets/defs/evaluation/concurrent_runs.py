@@ -21,19 +21,34 @@ def worker_count(cells: int) -> int:
     return max(0, min((os.cpu_count() or 1) - 1, cells - 1, MAX_WORKERS))
 
 
-def start_workers(n: int) -> ProcessPoolExecutor | None:
-    """Start `n` workers now, importing the definitions while this process does other work."""
-    if n < 1:
-        return None
-    # spawn, not fork: this process may already hold torch's OpenMP threads and open stores
-    pool = ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn"))
-    for _ in range(n):
-        pool.submit(_warm)
-    return pool
+class Workers:
+    """Worker processes for concurrent partition runs, started once, on demand: `memsql run` starts
+    them when it has work, so that their imports overlap the main job instead of the evaluations."""
+
+    def __init__(self, n: int):
+        self.n = n
+        self.pool: ProcessPoolExecutor | None = None
+
+    def start(self) -> None:
+        if self.pool is None and self.n > 0:
+            # spawn, not fork: this process may already hold torch's OpenMP threads and open stores
+            self.pool = ProcessPoolExecutor(max_workers=self.n, mp_context=multiprocessing.get_context("spawn"))
+            for _ in range(self.n):
+                self.pool.submit(_warm)
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
+            self.pool = None
 
 
 def _warm() -> None:
-    import memsql_assets.definitions  # noqa: F401  (the expensive part of a worker's first run)
+    """What a worker's first run would otherwise spend its first seconds on."""
+    import memsql_assets.definitions  # noqa: F401
+    import memsql_assets.lib.harness.evaluate  # noqa: F401
+    from memsql_assets.lib.memory.embeddings import embedding_function
+
+    embedding_function()
 
 
 def run_cells(
