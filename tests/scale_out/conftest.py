@@ -58,6 +58,7 @@ POSTGRES_ADMIN_URL = os.environ.get(
 )
 BROKER_URL = os.environ.get("MEMSQL_TEST_BROKER_URL", "pyamqp://guest:guest@127.0.0.1:5672//")
 REDIS_SERVER_URL = os.environ.get("MEMSQL_TEST_REDIS_URL", "redis://127.0.0.1:6379")
+MARKER_ENV = "MEMSQL_TEST_DEPLOYMENT"
 SLOW_MODEL = "recall-probe"
 LATENCY_MS = 200
 EVERY_NTH_SESSION = 3
@@ -238,7 +239,7 @@ def _start_chroma(d: Deployment, port: int) -> str:
 
 
 def _leftovers(marker: bytes) -> list[int]:
-    """Processes whose environment carries this deployment's unique queue name (only ours do)."""
+    """Processes whose environment carries this deployment's marker (only ours do)."""
     pids = []
     for proc in Path("/proc").iterdir():
         with contextlib.suppress(OSError):
@@ -278,6 +279,7 @@ def deployment(tmp_path_factory, embedded_dbs, embedded_sessions) -> Iterator[De
     base = {k: v for k, v in os.environ.items() if k not in SCRUBBED}
     base["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
     base[MODELS_FILE_ENV] = str(models)
+    base[MARKER_ENV] = tag  # every process of this deployment, and what they start, carries it
     d = Deployment(root, home, reference, dict(base), settings, database)
     d.procs["reference"] = subprocess.Popen(  # the embedded default: private Redis, local Chroma
         [sys.executable, str(Path(__file__).with_name("embedded_reference.py")), str(reference)],
