@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import BROKER_URL, POSTGRES_ADMIN_URL, REDIS_SERVER_URL, REPO, SCRUBBED, free_port
+from deployment import BROKER_URL, POSTGRES_ADMIN_URL, REDIS_SERVER_URL, REPO, SCRUBBED, free_port
 
 from memsql_assets.lib.scale_out import (
     BROKER,

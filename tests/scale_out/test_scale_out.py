@@ -14,8 +14,8 @@ import json
 import time
 
 import pytest
-from conftest import BIN, SLOW_MODEL, Deployment
-from embedded_reference import CELLS
+from deployment import BIN, Deployment
+from embedded_reference import CELLS, SLOW_MODEL
 
 from memsql_assets.defs.evaluation.partitions import partition_key
 from memsql_assets.defs.jobs import EVALUATE_JOB
@@ -94,12 +94,12 @@ def _query(d: Deployment, sql: str, *params) -> list[tuple]:
         return cur.fetchall()
 
 
-def test_without_a_daemon_memsql_eval_fails_at_start_in_one_line(deployment: Deployment) -> None:
-    done = deployment.memsql("eval", "--model", "gold", "--condition", "A", "--json")
+def test_without_a_daemon_memsql_eval_fails_at_start_in_one_line(services: Deployment) -> None:
+    done = services.memsql("eval", "--model", "gold", "--condition", "A", "--json")
     assert done.returncode == 2 and not done.stdout
     (line,) = [ln for ln in done.stderr.splitlines() if ln.startswith("memsql")]
     assert line.startswith("memsql: error: no Dagster daemon is running for the instance at ")
-    assert deployment.database in line and "dagster-daemon run" in line
+    assert services.database in line and "dagster-daemon run" in line
 
 
 def test_backfill_runs_on_both_workers_and_survives_a_killed_worker(cluster: Deployment) -> None:
