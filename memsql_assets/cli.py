@@ -304,19 +304,28 @@ def _evaluate(instance: Any, model: str, condition: str, sessions: int | None = 
     from memsql_assets.lib.agent.conditions import get_condition
     from memsql_assets.lib.harness.results import SUMMARY_FILE, partition_dir
     from memsql_assets.lib.models.registry import load_registry
+    from memsql_assets.lib.scale_out import scale_out_enabled
 
     get_condition(condition)  # unknown condition: a clear error before anything runs
     load_registry().get(model)  # unknown model: names the registry file
     if not instance.has_dynamic_partition(model_partitions.name, model):
         instance.add_dynamic_partitions(model_partitions.name, [model])
         _observe_models(instance)
+    run_config = (
+        QUIET_RUN_CONFIG
+        if sessions is None
+        else {**QUIET_RUN_CONFIG, "resources": {"evaluation": {"config": {"sessions": sessions}}}}
+    )
+    if scale_out_enabled():  # MEMSQL_PROFILE=scale-out: queued on the shared instance, run by Celery workers
+        from memsql_assets.defs.scale_out import submit_evaluation
+
+        with _stdout_to_stderr():  # the code server it starts logs to stdout, which carries the summary
+            return submit_evaluation(instance, model, condition, run_config)
     result = defs.resolve_job_def(EVALUATE_JOB).execute_in_process(
         instance=instance,
         partition_key=partition_key(model, condition),
         raise_on_error=False,
-        run_config=QUIET_RUN_CONFIG
-        if sessions is None
-        else {**QUIET_RUN_CONFIG, "resources": {"evaluation": {"config": {"sessions": sessions}}}},
+        run_config=run_config,
     )
     checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
     summary_path = partition_dir(memsql_home(), model, condition) / SUMMARY_FILE

@@ -16,6 +16,7 @@ from memsql_assets.defs.jobs import (
 )
 from memsql_assets.defs.metrics.assets import dbt_resource, metrics_dbt, results_report
 from memsql_assets.defs.resources import MemsqlSettings
+from memsql_assets.defs.scale_out import run_executor
 from memsql_assets.defs.sources.assets import raw_source_assets, source_assets
 from memsql_assets.defs.trajectories.assets import synthetic_questions, trajectory_coverage, trajectory_store
 from memsql_assets.defs.trajectories.resources import TrajectorySettings
@@ -38,6 +39,7 @@ defs = dg.Definitions(
     asset_checks=benchmark_checks,
     jobs=[main_job, evaluate_job, metrics_job, observe_sources_job, observe_models_job],
     sensors=[model_registry_sensor, automation_sensor],
+    executor=run_executor(),  # None: Dagster's default; the scale-out profile's Celery executor
     resources={
         "memsql": MemsqlSettings(),
         "evaluation": EvaluationSettings(),

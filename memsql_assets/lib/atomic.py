@@ -5,17 +5,22 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+# Workers of the scale-out profile share one folder from several machines, where pids and thread
+# idents repeat (containers all start at pid 1): the host name keeps their temporary names apart.
+_HOST = socket.gethostname()
+
 
 def _temp_beside(target: Path) -> Path:
     """A temporary name beside `target` that no concurrent writer shares: one process and thread
-    write one file at a time. A leftover of a killed process is overwritten, never renamed: only
-    a complete write is. (tempfile.mkstemp would cost four more syscalls per write, and each one
-    is a GIL hand-off for a writer thread of a busy event loop.)"""
-    return target.with_name(f".{target.name}.{os.getpid()}-{threading.get_ident()}.tmp")
+    of one host write one file at a time. A leftover of a killed process is overwritten, never
+    renamed: only a complete write is. (tempfile.mkstemp would cost four more syscalls per write,
+    and each one is a GIL hand-off for a writer thread of a busy event loop.)"""
+    return target.with_name(f".{target.name}.{_HOST}-{os.getpid()}-{threading.get_ident()}.tmp")
 
 
 @contextlib.contextmanager

@@ -1,5 +1,7 @@
 """Memory seed and evaluation assets: semantic_memory, and turn_results partitioned model × condition."""
 
+import os
+import socket
 import time
 
 import dagster as dg
@@ -13,6 +15,7 @@ from memsql_assets.lib.harness.results import comparable_rows
 from memsql_assets.lib.memory.chroma import chroma_client
 from memsql_assets.lib.memory.semantic import SEMANTIC_COLLECTION, SEMANTIC_HINTS, seed_semantic_memory
 from memsql_assets.lib.models.registry import load_registry
+from memsql_assets.lib.scale_out import check_shared_home, scale_out_enabled
 from memsql_assets.lib.sources.config import SOURCE_NAMES
 from memsql_assets.lib.trajectories.lookup import trajectory_lookup
 from memsql_assets.lib.vocabulary import MUST_SCORE_100
@@ -76,6 +79,8 @@ def turn_results(
     from memsql_assets.lib.harness.evaluate import evaluate_partition
     from memsql_assets.lib.harness.runner import RunStats
 
+    if scale_out_enabled():  # a worker without the shared data directory fails here, naming the path
+        check_shared_home(memsql.home_path, f"{socket.gethostname()} (pid {os.getpid()})")
     keys = context.partition_key.keys_by_dimension
     model, condition = keys["model"], keys["condition"]
     last_log = [0.0]

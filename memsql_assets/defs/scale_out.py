@@ -1,0 +1,216 @@
+"""Dagster wiring of the scale-out profile (docs/scale_out.md): the instance on PostgreSQL, the Celery
+executor on RabbitMQ, the checks made before anything runs, and `memsql eval` as a queued run.
+
+Settings and service probes are plain Python in lib/scale_out.py. Nothing here is used, or imported
+beyond this module, under the embedded default.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from memsql_assets.lib.atomic import write_text_atomic
+from memsql_assets.lib.memory.redis_service import redact_url
+from memsql_assets.lib.paths import REPO_ROOT, dagster_home
+from memsql_assets.lib.scale_out import (
+    BROKER,
+    ScaleOutSettings,
+    ServiceUnreachableError,
+    check_services,
+    scale_out_enabled,
+)
+
+DEPLOY_DAGSTER_YAML = REPO_ROOT / "deploy" / "dagster.yaml"
+WORKSPACE_FILE = REPO_ROOT / "workspace.yaml"
+CELERY_APP = "memsql_assets.defs.celery_app"
+CELERY_BACKEND = "rpc://"  # results travel back on the broker: no further service
+# The daemon heartbeats every 30 s: two missed beats and a margin mean it is gone.
+DAEMON_TOLERANCE_S = 90.0
+WORKER_REPLY_S = 2.0
+POLL_S = 1.0
+DONE_STATUSES = ("SUCCESS", "FAILURE", "CANCELED")
+
+
+def celery_config_source(settings: ScaleOutSettings) -> dict[str, Any]:
+    """Celery settings shared by the executor (in each run worker) and the workers' app."""
+    return {
+        "task_default_queue": settings.queue,
+        # A step is acknowledged when it ends, not when a worker takes it: a worker killed mid-step
+        # (kill -9, a lost machine) leaves it with the broker, which hands it to another worker; the
+        # partition resumes there from its checkpoints and request store.
+        "task_acks_late": True,
+        "task_reject_on_worker_lost": True,
+    }
+
+
+def run_executor() -> Any:
+    """The executor of runs the instance launches: Celery under the scale-out profile, else None
+    (Dagster's default). `memsql` itself runs jobs in process, which ignores it."""
+    if not scale_out_enabled():
+        return None
+    from dagster_celery import celery_executor
+
+    settings = ScaleOutSettings.from_environ()
+    return celery_executor.configured(
+        {
+            "broker": {"env": BROKER.env},  # read when the run starts: no URL (or password) in a snapshot
+            "backend": CELERY_BACKEND,
+            "config_source": celery_config_source(settings),
+        },
+        name="memsql_celery",
+    )
+
+
+def celery_app(settings: ScaleOutSettings | None = None) -> Any:
+    """dagster-celery's app and step task, built as the executor builds it, so that workers and run
+    workers declare the queue identically."""
+    from dagster_celery.executor import CeleryExecutor
+    from dagster_celery.make_app import make_app
+    from dagster_celery.tasks import create_task
+
+    settings = settings or ScaleOutSettings.from_environ()
+    executor = CeleryExecutor.for_cli(
+        broker=settings.broker_url, backend=CELERY_BACKEND, config_source=celery_config_source(settings)
+    )
+    app = make_app(executor.app_args())
+    create_task(app)
+    return app
+
+
+def ensure_scale_out_home(home: Path) -> Path:
+    """DAGSTER_HOME under `home` with deploy/dagster.yaml, after checking that every service answers,
+    that the instance is on PostgreSQL, that a daemon runs and that a worker consumes the queue."""
+    from dagster import DagsterInstance
+
+    settings = ScaleOutSettings.from_environ()
+    check_services(settings)
+    path = dagster_home(home)
+    config = path / "dagster.yaml"
+    if not config.exists():
+        write_text_atomic(config, DEPLOY_DAGSTER_YAML.read_text(encoding="utf-8"))
+    os.environ["DAGSTER_HOME"] = str(path)
+    with DagsterInstance.get() as instance:
+        check_instance(instance, config)
+        check_daemon(instance, settings, path)
+    check_workers(settings)
+    return path
+
+
+def check_instance(instance: Any, config: Path) -> None:
+    from dagster_postgres import PostgresRunStorage
+
+    if not isinstance(instance.run_storage, PostgresRunStorage):
+        raise ServiceUnreachableError(
+            f"{config}: the scale-out profile needs the instance on PostgreSQL (storage: postgres); "
+            f"replace the file with {DEPLOY_DAGSTER_YAML}"
+        )
+
+
+def check_daemon(instance: Any, settings: ScaleOutSettings, home: Path) -> None:
+    from dagster._daemon.controller import get_daemon_statuses
+    from dagster._daemon.run_coordinator.queued_run_coordinator_daemon import QueuedRunCoordinatorDaemon
+
+    kind = QueuedRunCoordinatorDaemon.daemon_type()
+    status = get_daemon_statuses(
+        instance, [kind], ignore_errors=True, heartbeat_tolerance_seconds=DAEMON_TOLERANCE_S
+    )[kind]
+    if not status.healthy:
+        raise ServiceUnreachableError(
+            f"no Dagster daemon is running for the instance at {redact_url(settings.postgres_url)} "
+            f"(it launches queued runs): start `DAGSTER_HOME={home} dagster-daemon run -w {WORKSPACE_FILE}`"
+        )
+
+
+def check_workers(settings: ScaleOutSettings) -> None:
+    app = celery_app(settings)
+    try:
+        replies = app.control.inspect(timeout=WORKER_REPLY_S).active_queues() or {}
+    finally:
+        app.close()
+    if not any(q.get("name") == settings.queue for queues in replies.values() for q in queues or []):
+        raise ServiceUnreachableError(
+            f"no Celery worker consumes queue {settings.queue!r} at {redact_url(settings.broker_url)} "
+            f"({BROKER.purpose}): start `celery -A {CELERY_APP} worker -Q {settings.queue}`"
+        )
+
+
+def submit_evaluation(
+    instance: Any, model: str, condition: str, run_config: dict[str, Any]
+) -> dict[str, Any]:
+    """`memsql eval` under the scale-out profile: one turn_results partition queued on the shared
+    instance (the daemon launches it, its step runs on a Celery worker), waited for; returns the
+    summary `memsql eval` prints in the embedded default."""
+    from dagster._cli.job import execute_launch_command
+    from dagster._cli.workspace.cli_target import WorkspaceOpts
+
+    from memsql_assets.defs.evaluation.partitions import evaluation_partitions, partition_key
+    from memsql_assets.defs.evaluation.resources import RETRY_ERRORS_ENV
+    from memsql_assets.defs.jobs import EVALUATE_JOB
+    from memsql_assets.lib.harness.results import SUMMARY_FILE, partition_dir
+    from memsql_assets.lib.paths import memsql_home
+
+    home = memsql_home()
+    # Every worker reads and writes this data directory: the run names it, a worker without it fails.
+    config = {
+        **run_config,
+        "resources": {**run_config.get("resources", {}), "memsql": {"config": {"home": str(home)}}},
+    }
+    if os.environ.get(RETRY_ERRORS_ENV) == "1":  # `--retry-errors` reaches workers through the run
+        evaluation = config["resources"].setdefault("evaluation", {"config": {}})
+        evaluation["config"] = {**evaluation.get("config", {}), "retry_errors": True}
+    run = execute_launch_command(
+        instance=instance,
+        workspace_opts=WorkspaceOpts(workspace=[str(WORKSPACE_FILE)]),
+        config_json=json.dumps(config),
+        tags=json.dumps(
+            dict(evaluation_partitions.get_tags_for_partition_key(partition_key(model, condition)))
+        ),
+        job_name=EVALUATE_JOB,
+    )
+    print(f"memsql eval: run {run.run_id} queued on {redact_url(ScaleOutSettings.from_environ().postgres_url)}",
+          file=sys.stderr, flush=True)  # fmt: skip
+    status = _wait(instance, run.run_id)
+    out: dict[str, Any] = {"model": model, "condition": condition, "run_id": run.run_id}
+    summary_path = partition_dir(home, model, condition) / SUMMARY_FILE
+    checks = _check_results(instance, run.run_id)
+    if status == "SUCCESS" and summary_path.exists():
+        out.update(json.loads(summary_path.read_text(encoding="utf-8")))
+    else:
+        out["error"] = _failure(instance, run.run_id) or f"run {run.run_id} ended {status}"
+    out["checks"] = checks
+    out["success"] = status == "SUCCESS" and all(checks.values())
+    return out
+
+
+def _wait(instance: Any, run_id: str) -> str:
+    while True:
+        run = instance.get_run_by_id(run_id)
+        if run is not None and run.status.value in DONE_STATUSES:
+            return run.status.value
+        time.sleep(POLL_S)
+
+
+def _check_results(instance: Any, run_id: str) -> dict[str, bool]:
+    from dagster import DagsterEventType
+
+    records = instance.all_logs(run_id, of_type=DagsterEventType.ASSET_CHECK_EVALUATION)
+    return {
+        r.dagster_event.event_specific_data.check_name: r.dagster_event.event_specific_data.passed
+        for r in records
+    }
+
+
+def _failure(instance: Any, run_id: str) -> str | None:
+    """The first failed step's cause, in one line (the run's page in the UI has the rest)."""
+    from dagster import DagsterEventType
+
+    for record in instance.all_logs(run_id, of_type=DagsterEventType.STEP_FAILURE):
+        error = record.dagster_event.event_specific_data.error
+        cause = error.cause or error
+        return cause.message.strip().splitlines()[-1]
+    return None
