@@ -240,22 +240,32 @@ def _partitions_out_of_date(
     return {(m, c): why_out_of_date(resolver, key, partition_key(m, c)) for m, c in cells}
 
 
-def _evaluate_if_out_of_date(instance: Any, model: str, condition: str, why: str | None) -> dict[str, Any]:
-    """One partition through Dagster, unless Dagster reports its materialization current."""
+def _evaluate_if_out_of_date(
+    instance: Any, model: str, condition: str, why: str | None, epochs: int = 1
+) -> dict[str, Any]:
+    """One partition through Dagster, unless Dagster reports its materialization current. The epochs a
+    partition was evaluated with are part of it: fewer than `epochs` is out of date, and a re-run
+    keeps the ones it has (only new epochs ask the model)."""
     from memsql_assets.lib.harness.results import SUMMARY_FILE, partition_dir
 
     summary_path = partition_dir(memsql_home(), model, condition) / SUMMARY_FILE
-    summary = json.loads(summary_path.read_text(encoding="utf-8")) if why is None else {}
+    summary = json.loads(summary_path.read_text(encoding="utf-8")) if summary_path.exists() else {}
     if why is None and summary.get("complete") is False:  # current, but a sample (`eval --sessions`)
         why = f"a sample of {summary.get('sessions')} sessions: the full run reuses its answers"
+    done = int(summary.get("epochs", 1))  # summaries written before epochs: one
+    if why is None and done < epochs:
+        why = f"{done} of {epochs} epochs: only the new epochs ask the model"
     if why is not None:
-        return {**_evaluate(instance, model, condition), "why": why}
+        return {**_evaluate(instance, model, condition, epochs=max(done, epochs)), "why": why}
     return {"model": model, "condition": condition, **summary, "skipped": "up to date", "success": True}
 
 
-def _evaluate(instance: Any, model: str, condition: str, sessions: int | None = None) -> dict[str, Any]:
+def _evaluate(
+    instance: Any, model: str, condition: str, sessions: int | None = None, epochs: int | None = None
+) -> dict[str, Any]:
     """One turn_results partition through Dagster (recorded in the instance); returns its summary.
-    `sessions`: a sample run of that many sessions (validated by the caller)."""
+    `sessions`: a sample run of that many sessions; `epochs`: independent samples of every turn
+    (both validated by the caller; None: the resource's default)."""
     from memsql_assets.definitions import defs
     from memsql_assets.defs.evaluation.partitions import model_partitions, partition_key
     from memsql_assets.defs.jobs import EVALUATE_JOB
@@ -268,13 +278,12 @@ def _evaluate(instance: Any, model: str, condition: str, sessions: int | None = 
     if not instance.has_dynamic_partition(model_partitions.name, model):
         instance.add_dynamic_partitions(model_partitions.name, [model])
         _observe_models(instance)
+    config = {k: v for k, v in (("sessions", sessions), ("epochs", epochs)) if v is not None}
     result = defs.resolve_job_def(EVALUATE_JOB).execute_in_process(
         instance=instance,
         partition_key=partition_key(model, condition),
         raise_on_error=False,
-        run_config=QUIET_RUN_CONFIG
-        if sessions is None
-        else {**QUIET_RUN_CONFIG, "resources": {"evaluation": {"config": {"sessions": sessions}}}},
+        run_config={**QUIET_RUN_CONFIG, "resources": {"evaluation": {"config": config}}} if config else QUIET_RUN_CONFIG,
     )
     checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
     summary_path = partition_dir(memsql_home(), model, condition) / SUMMARY_FILE
@@ -366,11 +375,13 @@ def _eval(args: argparse.Namespace) -> int:
 
     from memsql_assets.defs.instance import ensure_dagster_home
 
+    if args.epochs is not None and not _epochs_allowed(args.epochs):
+        return 2
     if args.sessions is not None and not _sessions_allowed(args.sessions):
         return 2
     ensure_dagster_home(memsql_home())
     with DagsterInstance.get() as instance, _console_without_failures(), _retry_errors(args.retry_errors):
-        out = _evaluate(instance, args.model, args.condition, args.sessions)
+        out = _evaluate(instance, args.model, args.condition, args.sessions, args.epochs)
     if args.json:
         print(json.dumps(out, indent=2))
     elif "error" in out:
@@ -392,6 +403,18 @@ def _sessions_allowed(n: int) -> bool:
     try:
         check_size(read_turns(bench), n, name="--sessions")
     except SampleSizeError as exc:
+        print(f"memsql eval: {exc}", file=sys.stderr)
+        return False
+    return True
+
+
+def _epochs_allowed(n: int) -> bool:
+    """`--epochs N` of at least 1; else one line naming the flag and the range."""
+    from memsql_assets.lib.harness.settings import EpochsError, check_epochs
+
+    try:
+        check_epochs(n, name="--epochs")
+    except EpochsError as exc:
         print(f"memsql eval: {exc}", file=sys.stderr)
         return False
     return True
@@ -448,6 +471,8 @@ def _print_evaluations(rows: list[dict[str, Any]]) -> None:
         ci = e.get("ex_strict_ci95")  # absent from summaries written before intervals
         ci_text = f"{ci[0]:.1f}-{ci[1]:.1f}" if ci else "-"
         sample = "" if e.get("complete", True) else f"  (sample of {e['sessions']} sessions)"
+        if e.get("epochs", 1) > 1:
+            sample += f"  ({e['epochs']} epochs, {e['n_turns']} rows)"
         print(
             f"  {e['model']:<14} {e['condition']:<6} {e['ex_strict']:>6.1f} {ci_text:>13} {'-' if e['ex_memory_critical'] is None else format(e['ex_memory_critical'], '.1f'):>9} "
             f"{e['calls']:>6} {e['cache_hits']:>6}  {classes}"
@@ -659,6 +684,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="a sample run: a deterministic sample of N sessions stratified by source x tier, the same for "
         "every model and condition (at least one per stratum); a later full run reuses its answers",
+    )
+    p.add_argument(
+        "--epochs",
+        type=int,
+        metavar="N",
+        help="independent samples of every turn (default 1): each epoch asks the model again for every "
+        "cell; adding epochs to an evaluated partition asks only for the new ones",
     )
     p.set_defaults(func=_eval)
 

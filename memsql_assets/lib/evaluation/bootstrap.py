@@ -11,6 +11,12 @@ here (`memsql eval --json`) and in the dbt marts (macro session_bootstrap), on e
     CI95  = [2.5th, 97.5th percentile of EX*_b] (linear interpolation)
 
 A paired difference (e.g. ablation B_wm5 - B) draws the same sessions for both sides.
+
+Epochs (independent samples of every turn): a session with E > 1 epochs is a cluster of E
+replicates, and each draw of it resamples its epochs too (two-stage bootstrap): draw i's epochs are
+E draws with replacement, draw j being epoch floor(v(b, i, j) * E) in epoch order, where v(b, i, j)
+= the first 8 hex digits of md5("<SEED>|<b>|<i>|<j>") / 2^32. With one epoch nothing is drawn: the
+numbers are those of the one-stage bootstrap above.
 """
 
 from __future__ import annotations
@@ -42,6 +48,19 @@ def _uniforms(replicates: int, size: int) -> tuple[tuple[float, ...], ...]:
     )
 
 
+def _uniform(*parts: int) -> float:
+    return int(hashlib.md5("|".join((SEED, *map(str, parts))).encode()).hexdigest()[:8], 16) / 2**32
+
+
+@lru_cache(maxsize=1)
+def _epoch_uniforms(replicates: int, size: int, epochs: int) -> tuple[tuple[tuple[float, ...], ...], ...]:
+    """v(b, i, j) for b = 1..replicates, i < size, j < epochs."""
+    return tuple(
+        tuple(tuple(_uniform(b, i, j) for j in range(epochs)) for i in range(size))
+        for b in range(1, replicates + 1)
+    )
+
+
 def draws(n_sessions: int, replicates: int = REPLICATES) -> list[list[int]]:
     """For each replicate, the indexes (into the sessions in id order) of its n_sessions draws."""
     return [[math.floor(u * n_sessions) for u in row] for row in _uniforms(replicates, n_sessions)]
@@ -56,15 +75,31 @@ def quantile(values: Sequence[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
 
 
-def session_interval(sessions: Sequence[tuple[int, int]], replicates: int = REPLICATES) -> Interval:
-    """`sessions`: (correct, turns) per session, in session-id order. EX in percent."""
-    n = sum(t for _, t in sessions)
-    if not sessions or not n:
+Counts = tuple[int, int]  # (correct, turns)
+
+
+def session_interval(
+    sessions: Sequence[Counts | Sequence[Counts]], replicates: int = REPLICATES
+) -> Interval:
+    """`sessions`, in session-id order: each (correct, turns), or a list of them per epoch in epoch
+    order. EX in percent; `n` counts turns over every epoch."""
+    by_epoch = [[s] if isinstance(s[0], int) else list(s) for s in sessions]  # type: ignore[list-item]
+    n = sum(t for epochs in by_epoch for _, t in epochs)
+    if not by_epoch or not n:
         return Interval(n, None, None, None)
+    most = max(len(e) for e in by_epoch)
+    picks = _epoch_uniforms(replicates, len(by_epoch), most) if most > 1 else None
     stats = []
-    for row in draws(len(sessions), replicates):
-        turns = sum(sessions[i][1] for i in row)
-        stats.append(100.0 * sum(sessions[i][0] for i in row) / turns)
+    for b, row in enumerate(draws(len(by_epoch), replicates)):
+        correct = turns = 0
+        for i, s in enumerate(row):
+            epochs = by_epoch[s]
+            chosen = epochs if len(epochs) == 1 else [
+                epochs[math.floor(v * len(epochs))] for v in picks[b][i][: len(epochs)]  # type: ignore[index]
+            ]
+            correct += sum(c for c, _ in chosen)
+            turns += sum(t for _, t in chosen)
+        stats.append(100.0 * correct / turns)
     return Interval(
         n,
         round(statistics.stdev(stats), 4),
