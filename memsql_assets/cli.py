@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import os
 import sys
@@ -111,7 +112,7 @@ def _run(args: argparse.Namespace) -> int:
             _sync_models(instance)
             cells = [(m, c) for m in REFERENCE_MODELS for c in CONDITIONS]
             why = _partitions_out_of_date(instance, cells, args.force)
-            evaluations = [_evaluate_if_out_of_date(instance, m, c, why[(m, c)]) for m, c in cells]
+            evaluations = _evaluate_out_of_date(instance, cells, why)
         report = _metrics(instance, args.force) if evaluations else None
     summary = _summary(home, main["run_id"], main["success"], main["checks"])
     summary["main_job_skipped"] = main["skipped"]
@@ -240,24 +241,70 @@ def _partitions_out_of_date(
     return {(m, c): why_out_of_date(resolver, key, partition_key(m, c)) for m, c in cells}
 
 
-def _evaluate_if_out_of_date(
-    instance: Any, model: str, condition: str, why: str | None, epochs: int = 1
-) -> dict[str, Any]:
-    """One partition through Dagster, unless Dagster reports its materialization current. The epochs a
-    partition was evaluated with are part of it: fewer than `epochs` is out of date, and a re-run
-    keeps the ones it has (only new epochs ask the model)."""
+def _evaluate_out_of_date(
+    instance: Any, cells: list[tuple[str, str]], why: dict[tuple[str, str], str | None]
+) -> list[dict[str, Any]]:
+    """Evaluate the partitions Dagster reports out of date (and samples), as concurrent Dagster runs
+    on every core; the others report their current summary. A partition keeps its epochs: the
+    re-run of one evaluated with several asks the model only for what changed."""
+    from memsql_assets.defs.evaluation.concurrent_runs import run_cells, start_workers, worker_count
     from memsql_assets.lib.harness.results import SUMMARY_FILE, partition_dir
+    from memsql_assets.lib.memory.redis_service import redis_connection
 
-    summary_path = partition_dir(memsql_home(), model, condition) / SUMMARY_FILE
-    summary = json.loads(summary_path.read_text(encoding="utf-8")) if summary_path.exists() else {}
-    if why is None and summary.get("complete") is False:  # current, but a sample (`eval --sessions`)
-        why = f"a sample of {summary.get('sessions')} sessions: the full run reuses its answers"
-    done = int(summary.get("epochs", 1))  # summaries written before epochs: one
-    if why is None and done < epochs:
-        why = f"{done} of {epochs} epochs: only the new epochs ask the model"
-    if why is not None:
-        return {**_evaluate(instance, model, condition, epochs=max(done, epochs)), "why": why}
-    return {"model": model, "condition": condition, **summary, "skipped": "up to date", "success": True}
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    epochs: dict[tuple[str, str], int | None] = {}
+    for m, c in cells:
+        path = partition_dir(memsql_home(), m, c) / SUMMARY_FILE
+        summary = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        had = int(summary.get("epochs", 1))  # summaries written before epochs: one
+        epochs[(m, c)] = had if had > 1 else None
+        if why[(m, c)] is None:
+            wave_size = _wave_size_now(m) if summary.get("wave_size") is not None else None
+            if summary.get("complete") is False:  # current, but a sample (`eval --sessions`)
+                why[(m, c)] = f"a sample of {summary.get('sessions')} sessions: the full run reuses its answers"
+            elif wave_size != summary.get("wave_size"):  # rows are a function of W, which is not an input
+                why[(m, c)] = f"ran in waves of {summary['wave_size']}, now {wave_size}"
+            else:
+                out[(m, c)] = {"model": m, "condition": c, **summary, "skipped": "up to date", "success": True}
+    # Largest first (the conditions grow in cost), so that no run is left alone at the end.
+    conditions = list(dict.fromkeys(c for _, c in cells))
+    todo = sorted((c for c in cells if c not in out), key=lambda cell: conditions.index(cell[1]), reverse=True)
+    workers = worker_count(len(todo))
+    pool = start_workers(workers)
+    try:
+        # One Redis for all the runs: a private server stops when its first user's block ends.
+        with redis_connection(memsql_home()) if pool else contextlib.nullcontext():
+            done = run_cells(
+                todo,
+                lambda m, c: _evaluate(instance, m, c, epochs=epochs[(m, c)]),
+                functools.partial(_evaluate_in_worker, epochs=epochs),
+                pool,
+                workers,
+            )
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    out.update({cell: {**result, "why": why[cell]} for cell, result in done.items()})
+    return [out[cell] for cell in cells]
+
+
+def _wave_size_now(model: str) -> int:
+    """The W a C/D partition of `model` would run with now ($MEMSQL_WAVE_SIZE, else its concurrency)."""
+    from memsql_assets.defs.evaluation.resources import env_wave_size
+    from memsql_assets.lib.harness.runner import resolve_wave_size
+    from memsql_assets.lib.models.registry import load_registry
+
+    return resolve_wave_size(env_wave_size(), load_registry().get(model).max_concurrency)
+
+
+def _evaluate_in_worker(
+    model: str, condition: str, epochs: dict[tuple[str, str], int | None] | None = None
+) -> dict[str, Any]:
+    """One partition in a worker process of `memsql run` (its environment names the same instance)."""
+    from dagster import DagsterInstance
+
+    with DagsterInstance.get() as instance:
+        return _evaluate(instance, model, condition, epochs=(epochs or {}).get((model, condition)))
 
 
 def _evaluate(

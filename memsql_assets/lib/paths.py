@@ -28,3 +28,8 @@ def benchmark_dir(home: Path) -> Path:
 
 def dagster_home(home: Path) -> Path:
     return home / "dagster_home"
+
+
+def sql_cache_path(home: Path) -> Path:
+    """The persistent results of the benchmark's own SQL (lib/sql/result_cache.py)."""
+    return home / "cache" / "sql_results.sqlite"

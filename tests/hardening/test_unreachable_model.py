@@ -7,34 +7,31 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from http_endpoint import DROP, OK, REFUSED, Answer, closed_port, openai_endpoint
 from model_fakes import FAKE_KEY_ENV, FAKE_SECRET
 
 from memsql_assets.lib.benchmark.store import read_turns
 from memsql_assets.lib.harness.evaluate import evaluate_partition
-from memsql_assets.lib.harness.results import progress_dir, read_checkpoints
+from memsql_assets.lib.harness.results import (
+    RESULT_FILE,
+    partition_dir,
+    progress_dir,
+    read_checkpoints,
+    read_results,
+)
 from memsql_assets.lib.harness.runner import STOP_AFTER_FAILURES, PartitionStopped
+from memsql_assets.lib.harness.settings import EvalSettings
 from memsql_assets.lib.models.registry import MODELS_FILE_ENV, load_registry
 from memsql_assets.lib.models.request_store import RequestStore
 from memsql_assets.lib.paths import REPO_ROOT, benchmark_dir
 
 FAIL_FAST_S = 60  # the issue's bound, with the default retry policy (jitter and all)
-
-
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]  # nothing listens once the socket is closed: connections are refused
 
 
 def write_registry(path: Path, port: int) -> Path:
@@ -45,7 +42,7 @@ models:
     litellm_model: openai/tiny-sql
     kind: api
     reasoning: {{type: none}}
-    provider_params: {{api_base: "http://127.0.0.1:{port}/v1"}}
+    api_base: "http://127.0.0.1:{port}/v1"
     api_key_env: {FAKE_KEY_ENV}
     max_concurrency: 2
     price_per_mtok: {{input: 1.0, output: 2.0}}
@@ -61,66 +58,6 @@ models:
         encoding="utf-8",
     )
     return path
-
-
-class _ChatCompletions(BaseHTTPRequestHandler):
-    """An OpenAI-compatible /v1/chat/completions that answers `SELECT 1`, or refuses every request
-    with a 400 while `refuse` is set."""
-
-    calls = 0
-    refuse = False
-    down_after: int | None = None  # the endpoint goes away after this many calls
-
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
-        self.rfile.read(int(self.headers.get("content-length", 0)))
-        type(self).calls += 1
-        if self.down_after is not None and self.calls > self.down_after:
-            threading.Thread(target=lambda: (self.server.shutdown(), self.server.server_close())).start()
-            self.close_connection = True  # no answer: the client sees the connection drop
-            return
-        if self.refuse:
-            error = {"error": {"message": "unsupported parameter", "type": "invalid_request_error"}}
-            return self._send(400, json.dumps(error).encode())
-        body = json.dumps(
-            {
-                "id": "chatcmpl-1",
-                "object": "chat.completion",
-                "created": 0,
-                "model": "tiny-sql",
-                "choices": [
-                    {
-                        "index": 0,
-                        "finish_reason": "stop",
-                        "message": {"role": "assistant", "content": "SELECT 1"},
-                    }
-                ],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12},
-            }
-        ).encode()
-        self._send(200, body)
-
-    def _send(self, status: int, body: bytes) -> None:
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-@contextmanager
-def endpoint_back(port: int) -> Iterator[type[_ChatCompletions]]:
-    handler = type("Handler", (_ChatCompletions,), {"calls": 0})
-    server = ThreadingHTTPServer(("127.0.0.1", port), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield handler
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def test_unreachable_endpoint_stops_fast_and_a_rerun_reasks_the_failed_turns(home, tmp_path, monkeypatch):
@@ -143,7 +80,7 @@ def test_unreachable_endpoint_stops_fast_and_a_rerun_reasks_the_failed_turns(hom
     checkpointed = read_checkpoints(progress_dir(home, "local-llm", "B"))
     assert not any(r["model_error_type"] for rows in checkpointed.values() for r in rows)
 
-    with endpoint_back(port) as server:
+    with openai_endpoint(port) as server:
         out = evaluate_partition(home, "local-llm", "B", registry=registry)
     turns = read_turns(benchmark_dir(home))
     assert len(out.rows) == len(turns)
@@ -185,11 +122,13 @@ def memsql_eval(home: Path, registry_file: Path, *flags: str) -> subprocess.Comp
     )
 
 
-def test_memsql_eval_prints_the_cause_in_one_line_and_exits_nonzero(home, tmp_path):
-    """The CLI through Dagster: no traceback on the console (the UI keeps it)."""
+def test_memsql_eval_prints_the_cause_in_one_line_exits_nonzero_and_resumes(home, tmp_path):
+    """The CLI through Dagster: no traceback on the console (the UI keeps it); once the server is
+    up, the same command completes the partition."""
     port = closed_port()
+    registry_file = write_registry(tmp_path / "models.yaml", port)
     started = time.monotonic()
-    done = memsql_eval(home, write_registry(tmp_path / "models.yaml", port))
+    done = memsql_eval(home, registry_file)
     elapsed = time.monotonic() - started
     console = done.stdout + done.stderr
     assert done.returncode != 0, console
@@ -199,6 +138,14 @@ def test_memsql_eval_prints_the_cause_in_one_line_and_exits_nonzero(home, tmp_pa
     assert f"local-llm at http://127.0.0.1:{port}/v1" in lines[0] and "connection_error" in lines[0]
     print(f"memsql eval failed in {elapsed:.1f} s: {lines[0]}")
 
+    with openai_endpoint(port) as server:
+        done = memsql_eval(home, registry_file, "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["success"] and summary["model_errors"] == {}
+    assert summary["turns"] == len(read_turns(benchmark_dir(home)))
+    assert 0 < server.calls == summary["model_calls_this_run"]
+
 
 def test_deterministic_failures_replay_labelled_until_memsql_eval_retry_errors(home, tmp_path, monkeypatch):
     """A 400 is the request's fault: replayed (labelled) by a plain re-run; `--retry-errors` asks again."""
@@ -206,16 +153,17 @@ def test_deterministic_failures_replay_labelled_until_memsql_eval_retry_errors(h
     port = closed_port()
     registry_file = write_registry(tmp_path / "models.yaml", port)
     registry = load_registry(registry_file)
-    with endpoint_back(port) as server:
-        server.refuse = True
+    with openai_endpoint(port) as server:
+        server.answer = lambda _n: REFUSED
         first = evaluate_partition(home, "local-llm", "B", registry=registry)
         refused = [r for r in first.rows if r["model_error_type"] == "bad_request"]
         assert len(refused) == len(first.rows) and server.calls == first.summary["calls"] > 0
         assert {r["error_class"] for r in refused} == {"model_error"}, "never `empty`"
 
-        server.refuse, server.calls = False, 0
+        server.answer = lambda _n: OK
+        before = server.calls
         replay = evaluate_partition(home, "local-llm", "B", registry=registry)
-        assert server.calls == replay.summary["calls"] == 0
+        assert server.calls - before == replay.summary["calls"] == 0
         assert all(
             r["model_error_type"] == "bad_request" and "replayed from the request store" in r["error_message"]
             for r in replay.rows
@@ -225,7 +173,7 @@ def test_deterministic_failures_replay_labelled_until_memsql_eval_retry_errors(h
         assert done.returncode == 0, done.stdout + done.stderr
         summary = json.loads(done.stdout)
     # Every turn asked again (history now holds answers, so later prompts differ from the first run's).
-    assert server.calls == summary["calls"] > 0
+    assert server.calls - before == summary["calls"] > 0
     assert summary["model_errors"] == {} and summary["error_classes"]["model_error"] == 0
 
 
@@ -235,8 +183,8 @@ def test_an_endpoint_lost_mid_run_keeps_finished_sessions_and_the_rerun_asks_onl
     monkeypatch.setenv(FAKE_KEY_ENV, FAKE_SECRET)
     port = closed_port()
     registry = load_registry(write_registry(tmp_path / "models.yaml", port))
-    with endpoint_back(port) as server, pytest.raises(PartitionStopped, match="connection_error"):
-        server.down_after = 40
+    with openai_endpoint(port) as server, pytest.raises(PartitionStopped, match="connection_error"):
+        server.answer = lambda n: OK if n <= 40 else DROP
         evaluate_partition(home, "local-llm", "B", registry=registry)
     checkpointed = read_checkpoints(progress_dir(home, "local-llm", "B"))
     kept = [r for rows in checkpointed.values() for r in rows]
@@ -244,9 +192,46 @@ def test_an_endpoint_lost_mid_run_keeps_finished_sessions_and_the_rerun_asks_onl
     answered = RequestStore(home / "requests").count()
     assert 0 < answered <= 40
 
-    with endpoint_back(port) as server:
+    with openai_endpoint(port) as server:
         out = evaluate_partition(home, "local-llm", "B", registry=registry)
     assert out.summary["resumed_sessions"] == len(checkpointed)
     assert not [r for r in out.rows if r["model_error_type"]]
     assert 0 < server.calls == out.summary["model_calls_this_run"] <= len(out.rows) - len(kept)
     print(f"lost after 40 calls: {len(checkpointed)} sessions kept; the re-run asked {server.calls} turns")
+
+
+# Answers of a server that is up and says 200, but not in the OpenAI shape.
+OTHER_JSON = Answer(body=b'{"foo": 1}')
+HTML = Answer(body=b"<html><body>It works!</body></html>", content_type="text/html")
+
+
+def test_a_server_answering_in_another_shape_types_each_turn_and_loses_nothing(home, tmp_path, monkeypatch):
+    """After 30 good answers the server answers `{"foo": 1}` or an HTML page with 200: the partition
+    completes, every later turn is a `model_error` of type malformed_response (one call each, never
+    retried, never a partition stop), results are written, and the 30 answers stay in the store. Once
+    the server is fixed, `retry_errors` asks exactly the typed turns again."""
+    monkeypatch.setenv(FAKE_KEY_ENV, FAKE_SECRET)
+    good = 30
+    with openai_endpoint() as server:
+        registry = load_registry(write_registry(tmp_path / "models.yaml", server.port))
+        server.answer = lambda n: OK if n <= good else (OTHER_JSON if n % 2 else HTML)
+        out = evaluate_partition(home, "local-llm", "A", registry=registry)
+    turns = read_turns(benchmark_dir(home))
+    assert len(out.rows) == len(turns) == server.calls, "every turn, one call each"
+    typed = [r for r in out.rows if r["model_error_type"]]
+    assert len(typed) == len(turns) - good
+    assert {(r["model_error_type"], r["error_class"]) for r in typed} == {("malformed_response", "model_error")}
+    assert {"Raw keys: ['foo']" in r["error_message"] or "It works!" in r["error_message"] for r in typed} == {True}
+    assert out.summary["model_errors"] == {"malformed_response": len(typed)}
+    written = read_results(partition_dir(home, "local-llm", "A") / RESULT_FILE)
+    assert len(written) == len(turns) and sum(1 for r in written if r["model_error_type"]) == len(typed)
+    store = RequestStore(home / "requests")
+    answered = {r["request_key"] for r in out.rows if not r["model_error_type"]}
+    assert len(answered) == good and all(store.get(k)["response"]["text"] == "SELECT 1" for k in answered)
+
+    with openai_endpoint(server.port) as fixed:
+        again = evaluate_partition(home, "local-llm", "A", EvalSettings(retry_errors=True), registry=registry)
+    assert fixed.calls == len(typed), "only the typed turns are asked again (condition A: same prompts)"
+    assert not [r for r in again.rows if r["model_error_type"]]
+    assert all(store.get(k)["response"]["text"] == "SELECT 1" for k in answered), "earlier records kept"
+    print(f"{len(typed)} of {len(turns)} turns typed malformed_response; the fix re-asked {fixed.calls}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import json
 import random
 import socket
 import threading
@@ -12,9 +13,11 @@ import time
 
 import litellm
 import pytest
+from http_endpoint import OK, Answer, closed_port, openai_endpoint
 from model_fakes import FAKE_KEY_ENV, FAKE_SECRET
 
 from memsql_assets.lib.models.gateway import (
+    NO_API_KEY,
     REPLAYED_NOTE,
     ModelGateway,
     RetryPolicy,
@@ -167,7 +170,7 @@ def test_a_closed_port_is_a_fast_connection_error_naming_model_endpoint_and_caus
                 litellm_model: openai/some-model
                 kind: api
                 reasoning: {{type: none}}
-                provider_params: {{api_base: "http://127.0.0.1:{port}/v1"}}
+                api_base: "http://127.0.0.1:{port}/v1"
                 api_key_env: {FAKE_KEY_ENV}
                 max_concurrency: 1
                 price_per_mtok: {{input: 1, output: 1}}
@@ -184,12 +187,6 @@ def test_a_closed_port_is_a_fast_connection_error_naming_model_endpoint_and_caus
     assert message.startswith(f"model local-llm at http://127.0.0.1:{port}/v1: gave up after 3 attempts")
     assert f"Cannot connect to host 127.0.0.1:{port}" in message and "SSLContext" not in message
     assert RequestStore.at_home(tmp_path).count() == 0, "never stored: a re-run asks again"
-
-
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]  # closed once the socket is: connections are refused
 
 
 def failure_of(api_base: str) -> Exception:
@@ -234,6 +231,80 @@ def test_a_tls_failure_is_a_connection_error():
         failure = classify(failure_of(f"https://127.0.0.1:{port}"))
     assert failure.error_type == "connection_error" and failure.cannot_connect
     assert "SSL" in failure.message, failure.message
+
+
+def endpoint_registry(write_registry, url: str, key_line: str = f"api_key_env: {FAKE_KEY_ENV}"):
+    from memsql_assets.lib.models.registry import load_registry
+
+    return load_registry(
+        write_registry(
+            f"""
+            models:
+              local-llm:
+                litellm_model: openai/tiny-sql
+                kind: api
+                reasoning: {{type: none}}
+                api_base: "{url}"
+                {key_line}
+                max_concurrency: 1
+                price_per_mtok: {{input: 1, output: 1}}
+                enabled: true
+            """
+        )
+    )
+
+
+HTML_PAGE = b"<!doctype html><html><body><h1>Welcome to nginx!</h1>" + b"<p>padding</p>" * 50_000 + b"</body></html>"
+NOT_A_COMPLETION = {
+    "other_json": Answer(body=b'{"foo": 1}'),
+    "html_page": Answer(body=HTML_PAGE, content_type="text/html"),
+    "html_as_json": Answer(body=b"<html>oops</html>"),
+    "json_list": Answer(body=b"[1, 2]"),
+    "empty_body": Answer(body=b""),
+    "choices_not_a_list": Answer(body=b'{"choices": "SELECT 1"}'),
+}
+
+
+@pytest.mark.parametrize("answer", NOT_A_COMPLETION.values(), ids=NOT_A_COMPLETION)
+@pytest.mark.filterwarnings("ignore:Pydantic serializer warnings")  # litellm's, on `choices` of a str
+def test_a_2xx_answer_that_is_not_a_chat_completion_is_a_malformed_response(tmp_path, write_registry, answer):
+    """Real litellm HTTP against a server that answers 200 in another shape: litellm reports a 500 of
+    its own making, which must not become a retried server_error (nor stop the partition as one)."""
+    with openai_endpoint() as server:
+        server.script.append(answer)
+        recorded = Sleeps()
+        gw = make_gateway(tmp_path, endpoint_registry(write_registry, server.url), recorded)
+        reply = run(gw.acomplete("local-llm", msgs(), {}))
+    assert (reply.error_type, reply.attempts, recorded, server.calls) == ("malformed_response", 1, [], 1)
+    assert reply.error_message.startswith(f"model local-llm at {server.url}: the endpoint answered, but not with")
+    assert len(reply.error_message) < 500, "a whole web page is not quoted"
+    stored = RequestStore.at_home(tmp_path).get(reply.request_key)
+    assert stored["error"]["type"] == "malformed_response", "the request's outcome: replayed, labelled"
+
+
+def test_a_real_5xx_with_an_html_body_is_still_a_retried_server_error(tmp_path, write_registry):
+    with openai_endpoint() as server:
+        server.script.append(Answer(502, b"<html>bad gateway</html>", "text/html"))
+        recorded = Sleeps()
+        gw = make_gateway(tmp_path, endpoint_registry(write_registry, server.url), recorded)
+        reply = run(gw.acomplete("local-llm", msgs(), {}))
+    assert reply.ok and reply.text == "SELECT 1" and reply.attempts == 2 and recorded == [1.0]
+
+
+def test_an_api_base_without_a_key_never_receives_a_provider_key_of_the_environment(
+    tmp_path, write_registry, monkeypatch
+):
+    """Local servers often check no key: the entry names none, and litellm must not fall back on
+    OPENAI_API_KEY (which would send the user's real key to whatever listens there)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-real-openai-key-MUSTNOTLEAVE")
+    with openai_endpoint() as server:
+        server.answer = lambda _n: OK
+        registry = endpoint_registry(write_registry, server.url, key_line="")
+        reply = run(make_gateway(tmp_path, registry, environ={}).acomplete("local-llm", msgs(), {}))
+    assert reply.ok and reply.text == "SELECT 1" and (reply.prompt_tokens, reply.completion_tokens) == (10, 2)
+    assert [r["headers"]["authorization"] for r in server.requests] == [f"Bearer {NO_API_KEY}"]
+    assert server.requests[0]["body"]["model"] == "tiny-sql"
+    assert "MUSTNOTLEAVE" not in json.dumps(RequestStore.at_home(tmp_path).get(reply.request_key))
 
 
 @pytest.mark.parametrize(("spec", "tokens"), [("none_content", (1000, 500)), ("no_choices", (1000, 500))])

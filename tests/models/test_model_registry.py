@@ -156,6 +156,17 @@ BAD_CASES = [
         "models.m1.provider_params.thinking",
         "reasoning",
     ),
+    (
+        "enabled: true",
+        "enabled: true\n    provider_params: {api_base: 'http://127.0.0.1:8000/v1'}",
+        "models.m1.provider_params.api_base",
+        "expected it in api_base",
+    ),
+    ("enabled: true", "enabled: true\n    api_base: 127.0.0.1:8000", "models.m1.api_base", "http(s)://"),
+    ("enabled: true", "enabled: true\n    api_base: 'ftp://host/v1'", "models.m1.api_base", "http(s)://"),
+    ("enabled: true", "enabled: true\n    api_base: 'http://h:port/v1'", "models.m1.api_base", "http(s)://"),
+    ("enabled: true", "enabled: true\n    api_base: 'http://u:pw@h/v1'", "models.m1.api_base", "secrets"),
+    ("enabled: true", "enabled: true\n    api_base: 'http://h/v1?key=x'", "models.m1.api_base", "secrets"),
     ("openai/gpt-5-mini-2025-08-07", "gpt-5-mini", "models.m1.litellm_model", "provider/model"),
     ("kind: api", "kind: builtin", "models.m1.litellm_model", "memsql/gold"),
     (
@@ -165,6 +176,35 @@ BAD_CASES = [
         "only for the reference models (kind builtin)",
     ),
 ]
+
+LOCAL_SERVER = """
+models:
+  local:
+    litellm_model: openai/qwen2.5-coder:7b
+    kind: api
+    api_base: http://127.0.0.1:11434/v1
+    reasoning: {type: none}
+    temperature: 0
+    max_concurrency: 1
+    price_per_mtok: {input: 0, output: 0}
+    enabled: true
+"""
+
+
+def test_an_openai_compatible_server_is_an_api_base_and_its_key_is_optional(write_registry):
+    entry = load_registry(write_registry(LOCAL_SERVER)).get("local")
+    assert entry.api_base == "http://127.0.0.1:11434/v1" and entry.api_key_env is None
+    assert entry.call_params() == {"api_base": "http://127.0.0.1:11434/v1", "temperature": 0}
+    moved = load_registry(write_registry(LOCAL_SERVER.replace("11434", "8000"))).get("local")
+    assert moved.fingerprint() != entry.fingerprint(), "another server may serve other weights"
+    assert load_registry(write_registry(LOCAL_SERVER)).available("local", environ={}) == (True, "ok")
+    keyed = LOCAL_SERVER.replace("enabled: true", "enabled: true\n    api_key_env: VLLM_API_KEY")
+    reg = load_registry(write_registry(keyed))
+    assert reg.available("local", environ={}) == (False, "set VLLM_API_KEY")
+    with pytest.raises(ConfigError) as err:
+        load_registry(write_registry(BUILTIN_ENTRY.replace("LATENCY", "0") + "    api_base: http://h/v1\n"))
+    assert err.value.field == "models.gold.api_base" and "kind builtin" in str(err.value)
+
 
 BUILTIN_ENTRY = """
 models:
@@ -264,3 +304,17 @@ def test_api_keys_come_from_dagster_env_vars_when_asked(monkeypatch):
     assert keys == {"OPENAI_API_KEY": "sk-later"}
     assert reg.available("gpt-5-mini", keys) == (True, "ok")
     assert reg.available("claude-opus-4.6", keys) == (False, "set ANTHROPIC_API_KEY")
+
+
+def test_the_documented_openai_compatible_entries_are_valid(write_registry):
+    """docs/reference_models.md's models.yaml example (and README's entry) load as written."""
+    import re
+
+    from memsql_assets.lib.paths import REPO_ROOT
+
+    blocks = re.findall(r"```yaml\n(.*?)```", (REPO_ROOT / "docs" / "reference_models.md").read_text(), re.S)
+    reg = load_registry(write_registry(next(b for b in blocks if "api_base" in b)))
+    assert len(reg.entries) == 4 and all(e.api_base for e in reg.entries.values())
+    readme = re.findall(r"```yaml\n(.*?)```", (REPO_ROOT / "README.md").read_text(), re.S)
+    entry = next(b for b in readme if "api_base" in b)
+    assert load_registry(write_registry("models:\n" + entry)).get("qwen-coder-local").api_key_env is None

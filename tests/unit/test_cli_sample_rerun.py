@@ -1,5 +1,5 @@
-"""`memsql run` re-evaluates a partition Dagster reports current when it holds only a sample (or fewer
-epochs than asked for), and a re-evaluation keeps the epochs a partition has."""
+"""`memsql run` re-evaluates a partition Dagster reports current when it holds only a sample, and a
+re-evaluation keeps the epochs the partition has."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import json
 
 from memsql_assets import cli
 from memsql_assets.lib.harness.results import SUMMARY_FILE, partition_dir
+
+CELL = ("gold", "A")
 
 
 def _write_summary(home, **fields):
@@ -20,25 +22,36 @@ def test_a_current_sample_is_evaluated_in_full_and_a_complete_one_is_not(tmp_pat
     ran = []
     monkeypatch.setattr(cli, "_evaluate", lambda instance, m, c, **kw: ran.append((m, c)) or {"model": m})
     _write_summary(tmp_path, complete=False, sessions=30)
-    out = cli._evaluate_if_out_of_date(None, "gold", "A", None)
+    out = cli._evaluate_out_of_date(None, [CELL], {CELL: None})[0]
     assert ran == [("gold", "A")] and out["why"].startswith("a sample of 30 sessions")
     _write_summary(tmp_path, complete=True, sessions=300)
-    out = cli._evaluate_if_out_of_date(None, "gold", "A", None)
+    out = cli._evaluate_out_of_date(None, [CELL], {CELL: None})[0]
     assert ran == [("gold", "A")] and out["skipped"] == "up to date"
     _write_summary(tmp_path)  # a summary from before sample runs: complete
-    assert cli._evaluate_if_out_of_date(None, "gold", "A", None)["skipped"] == "up to date"
+    assert cli._evaluate_out_of_date(None, [CELL], {CELL: None})[0]["skipped"] == "up to date"
 
 
-def test_epochs_are_part_of_what_a_partition_was_evaluated_with(tmp_path, monkeypatch):
+def test_a_partition_run_in_waves_of_another_size_is_evaluated_again(tmp_path, monkeypatch):
+    # rows of C and D are a function of the wave size, which Dagster does not observe
+    monkeypatch.setenv("MEMSQL_HOME", str(tmp_path))
+    ran = []
+    monkeypatch.setattr(cli, "_evaluate", lambda instance, m, c, **kw: ran.append((m, c)) or {"model": m})
+    _write_summary(tmp_path, complete=True, wave_size=3)
+    monkeypatch.setenv("MEMSQL_WAVE_SIZE", "5")
+    assert cli._evaluate_out_of_date(None, [CELL], {CELL: None})[0]["why"] == "ran in waves of 3, now 5"
+    monkeypatch.setenv("MEMSQL_WAVE_SIZE", "3")
+    assert cli._evaluate_out_of_date(None, [CELL], {CELL: None})[0]["skipped"] == "up to date"
+    assert ran == [CELL]
+
+
+def test_a_partition_is_evaluated_again_with_the_epochs_it_has(tmp_path, monkeypatch):
     monkeypatch.setenv("MEMSQL_HOME", str(tmp_path))
     ran = []
     monkeypatch.setattr(cli, "_evaluate", lambda instance, m, c, epochs=None: ran.append(epochs) or {"model": m})
     _write_summary(tmp_path, complete=True, epochs=2)
-    assert cli._evaluate_if_out_of_date(None, "gold", "A", None)["skipped"] == "up to date", "more than asked"
-    out = cli._evaluate_if_out_of_date(None, "gold", "A", None, epochs=3)
-    assert ran == [3] and out["why"] == "2 of 3 epochs: only the new epochs ask the model"
-    cli._evaluate_if_out_of_date(None, "gold", "A", "has a new code version")
-    assert ran == [3, 2], "a stale partition is re-evaluated with the epochs it has"
-    _write_summary(tmp_path, complete=True)  # a summary from before epochs: one
-    cli._evaluate_if_out_of_date(None, "gold", "A", "has a new code version")
-    assert ran == [3, 2, 1]
+    assert cli._evaluate_out_of_date(None, [CELL], {CELL: None})[0]["skipped"] == "up to date"
+    cli._evaluate_out_of_date(None, [CELL], {CELL: "has a new code version"})
+    assert ran == [2], "a stale partition of two epochs is evaluated again with two"
+    _write_summary(tmp_path, complete=True)  # a summary from before epochs: one (the resource's default)
+    cli._evaluate_out_of_date(None, [CELL], {CELL: "has a new code version"})
+    assert ran == [2, None]

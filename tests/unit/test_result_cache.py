@@ -94,3 +94,51 @@ def test_memory_limits_are_not_cached(tmp_path):
     result = run_cached(open_readonly(path), bomb, memo, timeout_s=60.0)
     assert result.error and result.error.startswith("memory limit:"), result.error
     assert memo.get(bomb) is None
+
+
+def test_the_persistent_tier_serves_another_process_exactly(tmp_path):
+    path = _db(tmp_path / "a.sqlite", 3)
+    store = tmp_path / "cache" / "sql_results.sqlite"
+    sql = "SELECT x, x * 0.1, CAST(x AS TEXT), X'00ff', NULL FROM t ORDER BY x"
+    first = run_cached(open_readonly(path), sql, ResultCache().for_database(path, store=store))
+    later = ResultCache()  # another process: nothing in memory, the file answers
+    memo = later.for_database(path, store=store)
+    assert memo.get(sql) == first and later.hits == 1
+    assert first.rows[0] == (0, 0.0, "0", b"\x00\xff", None)
+
+
+def test_a_changed_database_invalidates_its_persistent_entries(tmp_path):
+    path = _db(tmp_path / "a.sqlite", 3)
+    store = tmp_path / "sql_results.sqlite"
+    run_cached(open_readonly(path), Q, ResultCache().for_database(path, store=store))
+    _db(path, 5)
+    assert run_cached(open_readonly(path), Q, ResultCache().for_database(path, store=store)).rows == [(5,)]
+    count = sqlite3.connect(store).execute("SELECT COUNT(*) FROM results").fetchone()[0]
+    assert count == 1  # the old content's entry is gone
+
+
+def test_identical_content_is_one_database(tmp_path):
+    # the key is the content's sha256, not the path: a rebuild with the same seed hits
+    a, b = _db(tmp_path / "a.sqlite", 3), _db(tmp_path / "b.sqlite", 3)
+    store = tmp_path / "sql_results.sqlite"
+    run_cached(open_readonly(a), Q, ResultCache().for_database(a, store=store))
+    cache = ResultCache()
+    assert cache.for_database(b, store=store).get(Q) is not None
+
+
+def _write_many(args):
+    path, store, start = args
+    memo = ResultCache().for_database(path, store=store)
+    for i in range(start, start + 200):
+        memo[f"SELECT {i}"] = QueryResult(rows=[(i,)], columns=["x"])
+
+
+def test_two_processes_write_one_store(tmp_path):
+    import multiprocessing
+
+    path = _db(tmp_path / "a.sqlite", 1)
+    store = tmp_path / "sql_results.sqlite"
+    with multiprocessing.get_context("spawn").Pool(2) as pool:
+        pool.map(_write_many, [(path, store, 0), (path, store, 100)])
+    memo = ResultCache().for_database(path, store=store)
+    assert all(memo.get(f"SELECT {i}").rows == [(i,)] for i in range(300))

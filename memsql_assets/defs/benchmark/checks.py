@@ -1,5 +1,7 @@
 """Blocking data-quality checks on the benchmark: GX suites and ground-truth execution."""
 
+from pathlib import Path
+
 import dagster as dg
 
 from memsql_assets.defs.benchmark.assets import sessions
@@ -7,10 +9,14 @@ from memsql_assets.defs.resources import MemsqlSettings
 from memsql_assets.lib.benchmark.answer_check import check_answers
 from memsql_assets.lib.benchmark.gt_check import check_ground_truth
 from memsql_assets.lib.benchmark.store import read_turns
-from memsql_assets.lib.paths import benchmark_dir, source_db_path
+from memsql_assets.lib.paths import benchmark_dir, source_db_path, sql_cache_path
 from memsql_assets.lib.quality.frames import sessions_frame, turns_frame
 from memsql_assets.lib.quality.gx_suites import SuiteReport, validate
 from memsql_assets.lib.sources.config import SOURCE_NAMES
+
+
+def _db_paths(home: Path) -> dict[str, Path]:
+    return {s: source_db_path(home, s) for s in SOURCE_NAMES}
 
 
 def _suite_result(report: SuiteReport) -> dg.AssetCheckResult:
@@ -56,7 +62,7 @@ def turns_suite(memsql: MemsqlSettings) -> dg.AssetCheckResult:
 )
 def ground_truth_executes(memsql: MemsqlSettings) -> dg.AssetCheckResult:
     turns = read_turns(benchmark_dir(memsql.home_path))
-    report = check_ground_truth(turns, {s: source_db_path(memsql.home_path, s) for s in SOURCE_NAMES})
+    report = check_ground_truth(turns, _db_paths(memsql.home_path), sql_cache_path(memsql.home_path))
     failing = sorted({f["turn"] for f in report.failures})
     return dg.AssetCheckResult(
         passed=report.ok,
@@ -84,7 +90,7 @@ def ground_truth_executes(memsql: MemsqlSettings) -> dg.AssetCheckResult:
 )
 def answers_unambiguous(memsql: MemsqlSettings) -> dg.AssetCheckResult:
     turns = read_turns(benchmark_dir(memsql.home_path))
-    report = check_answers(turns, {s: source_db_path(memsql.home_path, s) for s in SOURCE_NAMES})
+    report = check_answers(turns, _db_paths(memsql.home_path), sql_cache_path(memsql.home_path))
     shown = [
         f"{f['turn']} ({f['template']}, variant {f['variant']}): {f['problem']}"
         + "".join(f"; {k}: {v}" for k, v in f.items() if k.endswith(("_result", "_rows")))

@@ -63,11 +63,11 @@ class EvaluationSettings(dg.ConfigurableResource):
             share_identical_prompts=self.share_identical_prompts,
             sessions=self.sessions or None,
             epochs=self.epochs,
-            wave_size=self.wave_size if self.wave_size is not None else _env_wave_size(),
+            wave_size=self.wave_size if self.wave_size is not None else env_wave_size(),
         )
 
 
-def _env_wave_size() -> int | None:
+def env_wave_size() -> int | None:
     text = os.environ.get(WAVE_SIZE_ENV, "").strip()
     if not text:
         return None

@@ -93,10 +93,12 @@ def _turn_problems(
     return problems, limit_one
 
 
-def check_answers(turns: Iterable[Mapping[str, Any]], db_paths: Mapping[str, Path]) -> AnswerReport:
+def check_answers(
+    turns: Iterable[Mapping[str, Any]], db_paths: Mapping[str, Path], cache: Path | None = None
+) -> AnswerReport:
     report = AnswerReport()
     conns = {name: open_readonly(path) for name, path in db_paths.items()}
-    memos = {name: RESULTS.for_database(path) for name, path in db_paths.items()}
+    memos = {name: RESULTS.for_database(path, store=cache) for name, path in db_paths.items()}
     try:
         for t in turns:
             name = SOURCE_BY_PREFIX[t["source"]]

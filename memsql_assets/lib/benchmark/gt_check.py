@@ -34,11 +34,13 @@ def _problem(result) -> str | None:
     return None
 
 
-def check_ground_truth(turns: Iterable[Mapping[str, Any]], db_paths: Mapping[str, Path]) -> GroundTruthReport:
+def check_ground_truth(
+    turns: Iterable[Mapping[str, Any]], db_paths: Mapping[str, Path], cache: Path | None = None
+) -> GroundTruthReport:
     report = GroundTruthReport()
     conns = {name: open_readonly(path) for name, path in db_paths.items()}
     # The partitions that follow in the same process find these results in the shared cache.
-    memos = {name: RESULTS.for_database(path) for name, path in db_paths.items()}
+    memos = {name: RESULTS.for_database(path, store=cache) for name, path in db_paths.items()}
     try:
         for t in turns:
             name = SOURCE_BY_PREFIX[t["source"]]

@@ -28,6 +28,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+import numpy as np
+
 SEED = "memsql"
 REPLICATES = 1000
 
@@ -40,30 +42,33 @@ class Interval:
     hi: float | None
 
 
-@lru_cache(maxsize=1)
-def _uniforms(replicates: int, size: int) -> tuple[tuple[float, ...], ...]:
-    return tuple(
-        tuple(int(hashlib.md5(f"{SEED}|{b}|{i}".encode()).hexdigest()[:8], 16) / 2**32 for i in range(size))
-        for b in range(1, replicates + 1)
+@lru_cache(maxsize=4)
+def _uniforms(replicates: int, size: int) -> np.ndarray:
+    return np.array(
+        [
+            [int(hashlib.md5(f"{SEED}|{b}|{i}".encode()).hexdigest()[:8], 16) / 2**32 for i in range(size)]
+            for b in range(1, replicates + 1)
+        ]
     )
 
 
-def _uniform(*parts: int) -> float:
-    return int(hashlib.md5("|".join((SEED, *map(str, parts))).encode()).hexdigest()[:8], 16) / 2**32
-
-
-@lru_cache(maxsize=1)
-def _epoch_uniforms(replicates: int, size: int, epochs: int) -> tuple[tuple[tuple[float, ...], ...], ...]:
-    """v(b, i, j) for b = 1..replicates, i < size, j < epochs."""
-    return tuple(
-        tuple(tuple(_uniform(b, i, j) for j in range(epochs)) for i in range(size))
-        for b in range(1, replicates + 1)
+@lru_cache(maxsize=2)
+def _epoch_uniforms(replicates: int, size: int, epochs: int) -> np.ndarray:
+    """v(b, i, j) for b = 1..replicates (axis 0), i < size (axis 1), j < epochs (axis 2)."""
+    return np.array(
+        [
+            [
+                [int(hashlib.md5(f"{SEED}|{b}|{i}|{j}".encode()).hexdigest()[:8], 16) / 2**32 for j in range(epochs)]
+                for i in range(size)
+            ]
+            for b in range(1, replicates + 1)
+        ]
     )
 
 
-def draws(n_sessions: int, replicates: int = REPLICATES) -> list[list[int]]:
-    """For each replicate, the indexes (into the sessions in id order) of its n_sessions draws."""
-    return [[math.floor(u * n_sessions) for u in row] for row in _uniforms(replicates, n_sessions)]
+def draws(n_sessions: int, replicates: int = REPLICATES) -> np.ndarray:
+    """For each replicate (row), the indexes (into the sessions in id order) of its n_sessions draws."""
+    return np.floor(_uniforms(replicates, n_sessions) * n_sessions).astype(np.intp)
 
 
 def quantile(values: Sequence[float], q: float) -> float:
@@ -78,28 +83,29 @@ def quantile(values: Sequence[float], q: float) -> float:
 Counts = tuple[int, int]  # (correct, turns)
 
 
-def session_interval(
-    sessions: Sequence[Counts | Sequence[Counts]], replicates: int = REPLICATES
-) -> Interval:
+def session_interval(sessions: Sequence[Counts | Sequence[Counts]], replicates: int = REPLICATES) -> Interval:
     """`sessions`, in session-id order: each (correct, turns), or a list of them per epoch in epoch
     order. EX in percent; `n` counts turns over every epoch."""
-    by_epoch = [[s] if isinstance(s[0], int) else list(s) for s in sessions]  # type: ignore[list-item]
+    by_epoch = [[s] if isinstance(s[0], int | np.integer) else list(s) for s in sessions]  # type: ignore[list-item]
     n = sum(t for epochs in by_epoch for _, t in epochs)
     if not by_epoch or not n:
         return Interval(n, None, None, None)
+    rows = draws(len(by_epoch), replicates)  # (replicate, draw) -> session
     most = max(len(e) for e in by_epoch)
-    picks = _epoch_uniforms(replicates, len(by_epoch), most) if most > 1 else None
-    stats = []
-    for b, row in enumerate(draws(len(by_epoch), replicates)):
-        correct = turns = 0
-        for i, s in enumerate(row):
-            epochs = by_epoch[s]
-            chosen = epochs if len(epochs) == 1 else [
-                epochs[math.floor(v * len(epochs))] for v in picks[b][i][: len(epochs)]  # type: ignore[index]
-            ]
-            correct += sum(c for c, _ in chosen)
-            turns += sum(t for _, t in chosen)
-        stats.append(100.0 * correct / turns)
+    if most == 1:
+        correct, turns = np.array([e[0] for e in by_epoch], dtype=np.int64).T
+        stats = (100.0 * correct[rows].sum(axis=1) / turns[rows].sum(axis=1)).tolist()
+    else:
+        # Sessions x epochs, padded; a drawn session of E epochs takes epochs floor(v * E) for j < E.
+        counts = np.zeros((len(by_epoch), most, 2), dtype=np.int64)
+        for s, epochs in enumerate(by_epoch):
+            counts[s, : len(epochs)] = epochs
+        sizes = np.array([len(e) for e in by_epoch])[rows][..., None]  # (replicate, draw, 1)
+        picked = np.floor(_epoch_uniforms(replicates, len(by_epoch), most) * sizes).astype(np.intp)
+        used = np.arange(most) < sizes  # (replicate, draw, j)
+        chosen = counts[rows[..., None], picked] * used[..., None]  # (replicate, draw, j, [c, n])
+        totals = chosen.sum(axis=(1, 2))
+        stats = (100.0 * totals[:, 0] / totals[:, 1]).tolist()
     return Interval(
         n,
         round(statistics.stdev(stats), 4),

@@ -60,7 +60,7 @@ from memsql_assets.lib.harness.results import (
 )
 from memsql_assets.lib.harness.services import PartitionMemory
 from memsql_assets.lib.models.gateway import ENDPOINT_FAILURES
-from memsql_assets.lib.paths import benchmark_dir
+from memsql_assets.lib.paths import benchmark_dir, sql_cache_path
 from memsql_assets.lib.sources.sqlite_db import check_sqlite_file, open_readonly
 from memsql_assets.lib.sql.result_cache import RESULTS, DatabaseResults
 
@@ -173,8 +173,10 @@ class PartitionRunner:
         with self._pools_lock:  # worker threads: the first turn of each source checks its file once
             if source not in self._pools:
                 self._pools[source] = ConnectionPool(self.db_paths[source])  # checks the file first
-                # Shared with the process's other partitions and the GT check (same file, same SQL).
-                self._results[source] = RESULTS.for_database(self.db_paths[source], self.row_cap)
+                # Shared with the other partitions, processes and runs and the GT checks (same content, same SQL).
+                self._results[source] = RESULTS.for_database(
+                    self.db_paths[source], self.row_cap, store=sql_cache_path(self.home)
+                )
             return self._pools[source]
 
     def _score(self, turn: Mapping[str, Any], raw: str | None, supplying: Sequence[str] = ()) -> TurnScore:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import shutil
+import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,8 @@ from memsql_assets.lib.memory.working import WorkingMemory
 log = logging.getLogger(__name__)
 
 TrajectoryFactory = Callable[[Path], Callable[[str, str], str | None]]
+
+SERVER_TOKEN_KEY = "memsql:server-token"  # never expires; a restarted server has none
 
 
 class PartitionMemory(Protocol):
@@ -70,7 +73,15 @@ class ConditionMemory:
     redis: Any | None
 
     def identity(self) -> str | None:
-        return str(self.redis.info("server")["run_id"]) if self.redis is not None else None
+        """A token that changes when the Redis server restarts (its data, and this key, are gone).
+        One GET: INFO server, which also changes then, costs a parse of ~100 fields per session."""
+        if self.redis is None:
+            return None
+        token = self.redis.get(SERVER_TOKEN_KEY)
+        if token is None:
+            self.redis.set(SERVER_TOKEN_KEY, uuid.uuid4().hex, nx=True)
+            token = self.redis.get(SERVER_TOKEN_KEY)
+        return token.decode() if isinstance(token, bytes) else str(token)
 
     def start(self, done: set[str]) -> None:
         if self.working is not None and not done:

@@ -9,10 +9,11 @@ with jitter, `Retry-After` honoured), the per-model concurrency limit and the ru
 failure becomes a typed error on the turn's reply, never an exception that drops a row.
 
 What is stored: answers, and failures that the request itself determines (400, content policy,
-a malformed reply), which a re-run replays with zero calls, labelled as replayed. Never replayed:
-failures of the endpoint or the environment (ENDPOINT_FAILURES: connection, timeout, 429, 5xx,
-a rejected key, `unavailable`, `internal_error`), so a re-run after the fix asks again; records of
-them written by older versions are ignored. `retry_errors` re-asks every recorded failure.
+a malformed reply, a 2xx answer that is not a chat completion), which a re-run replays with zero
+calls, labelled as replayed. Never replayed: failures of the endpoint or the environment
+(ENDPOINT_FAILURES: connection, timeout, 429, 5xx, a rejected key, `unavailable`,
+`internal_error`), so a re-run after the fix asks again; records of them written by older
+versions are ignored. `retry_errors` re-asks every recorded failure.
 
 Request key for built-ins: their answer depends on turn fields besides the messages (gold on
 gt_sql; recall-probe on the template, key names and stated values), and two turns can share
@@ -31,13 +32,14 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import json
 import os
 import random
 import re
 import socket
 import ssl
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -73,6 +75,8 @@ ERROR_TYPES = ENDPOINT_FAILURES | {
     "content_policy",
     "malformed_response",
 }
+# The key sent to an api_base whose entry names no api_key_env (servers that check none).
+NO_API_KEY = "no-key"
 REPLAYED_NOTE = "replayed from the request store; `memsql eval --retry-errors` asks again"
 
 
@@ -190,15 +194,43 @@ def _headers_of(exc: BaseException) -> Mapping[str, str] | None:
 _CANNOT_CONNECT = (httpx.ConnectError, ConnectionRefusedError, socket.gaierror, ssl.SSLError)
 
 
-def _cannot_connect(exc: BaseException) -> BaseException | None:
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """`exc` and its causes (explicit or implicit), each once."""
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
-        if isinstance(current, _CANNOT_CONNECT):
-            return current
+        yield current
         seen.add(id(current))
         current = current.__cause__ or current.__context__
-    return None
+
+
+def _cannot_connect(exc: BaseException) -> BaseException | None:
+    return next((e for e in _chain(exc) if isinstance(e, _CANNOT_CONNECT)), None)
+
+
+# litellm 1.110.2's words for a 2xx answer that is not a chat completion (`{"foo": 1}`, HTML, a JSON
+# list), which it reports as a 500 of its own making; tests/models/test_gateway.py pins them.
+_NOT_A_COMPLETION = (
+    "Empty or invalid response from LLM endpoint",
+    "provider returned a response with no 'choices'",
+    "provider returned 'choices' that is not a list",
+)
+_MAX_ANSWER_CHARS = 300  # of an unreadable answer quoted in the error (it may be a whole web page)
+
+
+def _not_a_completion(exc: BaseException) -> str | None:
+    """What the endpoint answered, when it answered (no HTTP error status anywhere in the chain) with
+    something that is not an OpenAI chat completion: a body that is not JSON, or JSON of another
+    shape. None otherwise, e.g. for a real 500, which stays a retried `server_error`."""
+    chain = list(_chain(exc))
+    if any(isinstance(e, httpx.HTTPStatusError) for e in chain):
+        return None
+    if not any(isinstance(e, json.JSONDecodeError) or any(m in str(e) for m in _NOT_A_COMPLETION) for e in chain):
+        return None
+    text = " ".join(str(exc).split())
+    if len(text) > _MAX_ANSWER_CHARS:
+        text = f"{text[:_MAX_ANSWER_CHARS]}... ({len(text):,} chars)"
+    return f"the endpoint answered, but not with an OpenAI chat completion: {text}"
 
 
 def classify(exc: BaseException) -> _Failure:
@@ -212,6 +244,9 @@ def classify(exc: BaseException) -> _Failure:
         )
     if isinstance(exc, BuiltinRequestError):
         return _Failure("bad_request", message, None, None)
+    unreadable = _not_a_completion(exc)
+    if unreadable is not None:
+        return _Failure("malformed_response", unreadable)
     cause = _cannot_connect(exc)
     if cause is not None:
         # aiohttp's text names the SSL context object (an address that differs per run): drop it.
@@ -318,8 +353,7 @@ def _record(
 
 def endpoint(entry: ModelEntry) -> str:
     """Where a call goes, for error messages: the configured api_base, else the provider's default."""
-    base = entry.provider_params.get("api_base") or entry.provider_params.get("base_url")
-    return str(base) if base else f"{entry.litellm_model.split('/', 1)[0]}'s default endpoint"
+    return entry.api_base or f"{entry.litellm_model.split('/', 1)[0]}'s default endpoint"
 
 
 def register_prices(registry: Registry) -> None:
@@ -437,6 +471,10 @@ class ModelGateway:
         call_kwargs: dict[str, Any] = dict(params)
         if entry.api_key_env:
             call_kwargs["api_key"] = self.environ[entry.api_key_env]
+        elif entry.kind == "api":
+            # A server that checks no key (api_base without api_key_env). Stated, so that litellm never
+            # falls back on a provider key of the environment (OPENAI_API_KEY) and sends it there.
+            call_kwargs["api_key"] = NO_API_KEY
 
         started_at = _now()
         attempts = 0

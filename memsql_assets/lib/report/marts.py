@@ -28,6 +28,7 @@ MARTS = (
     "agg_ablation",
     "agg_error_taxonomy",
     "agg_contamination",
+    "agg_episodic_hit_rate",
     "agg_cost",
     "agg_model_pair_gaps",
     "agg_comparator_sensitivity",
@@ -52,6 +53,7 @@ class Marts:
     ablation: pd.DataFrame
     error_taxonomy: pd.DataFrame
     contamination: pd.DataFrame
+    episodic_hit_rate: pd.DataFrame
     cost: pd.DataFrame
     model_pair_gaps: pd.DataFrame
     comparator_sensitivity: pd.DataFrame

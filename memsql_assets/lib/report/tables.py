@@ -204,6 +204,26 @@ def contamination_table(m: Marts) -> Table:
     )
 
 
+def episodic_hit_rate_table(m: Marts) -> Table:
+    return _table(
+        "episodic_hit_rate",
+        "Episodic memory by wave size W",
+        m.episodic_hit_rate,
+        [
+            ("model", "model", _text),
+            ("condition", "condition", _text),
+            ("W", "wave_size", fmt.count),
+            ("memory-critical turns", "n_memory_critical", fmt.count),
+            ("all values found", "n_memory_critical_resolved", fmt.count),
+            ("hit rate %", "hit_rate_pct", fmt.pct),
+            ("retrieved another session %", "retrieved_other_session_pct", fmt.pct),
+        ],
+        "C and D run sessions in waves of W: a session never sees a session of its own wave, so a larger W "
+        "may find fewer of the values a turn needs. W = 1 is the paper's strictly sequential order "
+        "(MEMSQL_WAVE_SIZE=1) (agg_episodic_hit_rate).",
+    )
+
+
 def cost_table(m: Marts) -> Table:
     return _table(
         "cost",
@@ -360,6 +380,7 @@ def all_tables(m: Marts) -> list[Table]:
         ablation_table(m),
         error_taxonomy_table(m),
         contamination_table(m),
+        episodic_hit_rate_table(m),
         cost_table(m),
         ex_by_source_table(m),
         ex_by_source_tier_table(m),

@@ -1,23 +1,31 @@
-"""Results of deterministic SQL on an unchanged database file, shared by everything in one process.
+"""Results of deterministic SQL on one database content, shared by partitions, processes and runs.
 
-The same ground-truth queries run in the ground_truth_executes check and then in every partition
-(12 per `memsql run`, each turn's GT plus the next session's fallback). The source databases are
-read-only files, so a query's rows are a function of the file and the SQL text: computing them
-once per process is exact, not an approximation. Keys name the file by path, inode, size and
-modification time (a rebuilt source is written to a new inode by an atomic rename), and the row
-cap, which decides truncation. SQL that calls random() or the clock is never cached, and neither
-is a timeout or a memory limit, which depend on the machine's load and on the queries running
-beside it (the heap cap is process-wide) rather than on the query.
+The same ground-truth queries run in the ground_truth_executes and answers_unambiguous checks and
+then in every partition (18 per `memsql run`, each turn's GT plus the next session's fallback). The
+source databases are read-only files, so a query's rows are a function of the file's content, the
+SQL text and the SQLite library: computing them once is exact, not an approximation. Keys name the
+database by the sha256 of its content (a rebuilt source with new content is another database; its
+old entries are dropped when it is first seen) and carry the row cap, which decides truncation.
+Two tiers: a bounded in-process LRU, and a persistent SQLite file (`sql_cache_path`) that every
+process reads at first use and writes in single-row transactions (atomic; WAL lets readers and a
+writer of other processes proceed together). SQL that calls random() or the clock is never cached,
+and neither is a timeout or a memory limit, which depend on the machine's load and on the queries
+running beside it (the heap cap is process-wide) rather than on the query.
 """
 
 from __future__ import annotations
 
+import base64
+import contextlib
+import functools
+import hashlib
+import json
 import re
 import sqlite3
 import threading
 from collections import OrderedDict
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from memsql_assets.lib.sql.execute import (
     DEFAULT_ROW_CAP,
@@ -40,9 +48,74 @@ def cacheable(sql: str) -> bool:
     return not NONDETERMINISTIC.search(sql)
 
 
-def database_identity(path: Path) -> tuple[str, int, int, int]:
+def database_identity(path: Path) -> str:
+    """sha256 of the file's content and the SQLite library that answers it (hashed once per file state)."""
     st = path.stat()
-    return (str(path.resolve()), st.st_ino, st.st_size, st.st_mtime_ns)
+    return _content_identity(str(path.resolve()), st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=64)
+def _content_identity(path: str, _ino: int, _size: int, _mtime_ns: int) -> str:
+    digest = hashlib.sha256(f"sqlite {sqlite3.sqlite_version}\n".encode())
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _encode(result: QueryResult) -> str:
+    def value(v: Any) -> Any:
+        return {"b64": base64.b64encode(v).decode()} if isinstance(v, bytes) else v
+
+    rows = None if result.rows is None else [[value(v) for v in row] for row in result.rows]
+    return json.dumps(
+        {"rows": rows, "columns": result.columns, "error": result.error, "truncated": result.truncated}
+    )
+
+
+def _decode(text: str) -> QueryResult:
+    def value(v: Any) -> Any:
+        return base64.b64decode(v["b64"]) if isinstance(v, dict) else v
+
+    d = json.loads(text)
+    rows = None if d["rows"] is None else [tuple(value(v) for v in row) for row in d["rows"]]
+    return QueryResult(rows=rows, columns=d["columns"], error=d["error"], truncated=d["truncated"])
+
+
+class DiskResults:
+    """The persistent tier: one SQLite file of (database sha256, row cap, SQL) -> result JSON."""
+
+    def __init__(self, path: Path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._conn = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")  # a lost tail after an OS crash is re-executed
+        self._conn.execute(
+            "CREATE TABLE IF NOT EXISTS results (database TEXT, name TEXT, row_cap INTEGER, sql TEXT, "
+            "result TEXT, PRIMARY KEY (database, row_cap, sql))"
+        )
+        self._lock = threading.Lock()
+
+    def load(self, name: str, database: str, row_cap: int) -> dict[str, QueryResult]:
+        """Everything known for this database content; entries of an earlier content of `name` go."""
+        with self._lock:
+            self._conn.execute("DELETE FROM results WHERE name = ? AND database != ?", (name, database))
+            rows = self._conn.execute(
+                "SELECT sql, result FROM results WHERE database = ? AND row_cap = ?", (database, row_cap)
+            ).fetchall()
+        return {sql: _decode(text) for sql, text in rows}
+
+    def put(self, name: str, database: str, row_cap: int, sql: str, result: QueryResult) -> None:
+        with self._lock:
+            self._conn.execute(
+                "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?)",
+                (database, name, row_cap, sql, _encode(result)),
+            )
+
+    def close(self) -> None:
+        with self._lock, contextlib.suppress(sqlite3.Error):
+            self._conn.close()
 
 
 class ResultCache:
@@ -52,11 +125,26 @@ class ResultCache:
         self.max_entries = max_entries
         self._items: OrderedDict[tuple[object, ...], QueryResult] = OrderedDict()
         self._lock = threading.Lock()
+        self._disks: dict[Path, DiskResults] = {}
+        self._loaded: set[tuple[Path, str, int]] = set()
         self.hits = 0
         self.misses = 0
 
-    def for_database(self, path: Path, row_cap: int = DEFAULT_ROW_CAP) -> DatabaseResults:
-        return DatabaseResults(self, database_identity(path), row_cap)
+    def for_database(
+        self, path: Path, row_cap: int = DEFAULT_ROW_CAP, store: Path | None = None
+    ) -> DatabaseResults:
+        """The cache seen from one database; `store` (a `sql_cache_path`) adds the persistent tier."""
+        identity = database_identity(path)
+        disk = None
+        if store is not None:
+            with self._lock:
+                disk = self._disks.get(store) or self._disks.setdefault(store, DiskResults(store))
+                first = (store, identity, row_cap) not in self._loaded
+                self._loaded.add((store, identity, row_cap))
+            if first:
+                for sql, result in disk.load(path.name, identity, row_cap).items():
+                    self._put((identity, row_cap, sql), result)
+        return DatabaseResults(self, identity, row_cap, disk and functools.partial(disk.put, path.name))
 
     def _get(self, key: tuple[object, ...]) -> QueryResult | None:
         with self._lock:
@@ -76,8 +164,13 @@ class ResultCache:
                 self._items.popitem(last=False)
 
     def clear(self) -> None:
+        """Forget everything in this process (the persistent files stay)."""
         with self._lock:
             self._items.clear()
+            for disk in self._disks.values():
+                disk.close()
+            self._disks.clear()
+            self._loaded.clear()
             self.hits = self.misses = 0
 
 
@@ -92,15 +185,18 @@ class ResultMemo(Protocol):
 class DatabaseResults:
     """The shared cache seen from one database file and row cap, as a ResultMemo keyed by SQL text."""
 
-    def __init__(self, cache: ResultCache, identity: tuple[object, ...], row_cap: int):
+    def __init__(self, cache: ResultCache, identity: str, row_cap: int, persist: Any = None):
         self._cache = cache
         self._prefix = (identity, row_cap)
+        self._persist = persist  # DiskResults.put bound to the database's file name, or None
 
     def get(self, sql: str) -> QueryResult | None:
         return self._cache._get((*self._prefix, sql))
 
     def __setitem__(self, sql: str, result: QueryResult) -> None:
         self._cache._put((*self._prefix, sql), result)
+        if self._persist is not None:
+            self._persist(*self._prefix, sql, result)
 
 
 def run_cached(
@@ -124,5 +220,5 @@ def run_cached(
     return result
 
 
-# One per process: the main job's check and every partition of `memsql run` share it.
+# One per process; with a `store`, shared with every other process and later run through the file.
 RESULTS = ResultCache()

@@ -1,0 +1,35 @@
+-- Episodic memory by wave size W, for the partitions that ran in waves (C and D: wave_size is set).
+-- With W > 1 a session cannot see the up to W - 1 sessions just before it; this shows what that costs:
+-- how often a memory-critical turn still found every value it needs, and how often retrieval reached
+-- another session at all.
+with partitions as (
+    select model, condition, wave_size
+    from {{ ref('stg_partition_summaries') }}
+    where wave_size is not null
+),
+
+turns as (
+    select
+        t.model,
+        t.condition,
+        t.memory_critical,
+        t.missing_keys = '[]' as all_keys_resolved,
+        len(list_filter(from_json(t.retrieved_sessions, '["VARCHAR"]'), lambda s: s <> t.session_id)) > 0
+            as retrieved_other_session
+    from {{ ref('fct_turn_evaluations') }} as t
+)
+
+select
+    p.model,
+    p.condition,
+    p.wave_size,
+    count(*) as n_turns,
+    count(*) filter (where t.memory_critical) as n_memory_critical,
+    count(*) filter (where t.memory_critical and t.all_keys_resolved) as n_memory_critical_resolved,
+    {{ pct('count(*) filter (where t.memory_critical and t.all_keys_resolved)', 'count(*) filter (where t.memory_critical)') }}
+        as hit_rate_pct,
+    count(*) filter (where t.retrieved_other_session) as n_retrieved_other_session,
+    {{ pct('count(*) filter (where t.retrieved_other_session)', 'count(*)') }} as retrieved_other_session_pct
+from partitions as p
+inner join turns as t on t.model = p.model and t.condition = p.condition
+group by p.model, p.condition, p.wave_size
