@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import os
 import sys
@@ -249,15 +250,20 @@ def _evaluate_out_of_date(
 ) -> list[dict[str, Any]]:
     """Evaluate the partitions Dagster reports out of date (and samples), as concurrent Dagster runs
     on every core (`workers`, a concurrent_runs.Workers; None: this process alone); the others report
-    their current summary."""
+    their current summary. A partition keeps its epochs: the re-run of one evaluated with several asks
+    the model only for what changed."""
     from memsql_assets.defs.evaluation.concurrent_runs import run_cells
     from memsql_assets.lib.harness.results import SUMMARY_FILE, partition_dir
     from memsql_assets.lib.memory.redis_service import redis_connection
 
     out: dict[tuple[str, str], dict[str, Any]] = {}
+    epochs: dict[tuple[str, str], int | None] = {}
     for m, c in cells:
+        path = partition_dir(memsql_home(), m, c) / SUMMARY_FILE
+        summary = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        had = int(summary.get("epochs", 1))  # summaries written before epochs: one
+        epochs[(m, c)] = had if had > 1 else None
         if why[(m, c)] is None:
-            summary = json.loads((partition_dir(memsql_home(), m, c) / SUMMARY_FILE).read_text(encoding="utf-8"))
             wave_size = _wave_size_now(m) if summary.get("wave_size") is not None else None
             if summary.get("complete") is False:  # current, but a sample (`eval --sessions`)
                 why[(m, c)] = f"a sample of {summary.get('sessions')} sessions: the full run reuses its answers"
@@ -273,7 +279,13 @@ def _evaluate_out_of_date(
     pool = workers.pool if workers is not None else None
     # One Redis for all the runs: a private server stops when its first user's block ends.
     with redis_connection(memsql_home()) if pool else contextlib.nullcontext():
-        done = run_cells(todo, lambda m, c: _evaluate(instance, m, c), _evaluate_in_worker, pool, workers.n if pool else 0)
+        done = run_cells(
+            todo,
+            lambda m, c: _evaluate(instance, m, c, epochs=epochs[(m, c)]),
+            functools.partial(_evaluate_in_worker, epochs=epochs),
+            pool,
+            workers.n if pool else 0,
+        )
     out.update({cell: {**result, "why": why[cell]} for cell, result in done.items()})
     return [out[cell] for cell in cells]
 
@@ -287,17 +299,22 @@ def _wave_size_now(model: str) -> int:
     return resolve_wave_size(env_wave_size(), load_registry().get(model).max_concurrency)
 
 
-def _evaluate_in_worker(model: str, condition: str) -> dict[str, Any]:
+def _evaluate_in_worker(
+    model: str, condition: str, epochs: dict[tuple[str, str], int | None] | None = None
+) -> dict[str, Any]:
     """One partition in a worker process of `memsql run` (its environment names the same instance)."""
     from dagster import DagsterInstance
 
     with DagsterInstance.get() as instance:
-        return _evaluate(instance, model, condition)
+        return _evaluate(instance, model, condition, epochs=(epochs or {}).get((model, condition)))
 
 
-def _evaluate(instance: Any, model: str, condition: str, sessions: int | None = None) -> dict[str, Any]:
+def _evaluate(
+    instance: Any, model: str, condition: str, sessions: int | None = None, epochs: int | None = None
+) -> dict[str, Any]:
     """One turn_results partition through Dagster (recorded in the instance); returns its summary.
-    `sessions`: a sample run of that many sessions (validated by the caller)."""
+    `sessions`: a sample run of that many sessions; `epochs`: independent samples of every turn
+    (both validated by the caller; None: the resource's default)."""
     from memsql_assets.definitions import defs
     from memsql_assets.defs.evaluation.partitions import model_partitions, partition_key
     from memsql_assets.defs.jobs import EVALUATE_JOB
@@ -311,11 +328,8 @@ def _evaluate(instance: Any, model: str, condition: str, sessions: int | None = 
     if not instance.has_dynamic_partition(model_partitions.name, model):
         instance.add_dynamic_partitions(model_partitions.name, [model])
         _observe_models(instance)
-    run_config = (
-        QUIET_RUN_CONFIG
-        if sessions is None
-        else {**QUIET_RUN_CONFIG, "resources": {"evaluation": {"config": {"sessions": sessions}}}}
-    )
+    config = {k: v for k, v in (("sessions", sessions), ("epochs", epochs)) if v is not None}
+    run_config = {**QUIET_RUN_CONFIG, "resources": {"evaluation": {"config": config}}} if config else QUIET_RUN_CONFIG
     if scale_out_enabled():  # MEMSQL_PROFILE=scale-out: queued on the shared instance, run by Celery workers
         from memsql_assets.defs.scale_out import submit_evaluation
 
@@ -417,11 +431,13 @@ def _eval(args: argparse.Namespace) -> int:
 
     from memsql_assets.defs.instance import ensure_dagster_home
 
+    if args.epochs is not None and not _epochs_allowed(args.epochs):
+        return 2
     if args.sessions is not None and not _sessions_allowed(args.sessions):
         return 2
     ensure_dagster_home(memsql_home())
     with DagsterInstance.get() as instance, _console_without_failures(), _retry_errors(args.retry_errors):
-        out = _evaluate(instance, args.model, args.condition, args.sessions)
+        out = _evaluate(instance, args.model, args.condition, args.sessions, args.epochs)
     if args.json:
         print(json.dumps(out, indent=2))
     elif "error" in out:
@@ -443,6 +459,18 @@ def _sessions_allowed(n: int) -> bool:
     try:
         check_size(read_turns(bench), n, name="--sessions")
     except SampleSizeError as exc:
+        print(f"memsql eval: {exc}", file=sys.stderr)
+        return False
+    return True
+
+
+def _epochs_allowed(n: int) -> bool:
+    """`--epochs N` of at least 1; else one line naming the flag and the range."""
+    from memsql_assets.lib.harness.settings import EpochsError, check_epochs
+
+    try:
+        check_epochs(n, name="--epochs")
+    except EpochsError as exc:
         print(f"memsql eval: {exc}", file=sys.stderr)
         return False
     return True
@@ -499,6 +527,8 @@ def _print_evaluations(rows: list[dict[str, Any]]) -> None:
         ci = e.get("ex_strict_ci95")  # absent from summaries written before intervals
         ci_text = f"{ci[0]:.1f}-{ci[1]:.1f}" if ci else "-"
         sample = "" if e.get("complete", True) else f"  (sample of {e['sessions']} sessions)"
+        if e.get("epochs", 1) > 1:
+            sample += f"  ({e['epochs']} epochs, {e['n_turns']} rows)"
         print(
             f"  {e['model']:<14} {e['condition']:<6} {e['ex_strict']:>6.1f} {ci_text:>13} {'-' if e['ex_memory_critical'] is None else format(e['ex_memory_critical'], '.1f'):>9} "
             f"{e['calls']:>6} {e['cache_hits']:>6}  {classes}"
@@ -710,6 +740,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="a sample run: a deterministic sample of N sessions stratified by source x tier, the same for "
         "every model and condition (at least one per stratum); a later full run reuses its answers",
+    )
+    p.add_argument(
+        "--epochs",
+        type=int,
+        metavar="N",
+        help="independent samples of every turn (default 1): each epoch asks the model again for every "
+        "cell; adding epochs to an evaluated partition asks only for the new ones",
     )
     p.set_defaults(func=_eval)
 

@@ -1,6 +1,7 @@
 {#- The result-file columns dbt uses, with their DuckDB types (memsql_assets/lib/harness/results.py
     RESULT_SCHEMA). One list serves both the "files exist" and the "no file yet" branches of
-    stg_turn_results, so the two cannot drift apart. -#}
+    stg_turn_results, so the two cannot drift apart. `epoch` is not in it: files of schema 2 lack
+    it, and stg_turn_results reads them as epoch 1. -#}
 {% macro result_columns() -%}
 {{ return([
     ('session_id', 'varchar'),

@@ -12,7 +12,13 @@ import time
 import pytest
 
 from memsql_assets.lib.harness.evaluate import evaluate_partition
-from memsql_assets.lib.harness.results import RESULT_FILE, comparable_rows, partition_dir, read_results
+from memsql_assets.lib.harness.results import (
+    RESULT_FILE,
+    comparable_rows,
+    partition_dir,
+    progress_dir,
+    read_results,
+)
 
 
 def _by_depth(rows, critical_only=True):
@@ -149,7 +155,7 @@ def test_resume_after_kill_9_gives_the_clean_runs_rows(small_home, tmp_path):
     registry = load_registry(models)
     home = tmp_path / "home"
     shutil.copytree(small_home, home, ignore=shutil.ignore_patterns("results", "requests", "redis"))
-    progress = partition_dir(home, SLOW, "C") / "_progress"
+    progress = progress_dir(home, SLOW, "C")  # epoch 1's checkpoints
     proc = subprocess.Popen(
         [sys.executable, "-c", RUNNER, str(home), SLOW, "C"],
         start_new_session=True,

@@ -34,7 +34,7 @@ from memsql_assets.lib.models.registry import default_models_file
 
 def _row(**over):
     row = dict.fromkeys(RESULT_SCHEMA.names)
-    row.update(session_id="NW-1-001", source="NW", tier=1, turn_index=1, memory_critical=False, model="gold")
+    row.update(session_id="NW-1-001", source="NW", tier=1, turn_index=1, epoch=1, memory_critical=False, model="gold")
     row.update(condition="A", ex_strict=True, error_class="correct", schema_version=SCHEMA_VERSION)
     row.update(over)
     return row
@@ -84,6 +84,16 @@ def test_result_file_of_another_schema_is_refused_naming_file_field_and_version(
     assert message.startswith(f"{result_file}: field '{field}': {problem}"), message
     assert f"expected schema_version {SCHEMA_VERSION}" in message
     assert err.value.field == field and err.value.path == str(result_file)
+
+
+def test_a_file_written_before_epochs_reads_as_epoch_1_and_a_current_one_needs_the_column(result_file):
+    table = pq.read_table(result_file).drop_columns(["epoch"])
+    pq.write_table(table, result_file)
+    with pytest.raises(ResultSchemaError, match=f"{result_file}: field 'epoch': missing"):
+        read_results(result_file)  # schema 3 without its epoch column: broken, not old
+    version = table.schema.get_field_index("schema_version")
+    pq.write_table(table.set_column(version, "schema_version", pa.array([2, 2], pa.int32())), result_file)
+    assert [(r["turn_index"], r["epoch"]) for r in read_results(result_file)] == [(1, 1), (2, 1)]
 
 
 def test_unreadable_result_file_is_named(result_file):

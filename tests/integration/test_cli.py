@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 pytestmark = pytest.mark.integration
@@ -115,6 +116,31 @@ def test_eval_sample_run_prints_its_size_and_interval(cli_env):
     assert out["share_identical_prompts"] is False
     text = _memsql(*args[:-1], "--sessions", "30", env=cli_env).stdout
     assert f"{lo:.1f}-{hi:.1f}" in text and "sample of 30 sessions" in text
+
+
+def test_eval_sample_run_with_two_epochs(cli_env):
+    """Issue 13's "done when": a sample of 30 sessions, two epochs, through the CLI."""
+    _memsql("run", "--skip-eval", env=cli_env)
+    args = ("eval", "--model", "recall-probe", "--condition", "B", "--sessions", "30", "--epochs", "2", "--json")
+    out = json.loads(_memsql(*args, env=cli_env).stdout)
+    assert out["success"] and out["epochs"] == 2 and out["sessions"] == 30 and out["complete"] is False
+    assert 30 <= out["turns"] < 1400 and out["n_turns"] == 2 * out["turns"]
+    lo, hi = out["ex_strict_ci95"]
+    assert isinstance(lo, float) and isinstance(hi, float) and lo <= out["ex_strict"] <= hi
+    rows = pq.read_table(
+        Path(cli_env["MEMSQL_HOME"]) / "results" / "model=recall-probe" / "condition=B" / "turn_results.parquet"
+    ).to_pylist()
+    assert len(rows) == out["n_turns"] and sorted({r["epoch"] for r in rows}) == [1, 2]
+
+
+@pytest.mark.parametrize("n", ["0", "-1"])
+def test_eval_epochs_below_1_is_one_line_and_writes_nothing(cli_env, n):
+    home = Path(cli_env["MEMSQL_HOME"])
+    results = home / "results" / "model=gold" / "condition=E"
+    proc = _memsql("eval", "--model", "gold", "--condition", "E", "--epochs", n, env=cli_env, check=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip() == f"memsql eval: --epochs {n}: expected an integer >= 1 (independent samples of every turn)"
+    assert not results.exists()
 
 
 @pytest.mark.parametrize("n", ["0", "8", "301"])

@@ -140,3 +140,47 @@ def _all(home):
     from memsql_assets.lib.paths import benchmark_dir
 
     return read_turns(benchmark_dir(home))
+
+
+def test_adding_epoch_2_to_a_finished_partition_asks_only_for_epoch_2(
+    small_home, tmp_path, fake_provider, test_registry, monkeypatch
+):
+    """Epochs (issue 13, item 2): epoch 2 is an independent sample of every cell; epoch 1's answers
+    come back from the request store, so only epoch 2 makes model requests."""
+    home = _home(small_home, tmp_path)
+    monkeypatch.setenv(FAKE_KEY_ENV, FAKE_SECRET)
+    fake_provider.default = "numbered"
+    one, one_calls = _run(home, test_registry, fake_provider, "C")
+    assert one_calls == one.summary["turns"] and one.summary["epochs"] == 1
+    two, two_calls = _run(home, test_registry, fake_provider, "C", EvalSettings(epochs=2))
+    s = two.summary
+    assert two_calls == s["turns"] == one.summary["turns"], "model requests only for epoch 2"
+    assert s["epochs"] == 2 and s["n_turns"] == 2 * s["turns"] == len(two.rows)
+    by_epoch = {
+        e: {(r["session_id"], r["turn_index"]): r for r in two.rows if r["epoch"] == e} for e in (1, 2)
+    }
+    first = {(r["session_id"], r["turn_index"]): r["raw_output"] for r in one.rows}
+    assert {k: r["raw_output"] for k, r in by_epoch[1].items()} == first, "epoch 1 is the finished run's"
+    assert all(r["cache_hit"] for r in by_epoch[1].values())
+    assert not any(r["cache_hit"] for r in by_epoch[2].values())
+    assert all(by_epoch[2][k]["raw_output"] != a for k, a in first.items()), "epoch 2 is its own sample"
+    # Episodic memory is per epoch (one collection each, every turn of that epoch): epochs never
+    # retrieve each other's answers.
+    from memsql_assets.lib.harness.results import partition_dir
+    from memsql_assets.lib.memory.chroma import chroma_client
+
+    client = chroma_client(partition_dir(home, "flaky", "C"))
+    counts = {c.name.rsplit("-", 1)[-1]: c.count() for c in client.list_collections()}
+    assert counts == {"epoch1": s["turns"], "epoch2": s["turns"]}
+    again, again_calls = _run(home, test_registry, fake_provider, "C", EvalSettings(epochs=2))
+    assert again_calls == 0 and [r["raw_output"] for r in again.rows] == [r["raw_output"] for r in two.rows]
+
+
+def test_epochs_below_1_are_refused_before_anything_is_written(small_home, tmp_path, test_registry):
+    from memsql_assets.lib.harness.settings import EpochsError
+
+    home = _home(small_home, tmp_path)
+    for bad in (0, -1):
+        with pytest.raises(EpochsError, match=rf"^epochs {bad}: expected an integer >= 1"):
+            evaluate_partition(home, "gold", "A", settings=EvalSettings(epochs=bad), registry=test_registry)
+    assert not (home / "results").exists() and not (home / "requests").exists()

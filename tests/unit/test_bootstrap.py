@@ -29,3 +29,14 @@ def test_draws_are_in_range_and_quantile_interpolates():
     rows = draws(7, replicates=50)
     assert len(rows) == 50 and all(len(r) == 7 and all(0 <= i < 7 for i in r) for r in rows)
     assert quantile([0, 10], 0.25) == 2.5 and quantile(list(range(10)), 0.025) == 0.225
+
+
+def test_epochs_are_resampled_inside_each_drawn_session():
+    flat = [(i % 3, 3) for i in range(40)]
+    one = session_interval(flat)
+    assert session_interval([[s] for s in flat]) == one, "one epoch: the one-stage bootstrap"
+    same = session_interval([[s, s] for s in flat])
+    assert same.n == 240 and (same.se, same.lo, same.hi) == (one.se, one.lo, one.hi), "equal epochs add nothing"
+    mixed = session_interval([[s, (3, 3)] for s in flat])  # epoch 2 answers every turn correctly
+    ex = 100 * (sum(c for c, _ in flat) + 120) / 240
+    assert mixed.lo < ex < mixed.hi and mixed != one

@@ -1,4 +1,5 @@
-"""`memsql run` re-evaluates a partition Dagster reports current when it holds only a sample."""
+"""`memsql run` re-evaluates a partition Dagster reports current when it holds only a sample, and a
+re-evaluation keeps the epochs the partition has."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ def _write_summary(home, **fields):
 def test_a_current_sample_is_evaluated_in_full_and_a_complete_one_is_not(tmp_path, monkeypatch):
     monkeypatch.setenv("MEMSQL_HOME", str(tmp_path))
     ran = []
-    monkeypatch.setattr(cli, "_evaluate", lambda instance, m, c: ran.append((m, c)) or {"model": m})
+    monkeypatch.setattr(cli, "_evaluate", lambda instance, m, c, **kw: ran.append((m, c)) or {"model": m})
     _write_summary(tmp_path, complete=False, sessions=30)
     out = cli._evaluate_out_of_date(None, [CELL], {CELL: None})[0]
     assert ran == [("gold", "A")] and out["why"].startswith("a sample of 30 sessions")
@@ -34,10 +35,23 @@ def test_a_partition_run_in_waves_of_another_size_is_evaluated_again(tmp_path, m
     # rows of C and D are a function of the wave size, which Dagster does not observe
     monkeypatch.setenv("MEMSQL_HOME", str(tmp_path))
     ran = []
-    monkeypatch.setattr(cli, "_evaluate", lambda instance, m, c: ran.append((m, c)) or {"model": m})
+    monkeypatch.setattr(cli, "_evaluate", lambda instance, m, c, **kw: ran.append((m, c)) or {"model": m})
     _write_summary(tmp_path, complete=True, wave_size=3)
     monkeypatch.setenv("MEMSQL_WAVE_SIZE", "5")
     assert cli._evaluate_out_of_date(None, [CELL], {CELL: None})[0]["why"] == "ran in waves of 3, now 5"
     monkeypatch.setenv("MEMSQL_WAVE_SIZE", "3")
     assert cli._evaluate_out_of_date(None, [CELL], {CELL: None})[0]["skipped"] == "up to date"
     assert ran == [CELL]
+
+
+def test_a_partition_is_evaluated_again_with_the_epochs_it_has(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMSQL_HOME", str(tmp_path))
+    ran = []
+    monkeypatch.setattr(cli, "_evaluate", lambda instance, m, c, epochs=None: ran.append(epochs) or {"model": m})
+    _write_summary(tmp_path, complete=True, epochs=2)
+    assert cli._evaluate_out_of_date(None, [CELL], {CELL: None})[0]["skipped"] == "up to date"
+    cli._evaluate_out_of_date(None, [CELL], {CELL: "has a new code version"})
+    assert ran == [2], "a stale partition of two epochs is evaluated again with two"
+    _write_summary(tmp_path, complete=True)  # a summary from before epochs: one (the resource's default)
+    cli._evaluate_out_of_date(None, [CELL], {CELL: "has a new code version"})
+    assert ran == [2, None]

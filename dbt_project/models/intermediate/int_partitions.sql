@@ -1,6 +1,7 @@
 -- One row per result file = one evaluated model x condition partition: where it is, its identity
 -- (partition_fingerprint), and whether it can be used (evaluated against the current benchmark, and
--- complete, or a sample run of whole sessions).
+-- complete, or a sample run of whole sessions). A file holds one or more epochs (independent samples
+-- of every turn, numbered 1 … n_epochs); each epoch must cover the same turns.
 with files as (
     select * from {{ ref('stg_result_files') }}
 ),
@@ -9,6 +10,8 @@ file_rows as (
     select
         result_file,
         count(*) as n_rows,
+        count(distinct epoch) as n_epochs,
+        min(epoch) = 1 and max(epoch) = count(distinct epoch) as epochs_numbered,
         count(distinct benchmark_version) as n_benchmark_versions,
         min(benchmark_version) as benchmark_version,
         max(schema_version) as schema_version
@@ -16,10 +19,22 @@ file_rows as (
     group by result_file
 ),
 
+-- Files whose epochs do not all hold the same number of rows (an epoch cut short).
+uneven_epochs as (
+    select result_file
+    from (
+        select result_file, epoch, count(*) as n_rows
+        from {{ ref('stg_turn_results') }}
+        group by result_file, epoch
+    )
+    group by result_file
+    having count(distinct n_rows) > 1
+),
+
 session_rows as (
-    select result_file, session_id, count(*) as n_rows
+    select result_file, epoch, session_id, count(*) as n_rows
     from {{ ref('stg_turn_results') }}
-    group by result_file, session_id
+    group by result_file, epoch, session_id
 ),
 
 benchmark_sessions as (
@@ -52,14 +67,17 @@ select
     f.file_bytes,
     f.file_modified_at,
     coalesce(r.n_rows, 0) as n_rows,
+    coalesce(r.n_epochs, 0) as n_epochs,
     r.n_benchmark_versions,
     r.benchmark_version,
     r.schema_version,
     b.benchmark_version as current_benchmark_version,
     coalesce(r.benchmark_version = b.benchmark_version and r.n_benchmark_versions = 1, false)
         as is_current_benchmark,
-    coalesce(r.n_rows, 0) = b.n_benchmark_turns as is_complete,
-    coalesce(r.n_rows, 0) between 1 and b.n_benchmark_turns - 1 and ps.n_partial_sessions is null as is_sample,
+    coalesce(r.n_rows = b.n_benchmark_turns * r.n_epochs and r.epochs_numbered, false)
+        and ue.result_file is null as is_complete,
+    coalesce(r.n_rows between 1 and b.n_benchmark_turns * r.n_epochs - 1 and r.epochs_numbered, false)
+        and ue.result_file is null and ps.n_partial_sessions is null as is_sample,
     md5(concat_ws('|',
         f.result_file,
         cast(f.file_bytes as varchar),
@@ -69,4 +87,5 @@ select
 from files as f
 left join file_rows as r on r.result_file = f.result_file
 left join partial_sessions as ps on ps.result_file = f.result_file
+left join uneven_epochs as ue on ue.result_file = f.result_file
 cross join benchmark as b

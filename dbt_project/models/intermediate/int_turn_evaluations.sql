@@ -3,11 +3,12 @@
 -- benchmark turn. The benchmark is the authority for a turn's attributes (source, tier, flags);
 -- the test assert_results_agree_with_benchmark checks that the result files carry the same ones.
 select
-    r.model || '|' || r.condition || '|' || t.turn_key as turn_evaluation_id,
+    r.model || '|' || r.condition || '|' || t.turn_key || '|' || cast(r.epoch as varchar) as turn_evaluation_id,
     r.model,
     r.condition,
     r.session_id,
     r.turn_index,
+    r.epoch,
     t.turn_key,
     t.source,
     t.tier,
@@ -48,6 +49,7 @@ select
     r.schema_version,
     p.result_file,
     p.partition_fingerprint,
+    p.n_epochs,
     p.is_sample
 from {{ ref('stg_turn_results') }} as r
 inner join {{ ref('int_partitions') }} as p

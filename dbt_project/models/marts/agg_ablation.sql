@@ -2,7 +2,8 @@
 -- Win = B_wm5 - B, Ep = C - B_wm5, Sem = D - C, Net = D - B, Traj = E - B_wm5.
 -- A difference is null when either of its conditions has no result for the model. Each carries a
 -- standard error and 95 % interval by the session bootstrap, paired: both conditions are resampled
--- with the same sessions, so each turn is compared with itself (docs: bootstrap_method).
+-- with the same sessions, so each turn is compared with itself, each side's epochs resampled from
+-- its own (docs: bootstrap_method). With several epochs, a condition's EX is their mean.
 {%- set terms = [('win', 'B_wm5', 'B'), ('ep', 'C', 'B_wm5'), ('sem', 'D', 'C'), ('net', 'D', 'B'), ('traj', 'E', 'B_wm5')] %}
 with ex as (
     select * from {{ ref('agg_ex_by_source') }}
@@ -40,14 +41,13 @@ terms as (
 ),
 
 paired as (
-    select x.model, x.source, t.term, x.session_id, x.n as n_x, x.c as c_x, y.n as n_y, y.c as c_y
+    select s.model, s.source, t.term, s.session_id, s.epoch, 'x' as side, s.n, s.c
     from terms as t
-    inner join per_session as x on x.condition = t.condition_x
-    inner join per_session as y
-        on y.condition = t.condition_y
-        and y.model = x.model
-        and y.source = x.source
-        and y.session_id = x.session_id
+    inner join per_session as s on s.condition = t.condition_x
+    union all
+    select s.model, s.source, t.term, s.session_id, s.epoch, 'y' as side, s.n, s.c
+    from terms as t
+    inner join per_session as s on s.condition = t.condition_y
 ),
 
 intervals as (

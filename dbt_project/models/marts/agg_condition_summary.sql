@@ -1,6 +1,7 @@
 -- One row per evaluated model x condition partition: the headline numbers (what `memsql` prints and
--- the report's first table shows) and where they came from; EX with its session-bootstrap interval
--- and, for a sample run (is_sample), the sample's size in sessions (n_sessions).
+-- the report's first table shows) and where they came from; EX, memory-critical EX and turn-1 EX
+-- each with its n, standard error and session-bootstrap interval; the epochs (n_epochs; n_turns
+-- counts turns x epochs) and, for a sample run (is_sample), the sample's size in sessions (n_sessions).
 with turns as (
     select
         model,
@@ -8,8 +9,10 @@ with turns as (
         count(*) as n_turns,
         count(*) filter (where ex_strict) as n_correct,
         {{ pct('count(*) filter (where ex_strict)', 'count(*)') }} as ex_pct,
+        count(*) filter (where memory_critical) as n_memory_critical,
         {{ pct('count(*) filter (where ex_strict and memory_critical)', 'count(*) filter (where memory_critical)') }}
             as ex_memory_critical_pct,
+        count(*) filter (where turn_index = 1) as n_turn1,
         {{ pct('count(*) filter (where ex_strict and turn_index = 1)', 'count(*) filter (where turn_index = 1)') }}
             as ex_turn1_pct,
         {{ pct('count(*) filter (where contaminated)', 'count(*)') }} as contamination_rate_pct,
@@ -25,9 +28,16 @@ with turns as (
 select
     t.*,
     x.n_sessions,
+    x.n_epochs,
     x.ex_se_pp,
     x.ex_ci_lo_pct,
     x.ex_ci_hi_pct,
+    x.ex_memory_critical_se_pp,
+    x.ex_memory_critical_ci_lo_pct,
+    x.ex_memory_critical_ci_hi_pct,
+    d.ex_se_pp as ex_turn1_se_pp,
+    d.ex_ci_lo_pct as ex_turn1_ci_lo_pct,
+    d.ex_ci_hi_pct as ex_turn1_ci_hi_pct,
     p.is_complete,
     p.is_sample,
     p.benchmark_version,
@@ -42,3 +52,7 @@ inner join {{ ref('agg_ex_by_source') }} as x
     on x.model = t.model
     and x.condition = t.condition
     and x.source = '{{ var("all_sources") }}'
+left join {{ ref('agg_ex_by_turn_depth') }} as d
+    on d.model = t.model
+    and d.condition = t.condition
+    and d.turn_depth = 1

@@ -1,15 +1,22 @@
 -- EX % per model x condition x source, plus source = 'ALL' for the whole benchmark (grouping sets),
--- with its standard error and 95 % interval by the session bootstrap (docs: bootstrap_method).
+-- over all turns and over the memory-critical ones, each with its standard error and 95 % interval
+-- by the session bootstrap (docs: bootstrap_method). With several epochs, EX is their mean (every
+-- epoch covers the same turns, so it is the pooled share) and n_turns counts turns x epochs.
 with per_session as (
-    {{ session_ex_counts('n_x', 'c_x') }}
+    {{ session_ex_counts() }}
+),
+
+per_session_critical as (
+    {{ session_ex_counts('memory_critical') }}
 ),
 
 ex as (
     select
         model,
         condition,
-        coalesce(source, 'ALL') as source,
+        coalesce(source, '{{ var("all_sources") }}') as source,
         count(distinct session_id) as n_sessions,
+        count(distinct epoch) as n_epochs,
         count(*) as n_turns,
         count(*) filter (where ex_strict) as n_correct,
         {{ pct('count(*) filter (where ex_strict)', 'count(*)') }} as ex_pct,
@@ -24,9 +31,16 @@ select
     ex.*,
     b.se_pp as ex_se_pp,
     b.ci_lo_pp as ex_ci_lo_pct,
-    b.ci_hi_pp as ex_ci_hi_pct
+    b.ci_hi_pp as ex_ci_hi_pct,
+    m.se_pp as ex_memory_critical_se_pp,
+    m.ci_lo_pp as ex_memory_critical_ci_lo_pct,
+    m.ci_hi_pp as ex_memory_critical_ci_hi_pct
 from ex
 left join {{ session_bootstrap('per_session', ['model', 'condition', 'source']) }} as b
     on b.model = ex.model
     and b.condition = ex.condition
     and b.source = ex.source
+left join {{ session_bootstrap('per_session_critical', ['model', 'condition', 'source']) }} as m
+    on m.model = ex.model
+    and m.condition = ex.condition
+    and m.source = ex.source

@@ -1,5 +1,5 @@
--- EX % per model x condition x source x tier (all turns, and memory-critical turns only); EX with
--- its standard error and 95 % interval by the session bootstrap (docs: bootstrap_method).
+-- EX % per model x condition x source x tier (all turns, and memory-critical turns only); each EX
+-- with its standard error and 95 % interval by the session bootstrap (docs: bootstrap_method).
 with per_session as (
     select
         model,
@@ -7,10 +7,13 @@ with per_session as (
         source,
         tier,
         session_id,
-        count(*) as n_x,
-        count(*) filter (where ex_strict) as c_x
+        epoch,
+        'x' as side,
+        memory_critical,
+        count(*) as n,
+        count(*) filter (where ex_strict) as c
     from {{ ref('fct_turn_evaluations') }}
-    group by model, condition, source, tier, session_id
+    group by all
 ),
 
 ex as (
@@ -33,10 +36,20 @@ select
     ex.*,
     b.se_pp as ex_se_pp,
     b.ci_lo_pp as ex_ci_lo_pct,
-    b.ci_hi_pp as ex_ci_hi_pct
+    b.ci_hi_pp as ex_ci_hi_pct,
+    m.se_pp as ex_memory_critical_se_pp,
+    m.ci_lo_pp as ex_memory_critical_ci_lo_pct,
+    m.ci_hi_pp as ex_memory_critical_ci_hi_pct
 from ex
-left join {{ session_bootstrap('per_session', ['model', 'condition', 'source', 'tier']) }} as b
+left join {{ session_bootstrap(
+    '(select model, condition, source, tier, session_id, epoch, side, sum(n) as n, sum(c) as c from per_session group by all)',
+    ['model', 'condition', 'source', 'tier']) }} as b
     on b.model = ex.model
     and b.condition = ex.condition
     and b.source = ex.source
     and b.tier = ex.tier
+left join {{ session_bootstrap('(select * from per_session where memory_critical)', ['model', 'condition', 'source', 'tier']) }} as m
+    on m.model = ex.model
+    and m.condition = ex.condition
+    and m.source = ex.source
+    and m.tier = ex.tier

@@ -1,14 +1,18 @@
 -- EX % per model x condition x turn depth t (turn_index), over all turns at that depth and over the
--- memory-critical ones only (none at t = 1, hence null there); EX with its standard error and 95 %
--- interval by the session bootstrap (docs: bootstrap_method; one turn per session at a depth).
+-- memory-critical ones only (none at t = 1, hence null there); each EX with its standard error and
+-- 95 % interval by the session bootstrap (docs: bootstrap_method; one turn per session and epoch at
+-- a depth).
 with per_session as (
     select
         model,
         condition,
         turn_index as turn_depth,
         session_id,
-        1 as n_x,
-        case when ex_strict then 1 else 0 end as c_x
+        epoch,
+        'x' as side,
+        memory_critical,
+        1 as n,
+        case when ex_strict then 1 else 0 end as c
     from {{ ref('fct_turn_evaluations') }}
 ),
 
@@ -32,9 +36,16 @@ select
     d.*,
     b.se_pp as ex_se_pp,
     b.ci_lo_pp as ex_ci_lo_pct,
-    b.ci_hi_pp as ex_ci_hi_pct
+    b.ci_hi_pp as ex_ci_hi_pct,
+    m.se_pp as ex_memory_critical_se_pp,
+    m.ci_lo_pp as ex_memory_critical_ci_lo_pct,
+    m.ci_hi_pp as ex_memory_critical_ci_hi_pct
 from depth as d
 left join {{ session_bootstrap('per_session', ['model', 'condition', 'turn_depth']) }} as b
     on b.model = d.model
     and b.condition = d.condition
     and b.turn_depth = d.turn_depth
+left join {{ session_bootstrap('(select * from per_session where memory_critical)', ['model', 'condition', 'turn_depth']) }} as m
+    on m.model = d.model
+    and m.condition = d.condition
+    and m.turn_depth = d.turn_depth

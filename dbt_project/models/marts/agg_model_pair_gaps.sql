@@ -1,6 +1,7 @@
 -- Every unordered pair of models (model_a < model_b) compared on EX per source (and 'ALL') and
 -- condition: gap_pp = EX(model_a) - EX(model_b), with its 95 % interval by the session bootstrap,
--- paired (both models resampled with the same sessions; docs: bootstrap_method). Flagged when the
+-- paired (both models resampled with the same sessions, each one's epochs from its own; docs:
+-- bootstrap_method). Flagged when the
 -- interval excludes 0. Finds the paper's "EDGAR regression" kind of result.
 with ex as (
     select model, condition, source, n_turns, ex_pct
@@ -11,23 +12,20 @@ per_session as (
     {{ session_ex_counts() }}
 ),
 
+pairs as (
+    select distinct a.model as model_a, b.model as model_b, a.condition
+    from ex as a
+    inner join ex as b on b.condition = a.condition and a.model < b.model
+),
+
 paired as (
-    select
-        a.model as model_a,
-        b.model as model_b,
-        a.condition,
-        a.source,
-        a.session_id,
-        a.n as n_x,
-        a.c as c_x,
-        b.n as n_y,
-        b.c as c_y
-    from per_session as a
-    inner join per_session as b
-        on b.condition = a.condition
-        and b.source = a.source
-        and b.session_id = a.session_id
-        and a.model < b.model
+    select p.model_a, p.model_b, s.condition, s.source, s.session_id, s.epoch, 'x' as side, s.n, s.c
+    from pairs as p
+    inner join per_session as s on s.model = p.model_a and s.condition = p.condition
+    union all
+    select p.model_a, p.model_b, s.condition, s.source, s.session_id, s.epoch, 'y' as side, s.n, s.c
+    from pairs as p
+    inner join per_session as s on s.model = p.model_b and s.condition = p.condition
 ),
 
 intervals as (

@@ -1,6 +1,8 @@
 -- Reasoning against standard mode per model (the paper's Tables 9 and 14): EX of the registry entry
 -- with the paper's reasoning configuration next to the same model without it (paper_models seed),
 -- per condition x source (and 'ALL'). A side that was not evaluated is null, and so is the gain.
+-- Each EX carries its n, standard error and 95 % interval, and the gain its paired interval (the
+-- pair's row of agg_model_pair_gaps, turned to reasoning - standard; docs: bootstrap_method).
 with ex as (
     select * from {{ ref('agg_ex_by_source') }}
 ),
@@ -30,9 +32,22 @@ select
     c.source,
     c.reasoning_model,
     c.standard_model,
+    r.n_turns as n_turns_reasoning,
     r.ex_pct as ex_reasoning_pct,
+    r.ex_se_pp as ex_reasoning_se_pp,
+    r.ex_ci_lo_pct as ex_reasoning_ci_lo_pct,
+    r.ex_ci_hi_pct as ex_reasoning_ci_hi_pct,
+    s.n_turns as n_turns_standard,
     s.ex_pct as ex_standard_pct,
-    r.ex_pct - s.ex_pct as reasoning_gain_pp
+    s.ex_se_pp as ex_standard_se_pp,
+    s.ex_ci_lo_pct as ex_standard_ci_lo_pct,
+    s.ex_ci_hi_pct as ex_standard_ci_hi_pct,
+    r.ex_pct - s.ex_pct as reasoning_gain_pp,
+    g.gap_se_pp as reasoning_gain_se_pp,
+    case when g.model_a = c.reasoning_model then g.gap_ci_lo_pp else -g.gap_ci_hi_pp end
+        as reasoning_gain_ci_lo_pp,
+    case when g.model_a = c.reasoning_model then g.gap_ci_hi_pp else -g.gap_ci_lo_pp end
+        as reasoning_gain_ci_hi_pp
 from cells as c
 left join ex as r
     on r.model = c.reasoning_model
@@ -42,3 +57,8 @@ left join ex as s
     on s.model = c.standard_model
     and s.condition = c.condition
     and s.source = c.source
+left join {{ ref('agg_model_pair_gaps') }} as g
+    on g.model_a = least(c.reasoning_model, c.standard_model)
+    and g.model_b = greatest(c.reasoning_model, c.standard_model)
+    and g.condition = c.condition
+    and g.source = c.source

@@ -64,7 +64,7 @@ def _table(title: str, values: dict) -> str:
             "harness_integrity",
             asset="turn_results",
             blocking=True,
-            description="One row per benchmark turn, every ground truth executed, and 100.0 % EX for `gold` "
+            description="One row per benchmark turn and epoch, every ground truth executed, and 100.0 % EX for `gold` "
             "and `paraphrase` (anything less is a harness or comparator bug); failing turns are listed.",
         )
     ],
@@ -90,8 +90,9 @@ def turn_results(
         if now - last_log[0] >= 5 or stats.done_turns == stats.total_turns:
             last_log[0] = now
             eta = f"{stats.eta_s:.0f}s" if stats.eta_s is not None else "?"
+            epoch = f" epoch {stats.epoch}/{evaluation.epochs}" if evaluation.epochs > 1 else ""
             context.log.info(
-                f"{model}/{condition}: {stats.done_turns}/{stats.total_turns} turns, "
+                f"{model}/{condition}{epoch}: {stats.done_turns}/{stats.total_turns} turns, "
                 f"EX so far {stats.ex:.1f} %, ETA {eta}"
             )
 
@@ -112,7 +113,7 @@ def turn_results(
     check = dg.AssetCheckResult(
         check_name="harness_integrity",
         passed=passed,
-        description=f"{s['turns']} rows; gt errors {s['gt_errors']}; EX {s['ex_strict']} %"
+        description=f"{s['n_turns']} rows ({s['turns']} turns x {s['epochs']} epochs); gt errors {s['gt_errors']}; EX {s['ex_strict']} %"
         + ("" if passed else f"; failing turns: {', '.join(sorted(set(failing))[:20])}"),
         metadata={
             "failing_turns": dg.MetadataValue.json(sorted(set(failing))[:200]),
@@ -125,6 +126,8 @@ def turn_results(
             "ex_bag": s["ex_bag"],
             "ex_set": s["ex_set"],
             "ex_memory_critical": s["ex_memory_critical"],
+            "epochs": s["epochs"],
+            "n_turns": s["n_turns"],
             "ex_by_tier": dg.MetadataValue.md(_table("tier", s["ex_by_tier"])),
             "ex_by_source": dg.MetadataValue.md(_table("source", s["ex_by_source"])),
             "ex_by_turn": dg.MetadataValue.md(_table("turn", s["ex_by_turn_index"])),

@@ -39,6 +39,12 @@ class EvaluationSettings(dg.ConfigurableResource):
         description="A sample run: evaluate a deterministic sample of this many sessions, stratified by source x "
         "tier (at least one per stratum), the same for every model and condition. 0: every session.",
     )
+    epochs: int = Field(
+        default=1,
+        description="Independent samples of every turn (epochs 1 … N): each epoch asks the model again for "
+        "every cell, with its own working and episodic memory. Adding epochs to an evaluated partition asks "
+        "only for the new ones. At least 1.",
+    )
     wave_size: int | None = Field(
         default=None,
         description="Conditions C and D run sessions in waves of this many; a session never sees a session of "
@@ -56,6 +62,7 @@ class EvaluationSettings(dg.ConfigurableResource):
             retry_errors=self.retry_errors or os.environ.get(RETRY_ERRORS_ENV) == "1",
             share_identical_prompts=self.share_identical_prompts,
             sessions=self.sessions or None,
+            epochs=self.epochs,
             wave_size=self.wave_size if self.wave_size is not None else env_wave_size(),
         )
 

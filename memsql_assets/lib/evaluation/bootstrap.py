@@ -11,6 +11,12 @@ here (`memsql eval --json`) and in the dbt marts (macro session_bootstrap), on e
     CI95  = [2.5th, 97.5th percentile of EX*_b] (linear interpolation)
 
 A paired difference (e.g. ablation B_wm5 - B) draws the same sessions for both sides.
+
+Epochs (independent samples of every turn): a session with E > 1 epochs is a cluster of E
+replicates, and each draw of it resamples its epochs too (two-stage bootstrap): draw i's epochs are
+E draws with replacement, draw j being epoch floor(v(b, i, j) * E) in epoch order, where v(b, i, j)
+= the first 8 hex digits of md5("<SEED>|<b>|<i>|<j>") / 2^32. With one epoch nothing is drawn: the
+numbers are those of the one-stage bootstrap above.
 """
 
 from __future__ import annotations
@@ -46,6 +52,20 @@ def _uniforms(replicates: int, size: int) -> np.ndarray:
     )
 
 
+@lru_cache(maxsize=2)
+def _epoch_uniforms(replicates: int, size: int, epochs: int) -> np.ndarray:
+    """v(b, i, j) for b = 1..replicates (axis 0), i < size (axis 1), j < epochs (axis 2)."""
+    return np.array(
+        [
+            [
+                [int(hashlib.md5(f"{SEED}|{b}|{i}|{j}".encode()).hexdigest()[:8], 16) / 2**32 for j in range(epochs)]
+                for i in range(size)
+            ]
+            for b in range(1, replicates + 1)
+        ]
+    )
+
+
 def draws(n_sessions: int, replicates: int = REPLICATES) -> np.ndarray:
     """For each replicate (row), the indexes (into the sessions in id order) of its n_sessions draws."""
     return np.floor(_uniforms(replicates, n_sessions) * n_sessions).astype(np.intp)
@@ -60,14 +80,32 @@ def quantile(values: Sequence[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
 
 
-def session_interval(sessions: Sequence[tuple[int, int]], replicates: int = REPLICATES) -> Interval:
-    """`sessions`: (correct, turns) per session, in session-id order. EX in percent."""
-    n = sum(t for _, t in sessions)
-    if not sessions or not n:
+Counts = tuple[int, int]  # (correct, turns)
+
+
+def session_interval(sessions: Sequence[Counts | Sequence[Counts]], replicates: int = REPLICATES) -> Interval:
+    """`sessions`, in session-id order: each (correct, turns), or a list of them per epoch in epoch
+    order. EX in percent; `n` counts turns over every epoch."""
+    by_epoch = [[s] if isinstance(s[0], int | np.integer) else list(s) for s in sessions]  # type: ignore[list-item]
+    n = sum(t for epochs in by_epoch for _, t in epochs)
+    if not by_epoch or not n:
         return Interval(n, None, None, None)
-    correct, turns = np.array(sessions, dtype=np.int64).T
-    rows = draws(len(sessions), replicates)
-    stats = (100.0 * correct[rows].sum(axis=1) / turns[rows].sum(axis=1)).tolist()
+    rows = draws(len(by_epoch), replicates)  # (replicate, draw) -> session
+    most = max(len(e) for e in by_epoch)
+    if most == 1:
+        correct, turns = np.array([e[0] for e in by_epoch], dtype=np.int64).T
+        stats = (100.0 * correct[rows].sum(axis=1) / turns[rows].sum(axis=1)).tolist()
+    else:
+        # Sessions x epochs, padded; a drawn session of E epochs takes epochs floor(v * E) for j < E.
+        counts = np.zeros((len(by_epoch), most, 2), dtype=np.int64)
+        for s, epochs in enumerate(by_epoch):
+            counts[s, : len(epochs)] = epochs
+        sizes = np.array([len(e) for e in by_epoch])[rows][..., None]  # (replicate, draw, 1)
+        picked = np.floor(_epoch_uniforms(replicates, len(by_epoch), most) * sizes).astype(np.intp)
+        used = np.arange(most) < sizes  # (replicate, draw, j)
+        chosen = counts[rows[..., None], picked] * used[..., None]  # (replicate, draw, j, [c, n])
+        totals = chosen.sum(axis=(1, 2))
+        stats = (100.0 * totals[:, 0] / totals[:, 1]).tolist()
     return Interval(
         n,
         round(statistics.stdev(stats), 4),

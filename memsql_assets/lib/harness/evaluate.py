@@ -25,7 +25,7 @@ from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.harness.runner import PartitionRunner, Progress, resolve_wave_size
 from memsql_assets.lib.harness.sample import sample_turns
 from memsql_assets.lib.harness.services import TrajectoryFactory, open_services
-from memsql_assets.lib.harness.settings import EvalSettings
+from memsql_assets.lib.harness.settings import EvalSettings, check_epochs
 from memsql_assets.lib.harness.summary import summarize
 from memsql_assets.lib.models.gateway import ModelGateway, ModelReply
 from memsql_assets.lib.models.registry import Registry, load_registry
@@ -85,14 +85,19 @@ def _redacting(
 
 
 def _in_cells(
-    call_model: Callable[..., Awaitable[ModelReply]], condition: str, share_identical_prompts: bool
+    call_model: Callable[..., Awaitable[ModelReply]], condition: str, share_identical_prompts: bool, epoch: int
 ) -> Callable[..., Awaitable[ModelReply]]:
-    """`call_model` that asks for the evaluation cell's own answer (unless prompts are shared)."""
-    if share_identical_prompts:
+    """`call_model` that asks for the evaluation cell's own answer in `epoch`. With prompts shared,
+    identical prompts share one answer within an epoch (epoch 1: the schema-1 key, no cell at all),
+    and epochs stay independent samples."""
+    if share_identical_prompts and epoch == 1:
         return call_model
 
     async def call(model_key: str, messages: list[dict[str, Any]], context: Mapping[str, Any]) -> ModelReply:
-        cell = evaluation_cell(model_key, condition, context["turn_id"], epoch=1)  # epochs: issue 13 item 2
+        if share_identical_prompts:
+            cell: dict[str, Any] = {"epoch": epoch}
+        else:
+            cell = evaluation_cell(model_key, condition, context["turn_id"], epoch=epoch)
         return await call_model(model_key, messages, context, cell=cell)
 
     return call
@@ -112,6 +117,7 @@ def evaluate_partition(
     """`api_keys`: the values of the registry's key variables (the Dagster asset passes them through
     `dg.EnvVar`); a library caller that passes none gets the process environment's."""
     settings = settings or EvalSettings()
+    epochs = check_epochs(settings.epochs)  # before anything is written
     api_keys = os.environ if api_keys is None else api_keys
     condition = get_condition(condition_name)
     registry = registry or load_registry()
@@ -132,44 +138,54 @@ def evaluate_partition(
         registry, RequestStore(home / "requests"), home=home, environ=api_keys, retry_errors=settings.retry_errors
     )
     started = time.monotonic()
-    with open_services(
-        home,
-        model_key,
-        condition,
-        version,
-        schemas,
-        [t["question"] for t in turns],
-        redis_url=settings.redis_url,
-        chroma_url=settings.chroma_url,
-        episodic_k=settings.episodic_k,
-        trajectory_factory=trajectory_factory,
-    ) as services:
-        runner = PartitionRunner(
-            model_key=model_key,
-            agent=services.agent,
-            call_model=_in_cells(
-                _redacting(gateway.acomplete, _secret_values(gateway)), condition.name, settings.share_identical_prompts
-            ),
-            home=home,
-            db_paths=db_paths,
-            benchmark_version=version,
-            concurrency=entry.max_concurrency,
-            timeout_s=settings.timeout_s,
-            row_cap=settings.row_cap,
-            progress=progress,
-            memory=services.memory,
-            wave_size=settings.wave_size,
-        )
-        rows, stats = asyncio.run(runner.run(turns))
+    call_model = _redacting(gateway.acomplete, _secret_values(gateway))
+    rows: list[dict[str, Any]] = []
+    resumed = redone = 0
+    # Epoch by epoch, each with its own memory and checkpoints: a finished epoch is resumed from its
+    # checkpoints, or re-run from the request store (no model call) when its partition was published.
+    for epoch in range(1, epochs + 1):
+        with open_services(
+            home,
+            model_key,
+            condition,
+            version,
+            schemas,
+            [t["question"] for t in turns],
+            redis_url=settings.redis_url,
+            chroma_url=settings.chroma_url,
+            episodic_k=settings.episodic_k,
+            trajectory_factory=trajectory_factory,
+            epoch=epoch,
+        ) as services:
+            runner = PartitionRunner(
+                model_key=model_key,
+                agent=services.agent,
+                call_model=_in_cells(call_model, condition.name, settings.share_identical_prompts, epoch),
+                home=home,
+                db_paths=db_paths,
+                benchmark_version=version,
+                concurrency=entry.max_concurrency,
+                timeout_s=settings.timeout_s,
+                row_cap=settings.row_cap,
+                progress=progress,
+                memory=services.memory,
+                wave_size=settings.wave_size,
+                epoch=epoch,
+            )
+            epoch_rows, stats = asyncio.run(runner.run(turns))
+        rows += epoch_rows
+        resumed += stats.resumed_sessions
+        redone += stats.redone_sessions
     summary = summarize(rows, model_key, condition.name, time.monotonic() - started)
     summary.update(
         benchmark_version=version,
-        resumed_sessions=stats.resumed_sessions,
-        redone_sessions=stats.redone_sessions,
+        resumed_sessions=resumed,  # sessions x epochs
+        redone_sessions=redone,
         model_calls_this_run=gateway.calls,
         model_fingerprint=entry.fingerprint(),
         share_identical_prompts=settings.share_identical_prompts,
         sessions=len({t["session_id"] for t in turns}),
+        epochs=epochs,
         complete=len(turns) == len(all_turns),
         sample_sessions=sorted({t["session_id"] for t in turns}) if settings.sessions is not None else None,
         # C/D rows are a function of W (runner.py); conditions without shared memory have no waves.

@@ -1,15 +1,17 @@
 """Per-partition result files: one row per turn, written atomically, laid out for dbt.
 
-`results/model=<key>/condition=<name>/turn_results.parquet` is the only file dbt reads; while a
-partition runs, finished sessions are checkpointed under `_progress/` beside it (never read by
-dbt), which is what a killed run resumes from.
+`results/model=<key>/condition=<name>/turn_results.parquet` is the only file dbt reads: one row per
+turn and epoch (an epoch is one independent sample of every turn). While a partition runs, finished
+sessions are checkpointed per epoch under `_progress/epoch=<n>/` beside it (never read by dbt),
+which is what a killed run resumes from.
 
 Schema drift is checked on read, differently for the two kinds of file. A published result file
 from another schema (other columns or types, another `schema_version`) is an error naming the
 file, the field and the expected version: it is the record a person or dbt relies on, and guessing
 would corrupt the metrics. A checkpoint from another schema is private scratch state: it is
 discarded with a warning and its session redone (its model calls come back from the request store,
-so that costs nothing), because refusing to resume would gain nothing.
+so that costs nothing), because refusing to resume would gain nothing. The one older published
+schema still read is 2, which predates epochs: its rows are read as epoch 1.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ log = logging.getLogger(__name__)
 
 RESULT_FILE = "turn_results.parquet"
 SUMMARY_FILE = "summary.json"
-SCHEMA_VERSION = 2  # 2: contamination by provenance (contamination_source, fallback_match, *_sessions)
+SCHEMA_VERSION = 3  # 3: epoch; 2: contamination by provenance (contamination_source, fallback_match, *_sessions)
 
 RESULT_SCHEMA = pa.schema(
     [
@@ -38,6 +40,7 @@ RESULT_SCHEMA = pa.schema(
         ("source", pa.string()),
         ("tier", pa.int32()),
         ("turn_index", pa.int32()),
+        ("epoch", pa.int32()),
         ("memory_critical", pa.bool_()),
         ("model", pa.string()),
         ("condition", pa.string()),
@@ -71,6 +74,8 @@ RESULT_SCHEMA = pa.schema(
     ]
 )
 COLUMNS = tuple(RESULT_SCHEMA.names)
+# Published files of schema 2 lack only `epoch`: they were one sample of every turn, read as epoch 1.
+EPOCHLESS_VERSION = 2
 # Columns that record timing, caching or retry counts rather than what was computed: two runs of
 # one partition (clean vs resumed, cold vs warm) must agree on every other column.
 MEASUREMENT_COLUMNS = frozenset({"latency_s", "retrieval_ms", "cache_hit", "attempts"})
@@ -93,17 +98,20 @@ class ResultSchemaError(MemsqlError):
         )
 
 
-def schema_problem(names: Iterable[str], types: Mapping[str, str] | None = None) -> tuple[str, str] | None:
+def schema_problem(
+    names: Iterable[str], types: Mapping[str, str] | None = None, columns: Sequence[str] = COLUMNS
+) -> tuple[str, str] | None:
     """(field, problem) for the first way `names` (and their `types`, when known) differ from
-    RESULT_SCHEMA, else None. `schema_version` is checked first: it is what an older file lacks."""
+    RESULT_SCHEMA (restricted to `columns`), else None. `schema_version` is checked first: it is
+    what an older file lacks."""
     present = list(names)
     if "schema_version" not in present:
         return "schema_version", "missing (the file predates schema versioning)"
-    for name in COLUMNS:
+    for name in columns:
         if name not in present:
             return name, "missing"
     for name in present:
-        if name not in COLUMNS:
+        if name not in columns:
             return name, "not a column of this schema"
     for name, actual in (types or {}).items():
         expected = str(RESULT_SCHEMA.field(name).type)
@@ -123,8 +131,13 @@ def partition_dir(home: Path, model: str, condition: str) -> Path:
     return home / "results" / f"model={model}" / f"condition={condition}"
 
 
-def progress_dir(home: Path, model: str, condition: str) -> Path:
+def progress_root(home: Path, model: str, condition: str) -> Path:
+    """Every epoch's checkpoints of a running partition (removed once its file is published)."""
     return partition_dir(home, model, condition) / "_progress"
+
+
+def progress_dir(home: Path, model: str, condition: str, epoch: int = 1) -> Path:
+    return progress_root(home, model, condition) / f"epoch={epoch}"
 
 
 def write_session_checkpoint(directory: Path, session_id: str, rows: Sequence[Mapping[str, Any]]) -> None:
@@ -172,7 +185,7 @@ def read_checkpoints(directory: Path) -> dict[str, list[dict[str, Any]]]:
 
 
 def write_results(target_dir: Path, rows: Iterable[Mapping[str, Any]], summary: Mapping[str, Any]) -> Path:
-    ordered = sorted(rows, key=lambda r: (r["session_id"], r["turn_index"]))
+    ordered = sorted(rows, key=lambda r: (r["epoch"], r["session_id"], r["turn_index"]))
     table = pa.table({c: [r.get(c) for r in ordered] for c in COLUMNS}, schema=RESULT_SCHEMA)
     target = target_dir / RESULT_FILE
     with atomic_path(target) as tmp:
@@ -181,20 +194,37 @@ def write_results(target_dir: Path, rows: Iterable[Mapping[str, Any]], summary: 
     return target
 
 
-def check_result_table(path: Path, table: pa.Table) -> None:
-    """Raise ResultSchemaError unless `table` (read from `path`) has exactly this version's schema."""
-    problem = schema_problem(table.schema.names, {f.name: str(f.type) for f in table.schema}) or (
-        _version_problem(table.column("schema_version").unique().to_pylist())
+def _epochless(table: pa.Table) -> bool:
+    """A schema-2 file: every column of this schema but `epoch`, every row of schema_version 2."""
+    return (
+        "epoch" not in table.schema.names
+        and "schema_version" in table.schema.names
+        and table.column("schema_version").unique().to_pylist() == [EPOCHLESS_VERSION]
     )
+
+
+def check_result_table(path: Path, table: pa.Table) -> None:
+    """Raise ResultSchemaError unless `table` (read from `path`) has exactly this version's schema
+    (or schema 2's, which lacks only `epoch`)."""
+    types = {f.name: str(f.type) for f in table.schema}
+    if _epochless(table):
+        problem = schema_problem(table.schema.names, types, [c for c in COLUMNS if c != "epoch"])
+    else:
+        problem = schema_problem(table.schema.names, types) or (
+            _version_problem(table.column("schema_version").unique().to_pylist())
+        )
     if problem:
         raise ResultSchemaError(path, *problem)
 
 
 def read_results(path: Path) -> list[dict[str, Any]]:
-    """The rows of a published result file, after checking its schema (older files are refused)."""
+    """The rows of a published result file, after checking its schema (other schemas are refused;
+    a schema-2 file's rows come back as epoch 1)."""
     try:
         table = pq.read_table(path)
     except pa.ArrowInvalid as exc:
         raise ResultSchemaError(path, "(file)", f"not a readable Parquet file: {exc}") from None
     check_result_table(path, table)
+    if _epochless(table):
+        table = table.append_column("epoch", pa.array([1] * table.num_rows, pa.int32()))
     return table.to_pylist()

@@ -15,6 +15,9 @@ of a wave once COMMIT_EVERY_SESSIONS sessions have finished since the last commi
 redoes the sessions since, and only whole waves count as done (a wave's checkpoints are written one
 by one), so a resume redoes a wave it finds half-checkpointed. Checkpoints of another W are void.
 
+One runner runs one epoch (one independent sample of every turn): its checkpoints live under
+`_progress/epoch=<n>/` and its rows carry the epoch, so each epoch resumes on its own.
+
 An unusable endpoint stops the partition: after `stop_after_failures` consecutive turns fail with
 the same endpoint failure (gateway.ENDPOINT_FAILURES), no success between, the run raises
 PartitionStopped naming the model, the endpoint and the cause. A session with such a failure is
@@ -50,6 +53,7 @@ from memsql_assets.lib.harness.results import (
     SCHEMA_VERSION,
     partition_dir,
     progress_dir,
+    progress_root,
     read_checkpoints,
     write_results,
     write_session_checkpoint,
@@ -75,6 +79,7 @@ class RunStats:
     correct: int = 0
     resumed_sessions: int = 0
     redone_sessions: int = 0
+    epoch: int = 1
     started: float = field(default_factory=time.monotonic)
 
     @property
@@ -150,12 +155,13 @@ class PartitionRunner:
     memory: PartitionMemory | None = None  # None: the condition keeps no memory
     stop_after_failures: int = STOP_AFTER_FAILURES
     wave_size: int | None = None  # C/D: sessions per wave; None: the concurrency
+    epoch: int = 1  # which independent sample of every turn this run is (1-based; its own checkpoints)
 
     def __post_init__(self) -> None:
         self.wave_size = resolve_wave_size(self.wave_size, self.concurrency)
         self.condition = self.agent.condition
         self.out_dir = partition_dir(self.home, self.model_key, self.condition.name)
-        self.progress_dir = progress_dir(self.home, self.model_key, self.condition.name)
+        self.progress_dir = progress_dir(self.home, self.model_key, self.condition.name, self.epoch)
         self._pools: dict[str, ConnectionPool] = {}
         self._results: dict[str, DatabaseResults] = {}
         self._pools_lock = threading.Lock()
@@ -204,7 +210,7 @@ class PartitionRunner:
         plan = waves(order, self.wave_size) if self.condition.cross_session else [order]
         if self.condition.cross_session:  # only whole waves are done: a half-checkpointed one is redone
             done = {s: done[s] for wave in plan if all(s in done for s in wave) for s in wave}
-        stats = RunStats(total_turns=len(turns))
+        stats = RunStats(total_turns=len(turns), epoch=self.epoch)
         stats.resumed_sessions = sum(1 for s in order if s in done)
         for sid in order:
             if sid in done:
@@ -309,6 +315,7 @@ class PartitionRunner:
             "source": turn["source"],
             "tier": turn["tier"],
             "turn_index": turn["turn_index"],
+            "epoch": self.epoch,
             "memory_critical": turn["memory_critical"],
             "model": self.model_key,
             "condition": self.condition.name,
@@ -344,7 +351,7 @@ class PartitionRunner:
         }
 
     def finish(self, rows: list[dict[str, Any]], summary: Mapping[str, Any]) -> Path:
-        """Publish the partition's one file atomically, then drop the checkpoints."""
+        """Publish the partition's one file (every epoch's rows) atomically, then drop every epoch's checkpoints."""
         path = write_results(self.out_dir, rows, summary)
-        shutil.rmtree(self.progress_dir, ignore_errors=True)
+        shutil.rmtree(progress_root(self.home, self.model_key, self.condition.name), ignore_errors=True)
         return path

@@ -3,7 +3,8 @@
 This is the one place that knows which stores a condition needs: Redis only when it has a
 working-memory window, episodic Chroma only for C/D (kept inside the partition's own result
 directory, so two partitions never write one Chroma database), semantic Chroma read-only for D,
-the trajectory store for E.
+the trajectory store for E. Each epoch of a partition has its own memory (Redis keys and a Chroma
+collection per model x condition x benchmark version x epoch), so that epochs never see each other.
 
 A resume skips the sessions its checkpoints record, so it is only faithful if the memory those
 sessions wrote is still there: if the partition's episodic Chroma directory was deleted (or
@@ -156,18 +157,19 @@ def open_services(
     chroma_url: str | None,
     episodic_k: int,
     trajectory_factory: TrajectoryFactory | None,
+    epoch: int = 1,
 ) -> Iterator[PartitionServices]:
     """The agent for `condition` over its stores, and the memory the runner manages between sessions."""
-    run_id = f"{model_key}.{condition.name}.{benchmark_version}"
+    run_id = f"{model_key}.{condition.name}.{benchmark_version}.epoch{epoch}"
     with _redis(home, condition, redis_url) as client:
         working = WorkingMemory(client, run_id) if client is not None else None
         episodic = None
         if condition.episodic:
             chroma = chroma_client(partition_dir(home, model_key, condition.name), chroma_url)
             episodic = EpisodicMemory(
-                chroma, collection_name("episodic", model_key, condition.name, benchmark_version)
+                chroma, collection_name("episodic", model_key, condition.name, benchmark_version, f"epoch{epoch}")
             )
-            _drop_checkpoints_without_memory(progress_dir(home, model_key, condition.name), episodic)
+            _drop_checkpoints_without_memory(progress_dir(home, model_key, condition.name, epoch), episodic)
         semantic = SemanticMemory(chroma_client(home, chroma_url)) if condition.semantic else None
         trajectories = trajectory_factory(home) if condition.trajectory and trajectory_factory else None
         embed = None

@@ -4,6 +4,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from memsql_assets.lib.errors import MemsqlError
+
+
+class EpochsError(MemsqlError):
+    """An epoch count below 1 (names the setting or flag and the allowed range)."""
+
+
+def check_epochs(epochs: object, name: str = "epochs") -> int:
+    """`epochs` when it is an integer >= 1, else EpochsError naming `name` and the allowed range."""
+    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
+        raise EpochsError(f"{name} {epochs}: expected an integer >= 1 (independent samples of every turn)")
+    return epochs
+
 
 @dataclass(frozen=True)
 class EvalSettings:
@@ -17,5 +30,7 @@ class EvalSettings:
     # whose prompts are identical share one answer (cheaper; fine for a deterministic model).
     share_identical_prompts: bool = False
     sessions: int | None = None  # a sample run of this many sessions (harness/sample.py); None: all
+    # Independent samples of every turn (epoch 1..N, each its own request-store cell and memory).
+    epochs: int = 1
     # C/D: sessions per wave (runner.py); None: the model's max_concurrency. 1: strictly sequential.
     wave_size: int | None = None

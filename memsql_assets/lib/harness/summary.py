@@ -23,27 +23,30 @@ def _ex_by(rows: list[Mapping[str, Any]], key: str) -> dict[Any, float | None]:
     return {k: _pct(sum(v), len(v)) for k, v in sorted(groups.items())}
 
 
-def _by_session(rows: list[Mapping[str, Any]]) -> list[tuple[int, int]]:
-    """(correct, turns) per session, in session-id order: the clusters of the bootstrap."""
-    sessions: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+def _by_session(rows: list[Mapping[str, Any]]) -> list[list[tuple[int, int]]]:
+    """(correct, turns) per session and epoch, sessions in id order, epochs in epoch order: the
+    clusters of the bootstrap (rows without an epoch, written before epochs, are epoch 1)."""
+    cells: dict[str, dict[int, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
     for r in rows:
-        counts = sessions[r["session_id"]]
+        counts = cells[r["session_id"]][int(r.get("epoch") or 1)]
         counts[0] += bool(r["ex_strict"])
         counts[1] += 1
-    return [(c, t) for _, (c, t) in sorted(sessions.items())]
+    return [[(c, t) for _, (c, t) in sorted(epochs.items())] for _, epochs in sorted(cells.items())]
 
 
 def summarize(rows: Iterable[Mapping[str, Any]], model: str, condition: str, wall_s: float) -> dict[str, Any]:
     rows = list(rows)
     n = len(rows)
+    turns = len({(r["session_id"], r["turn_index"]) for r in rows})
     classes = Counter(r["error_class"] for r in rows)
     critical = [r for r in rows if r["memory_critical"]]
     interval = session_interval(_by_session(rows))
     return {
         "model": model,
         "condition": condition,
-        "turns": n,
-        # Scored rows, what EX and its interval rest on (the marts' n_turns): turns x epochs once there are epochs.
+        "turns": turns,  # distinct benchmark turns
+        "epochs": len({int(r.get("epoch") or 1) for r in rows}),
+        # Scored rows, what EX and its interval rest on (the marts' n_turns): turns x epochs.
         "n_turns": n,
         "ex_strict": _pct(sum(r["ex_strict"] for r in rows), n),
         "ex_strict_se": interval.se,

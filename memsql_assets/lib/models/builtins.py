@@ -199,12 +199,18 @@ class _SmolLM2:
         try:
             from transformers import AutoModelForCausalLM, AutoTokenizer
         except ImportError as exc:
-            raise BuiltinRequestError(f"smollm2-135m needs transformers, gguf and torch: {exc}") from None
+            raise BuiltinRequestError(
+                f"smollm2-135m needs transformers, gguf and torch, dependencies of memsql: {exc} "
+                "(reinstall the environment: scripts/bootstrap.sh)"
+            ) from None
         try:
             tokenizer = AutoTokenizer.from_pretrained(str(weights.parent), gguf_file=weights.name)
             model = AutoModelForCausalLM.from_pretrained(str(weights.parent), gguf_file=weights.name)
         except ImportError as exc:  # transformers raises ImportError when `gguf` is missing
-            raise BuiltinRequestError(f"smollm2-135m cannot load {weights}: {exc} (pip install gguf)") from None
+            raise BuiltinRequestError(
+                f"smollm2-135m cannot load {weights}: {exc} (gguf and accelerate are dependencies of memsql: "
+                "reinstall the environment: scripts/bootstrap.sh)"
+            ) from None
         model.eval()
         cls._loaded[weights] = (tokenizer, model)
         return tokenizer, model

@@ -357,8 +357,9 @@ class Registry:
                 problems.append(f"model weights missing at {weights}: run `memsql models fetch smollm2`")
             missing = [m for m in LOCAL_MODEL_PACKAGES if importlib.util.find_spec(m) is None]
             if missing:
-                problems.append(
-                    f"python packages missing: {', '.join(missing)} (pip install {' '.join(missing)})"
+                problems.append(  # all are memsql's dependencies: the environment is incomplete
+                    f"python packages missing: {', '.join(missing)} (dependencies of memsql: reinstall the "
+                    "environment with scripts/bootstrap.sh)"
                 )
             return (False, "; ".join(problems)) if problems else (True, "ok")
         return True, "ok"

@@ -35,8 +35,9 @@ def summary_table(m: Marts) -> Table:
         fmt.interval(lo, hi) for lo, hi in zip(df["ex_ci_lo_pct"], df["ex_ci_hi_pct"], strict=True)
     ]
     df["run"] = [
-        f"sample of {n} sessions" if s else ("complete" if c else fmt.MISSING)
-        for n, s, c in zip(df["n_sessions"], df["is_sample"], df["is_complete"], strict=True)
+        (f"sample of {n} sessions" if s else ("complete" if c else fmt.MISSING))
+        + (f", {e} epochs" if e > 1 else "")
+        for n, s, c, e in zip(df["n_sessions"], df["is_sample"], df["is_complete"], df["n_epochs"], strict=True)
     ]
     return _table(
         "summary",
@@ -56,8 +57,9 @@ def summary_table(m: Marts) -> Table:
             ("cost USD", "total_cost_usd", fmt.usd),
         ],
         "EX = strict execution accuracy (agg_condition_summary); 95% CI by a seeded bootstrap over whole "
-        "sessions (dbt docs: bootstrap_method). A sample ran a subset of whole sessions: its numbers are "
-        "a sample's, with a wider interval; a cut-short partition is never shown.",
+        "sessions, and epochs where there are several (dbt docs: bootstrap_method); turns count turns x epochs. "
+        "A sample ran a subset of whole sessions: its numbers are a sample's, with a wider interval; a "
+        "cut-short partition is never shown.",
     )
 
 

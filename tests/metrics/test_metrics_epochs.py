@@ -1,0 +1,93 @@
+"""Epochs in the marts (issue 13, items 2 and 3): a partition with two epochs is one partition whose
+EX is the mean over its epochs, with n counting turns x epochs and the two-stage bootstrap interval
+that `memsql eval --json` prints; a result file written before epochs (schema 2) is read as epoch 1.
+
+The two epochs are real harness results that differ (gold's and recall-probe's answers under A,
+relabelled as one model's epochs 1 and 2), so the epoch stage of the bootstrap has something to do."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from conftest import fresh_home, run_dbt
+from test_metrics_dbt import mart
+
+from memsql_assets.lib.harness.results import RESULT_FILE, partition_dir, read_results
+from memsql_assets.lib.harness.summary import summarize
+
+EPOCHS = ("two-epochs", "A")
+OLD = ("old-schema", "A")
+
+
+def _relabel(table: pa.Table, model: str, condition: str) -> pa.Table:
+    for name, value in (("model", model), ("condition", condition)):
+        i = table.schema.get_field_index(name)
+        table = table.set_column(i, name, pa.array([value] * len(table), pa.string()))
+    return table
+
+
+def _with_epoch(table: pa.Table, epoch: int) -> pa.Table:
+    i = table.schema.get_field_index("epoch")
+    return table.set_column(i, "epoch", pa.array([epoch] * len(table), pa.int32()))
+
+
+@pytest.fixture(scope="module")
+def epochs_home(tmp_path_factory, metrics_home):
+    home = fresh_home(metrics_home, tmp_path_factory.mktemp("epochs") / "home", keep_results=True)
+    gold = pq.read_table(partition_dir(home, "gold", "A") / RESULT_FILE)
+    probe = pq.read_table(partition_dir(home, "recall-probe", "A") / RESULT_FILE)
+    both = pa.concat_tables([_with_epoch(_relabel(gold, *EPOCHS), 1), _with_epoch(_relabel(probe, *EPOCHS), 2)])
+    old = _relabel(probe, *OLD).drop_columns(["epoch"])
+    old = old.set_column(
+        old.schema.get_field_index("schema_version"), "schema_version", pa.array([2] * len(old), pa.int32())
+    )
+    for (model, condition), table in ((EPOCHS, both), (OLD, old)):
+        out = partition_dir(home, model, condition)
+        out.mkdir(parents=True)
+        pq.write_table(table, out / RESULT_FILE)
+    run = run_dbt(home, "build")
+    assert run.returncode == 0, run.output[-6000:]
+    return home
+
+
+def test_two_epochs_are_one_partition_with_their_mean_and_a_two_stage_interval(epochs_home):
+    db = epochs_home / "dbt" / "memsql.duckdb"
+    rows = read_results(partition_dir(epochs_home, *EPOCHS) / RESULT_FILE)
+    turns = len(rows) // 2
+    parts = mart(db, "agg_condition_summary").set_index(["model", "condition"])
+    row = parts.loc[EPOCHS]
+    assert row["n_epochs"] == 2 and row["n_turns"] == 2 * turns and bool(row["is_complete"])
+    by_epoch = [100 * sum(r["ex_strict"] for r in rows if r["epoch"] == e) / turns for e in (1, 2)]
+    assert by_epoch[0] == 100 and by_epoch[1] < 100, "the epochs differ"
+    assert row["ex_pct"] == pytest.approx(sum(by_epoch) / 2), "EX is the mean over epochs"
+    s = summarize(rows, *EPOCHS, 0.0)
+    assert s["epochs"] == 2 and s["n_turns"] == 2 * turns and s["turns"] == turns
+    assert [row["ex_ci_lo_pct"], row["ex_ci_hi_pct"]] == pytest.approx(s["ex_strict_ci95"], abs=1e-3)
+    assert row["ex_se_pp"] == pytest.approx(s["ex_strict_se"], abs=1e-3)
+    assert row["ex_ci_lo_pct"] <= row["ex_pct"] <= row["ex_ci_hi_pct"]
+    for col in ("ex_memory_critical", "ex_turn1"):
+        assert row[f"{col}_ci_lo_pct"] <= row[f"{col}_pct"] <= row[f"{col}_ci_hi_pct"], col
+    # Epoch resampling widens the interval over that of epoch 2 alone: epoch 1 scores 100 %.
+    single = parts.loc[("recall-probe", "A")]
+    assert row["ex_se_pp"] != single["ex_se_pp"]
+    fct = mart(db, "fct_turn_evaluations")
+    mine = fct[(fct["model"] == EPOCHS[0])]
+    assert sorted(mine["epoch"].unique()) == [1, 2] and mine["turn_evaluation_id"].is_unique
+
+
+def test_paired_figures_resample_each_sides_epochs(epochs_home):
+    gaps = mart(epochs_home / "dbt" / "memsql.duckdb", "agg_model_pair_gaps")
+    pair = gaps[(gaps["model_a"] == "gold") & (gaps["model_b"] == EPOCHS[0]) & (gaps["source"] == "ALL")].iloc[0]
+    assert pair["n_turns_b"] == 2 * pair["n_turns_a"]
+    assert pair["gap_ci_lo_pp"] <= pair["gap_pp"] <= pair["gap_ci_hi_pp"] and pair["gap_se_pp"] > 0
+
+
+def test_a_result_file_written_before_epochs_is_read_as_epoch_1(epochs_home):
+    db = epochs_home / "dbt" / "memsql.duckdb"
+    parts = mart(db, "agg_condition_summary").set_index(["model", "condition"])
+    old, probe = parts.loc[OLD], parts.loc[("recall-probe", "A")]
+    assert old["n_epochs"] == 1 and old["n_turns"] == probe["n_turns"] and old["ex_pct"] == probe["ex_pct"]
+    assert [old["ex_ci_lo_pct"], old["ex_ci_hi_pct"]] == [probe["ex_ci_lo_pct"], probe["ex_ci_hi_pct"]]
+    rows = read_results(partition_dir(epochs_home, *OLD) / RESULT_FILE)
+    assert {r["epoch"] for r in rows} == {1} and {r["schema_version"] for r in rows} == {2}
