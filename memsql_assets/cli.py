@@ -293,7 +293,7 @@ def _evaluate_out_of_date(
 def _wave_size_now(model: str) -> int:
     """The W a C/D partition of `model` would run with now ($MEMSQL_WAVE_SIZE, else its concurrency)."""
     from memsql_assets.defs.evaluation.resources import env_wave_size
-    from memsql_assets.lib.harness.runner import resolve_wave_size
+    from memsql_assets.lib.harness.settings import resolve_wave_size
     from memsql_assets.lib.models.registry import load_registry
 
     return resolve_wave_size(env_wave_size(), load_registry().get(model).max_concurrency)

@@ -11,7 +11,8 @@ import pytest
 from memsql_assets.lib.agent.conditions import get_condition
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.harness.results import progress_dir
-from memsql_assets.lib.harness.runner import PartitionRunner, resolve_wave_size, waves
+from memsql_assets.lib.harness.runner import PartitionRunner, waves
+from memsql_assets.lib.harness.settings import resolve_wave_size
 
 
 def test_waves_are_consecutive_sessions_in_order():

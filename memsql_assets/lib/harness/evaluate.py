@@ -22,10 +22,10 @@ from memsql_assets.lib.atomic import sha256_file
 from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.benchmark.store import read_turns
 from memsql_assets.lib.errors import MemsqlError
-from memsql_assets.lib.harness.runner import PartitionRunner, Progress, resolve_wave_size
+from memsql_assets.lib.harness.runner import PartitionRunner, Progress
 from memsql_assets.lib.harness.sample import sample_turns
 from memsql_assets.lib.harness.services import TrajectoryFactory, open_services
-from memsql_assets.lib.harness.settings import EvalSettings, check_epochs
+from memsql_assets.lib.harness.settings import EvalSettings, check_epochs, resolve_wave_size
 from memsql_assets.lib.harness.summary import summarize
 from memsql_assets.lib.models.gateway import ModelGateway, ModelReply
 from memsql_assets.lib.models.registry import Registry, load_registry

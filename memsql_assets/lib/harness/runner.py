@@ -59,6 +59,7 @@ from memsql_assets.lib.harness.results import (
     write_session_checkpoint,
 )
 from memsql_assets.lib.harness.services import PartitionMemory
+from memsql_assets.lib.harness.settings import resolve_wave_size
 from memsql_assets.lib.models.gateway import ENDPOINT_FAILURES
 from memsql_assets.lib.paths import benchmark_dir, sql_cache_path
 from memsql_assets.lib.sources.sqlite_db import check_sqlite_file, open_readonly
@@ -115,16 +116,6 @@ class ConnectionPool:
             yield conn
         finally:
             self._free.put(conn)
-
-
-def resolve_wave_size(requested: int | None, concurrency: int) -> int:
-    """W for cross-session conditions: `requested`, else the model's concurrency; below 1 is an error."""
-    size = concurrency if requested is None else requested
-    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-        raise MemsqlError(
-            f"wave size must be an integer >= 1 (1 runs sessions strictly one after another), got {size!r}"
-        )
-    return size
 
 
 def waves(order: Sequence[str], size: int) -> list[list[str]]:

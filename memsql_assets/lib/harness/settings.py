@@ -34,3 +34,13 @@ class EvalSettings:
     epochs: int = 1
     # C/D: sessions per wave (runner.py); None: the model's max_concurrency. 1: strictly sequential.
     wave_size: int | None = None
+
+
+def resolve_wave_size(requested: int | None, concurrency: int) -> int:
+    """W for cross-session conditions: `requested`, else the model's concurrency; below 1 is an error."""
+    size = concurrency if requested is None else requested
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        raise MemsqlError(
+            f"wave size must be an integer >= 1 (1 runs sessions strictly one after another), got {size!r}"
+        )
+    return size
