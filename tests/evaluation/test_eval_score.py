@@ -235,11 +235,13 @@ def test_gt_cache_is_filled_and_read(conn):
     assert not cls(conn, SAME_AS_GT, gt_cache=cache).ex_strict
 
 
-def test_generated_sql_with_the_gt_text_is_answered_from_the_cache(conn):
+def test_generated_sql_is_answered_from_the_cache(conn):
     cache: dict[str, QueryResult] = {}
     cls(conn, SAME_AS_GT, gt_cache=cache)
-    assert set(cache) == {GT}  # generated SQL of other text runs, and is not cached
+    assert set(cache) == {GT, SAME_AS_GT}  # generated SQL of other text runs once, under its own text
     poisoned = QueryResult(rows=[(1999, 0.0)], columns=["year", "total"])
+    cache[SAME_AS_GT] = poisoned
+    assert not cls(conn, SAME_AS_GT, gt_cache=cache).ex_strict  # written again: the cached rows
     cache[GT] = poisoned
     # The GT text itself (modulo blanks and a trailing semicolon) reads the GT's cached rows...
     assert cls(conn, f"  {GT} ;\n", gt_cache=cache).ex_strict
@@ -258,7 +260,7 @@ def test_nondeterministic_sql_is_never_cached(conn):
 def test_fallback_runs_only_for_failed_turns_and_is_cached(conn):
     cache: dict[str, QueryResult] = {}
     cls(conn, "SELECT 1", gt_cache=cache)
-    assert set(cache) == {GT, FALLBACK}
+    assert set(cache) == {GT, FALLBACK, "SELECT 1"}
     cache2: dict[str, QueryResult] = {}
     cls(conn, "SELEC 1", gt_cache=cache2)  # did not run: contamination impossible, fallback skipped
     assert set(cache2) == {GT}

@@ -10,7 +10,7 @@ import pytest
 
 from memsql_assets.lib.sources.sqlite_db import open_readonly
 from memsql_assets.lib.sql.execute import QueryResult
-from memsql_assets.lib.sql.result_cache import ResultCache, cacheable, run_cached
+from memsql_assets.lib.sql.result_cache import MAX_CACHED_ROWS, ResultCache, cacheable, run_cached
 
 Q = "SELECT COUNT(*) FROM t"
 
@@ -80,6 +80,16 @@ def test_timeouts_are_not_cached(tmp_path):
     result = run_cached(open_readonly(path), bomb, memo, timeout_s=0.2)
     assert result.error and result.error.startswith("timeout")
     assert memo.get(bomb) is None
+
+
+def test_large_results_are_not_cached_and_blanks_do_not_count(tmp_path):
+    path = _db(tmp_path / "a.sqlite", MAX_CACHED_ROWS + 1)
+    memo = ResultCache().for_database(path)
+    conn = open_readonly(path)
+    assert len(run_cached(conn, "SELECT x FROM t", memo).rows) == MAX_CACHED_ROWS + 1
+    assert memo.get("SELECT x FROM t") is None  # a model may return this every turn: re-run, not held
+    run_cached(conn, f"  {Q} ;\n", memo)
+    assert memo.get(Q) is not None  # the same query: keyed without surrounding blanks and semicolons
 
 
 def test_memory_limits_are_not_cached(tmp_path):

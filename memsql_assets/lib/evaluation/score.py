@@ -7,9 +7,10 @@ Ground-truth results are cached by SQL text in `gt_cache` (one cache per source 
 key does not name the database; sql/result_cache.py). The fallback SQL of a turn is the next
 session's ground truth, and the provenance SQL (contamination.py) the ground truth of the sessions
 that supplied resolved keys, so they are looked up in, and stored into, the same cache. They run
-only when they can matter: the generated SQL ran and was not strictly correct. Generated SQL whose
-text is the GT's or the fallback's is answered from the cache too (gold always, a correct model
-often); any other generated SQL is executed.
+only when they can matter: the generated SQL ran and was not strictly correct. Generated SQL goes
+through the same cache: text that is the GT's or the fallback's has that query's rows (gold always,
+a correct model often), and a model's other SQL, written again under another condition or epoch,
+runs once per database content.
 
 A ground truth that fails, or that hits the row cap (so that a comparison would see only part of
 it), is a harness bug, not a model error: the turn is scored as not correct and the problem is
@@ -28,8 +29,8 @@ from memsql_assets.lib.evaluation.compare import bag_equal, set_equal, strict_eq
 from memsql_assets.lib.evaluation.contamination import equals_other_answer
 from memsql_assets.lib.evaluation.extract import extract_sql
 from memsql_assets.lib.evaluation.taxonomy import classify, error_message
-from memsql_assets.lib.sql.execute import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S, QueryResult, run_query
-from memsql_assets.lib.sql.result_cache import ResultMemo, bare_sql, run_cached
+from memsql_assets.lib.sql.execute import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S, QueryResult
+from memsql_assets.lib.sql.result_cache import ResultMemo, run_cached
 
 SUMMARY_MAX_CHARS = 300
 
@@ -96,10 +97,7 @@ def score_turn(
     extraction = extract_sql(raw_output)
     generated = None
     if extraction.sql:
-        # Generated SQL that is the GT (fallback, provenance) text has that query's rows: same file, same SQL.
-        known_sql = (gt_sql, fallback_sql or "", *(provenance or {}).values())
-        known = bare_sql(extraction.sql) in {bare_sql(q) for q in known_sql}
-        generated = cached(extraction.sql) if known else run_query(conn, extraction.sql, timeout_s, row_cap)
+        generated = cached(extraction.sql)
 
     comparable = gt_error is None and generated is not None and generated.ok and not generated.truncated
     gen_rows = generated.rows if generated is not None else None

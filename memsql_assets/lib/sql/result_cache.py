@@ -1,16 +1,19 @@
 """Results of deterministic SQL on one database content, shared by partitions, processes and runs.
 
 The same ground-truth queries run in the ground_truth_executes and answers_unambiguous checks and
-then in every partition (18 per `memsql run`, each turn's GT plus the next session's fallback). The
-source databases are read-only files, so a query's rows are a function of the file's content, the
+then in every partition (18 per `memsql run`, each turn's GT plus the next session's fallback), and
+a model writes much the same SQL under every condition and epoch (the paraphrase model: the
+paraphrases answers_unambiguous already ran). The source databases are read-only files, so a query's rows are a function of the file's content, the
 SQL text and the SQLite library: computing them once is exact, not an approximation. Keys name the
 database by the sha256 of its content (a rebuilt source with new content is another database; its
 old entries are dropped when it is first seen) and carry the row cap, which decides truncation.
-Two tiers: a bounded in-process LRU, and a persistent SQLite file (`sql_cache_path`) that every
-process reads at first use and writes in single-row transactions (atomic; WAL lets readers and a
-writer of other processes proceed together). SQL that calls random() or the clock is never cached,
-and neither is a timeout or a memory limit, which depend on the machine's load and on the queries
-running beside it (the heap cap is process-wide) rather than on the query.
+Two tiers: a bounded in-process LRU of small results, and a persistent SQLite file
+(`sql_cache_path`) that every process reads on a miss in memory and writes in single-row
+transactions (atomic; WAL lets readers and a writer of other processes proceed together). SQL that
+calls random() or the clock is never cached, and neither is a timeout or a memory limit, which
+depend on the machine's load and on the queries running beside it (the heap cap is process-wide)
+rather than on the query, nor a result of more than MAX_CACHED_ROWS rows (a model's SQL may
+return up to the row cap every turn: re-running it is cheaper than holding it).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from memsql_assets.lib.sql.execute import (
 
 NONDETERMINISTIC = re.compile(r"random|\bnow\b|current_|julianday\s*\(\s*\)|changes\s*\(", re.IGNORECASE)
 DEFAULT_MAX_ENTRIES = 20_000  # the benchmark has ~1,300 distinct GT queries; results are small
+MAX_CACHED_ROWS = 1_000
 
 
 def bare_sql(sql: str) -> str:
@@ -97,14 +101,17 @@ class DiskResults:
         )
         self._lock = threading.Lock()
 
-    def load(self, name: str, database: str, row_cap: int) -> dict[str, QueryResult]:
-        """Everything known for this database content; entries of an earlier content of `name` go."""
+    def forget_other_contents(self, name: str, database: str) -> None:
+        """Entries of an earlier content of the database file `name` can never be read again."""
         with self._lock:
             self._conn.execute("DELETE FROM results WHERE name = ? AND database != ?", (name, database))
-            rows = self._conn.execute(
-                "SELECT sql, result FROM results WHERE database = ? AND row_cap = ?", (database, row_cap)
-            ).fetchall()
-        return {sql: _decode(text) for sql, text in rows}
+
+    def get(self, database: str, row_cap: int, sql: str) -> QueryResult | None:
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT result FROM results WHERE database = ? AND row_cap = ? AND sql = ?", (database, row_cap, sql)
+            ).fetchone()
+        return None if row is None else _decode(row[0])
 
     def put(self, name: str, database: str, row_cap: int, sql: str, result: QueryResult) -> None:
         with self._lock:
@@ -126,7 +133,7 @@ class ResultCache:
         self._items: OrderedDict[tuple[object, ...], QueryResult] = OrderedDict()
         self._lock = threading.Lock()
         self._disks: dict[Path, DiskResults] = {}
-        self._loaded: set[tuple[Path, str, int]] = set()
+        self._seen: set[tuple[Path, str]] = set()
         self.hits = 0
         self.misses = 0
 
@@ -139,22 +146,27 @@ class ResultCache:
         if store is not None:
             with self._lock:
                 disk = self._disks.get(store) or self._disks.setdefault(store, DiskResults(store))
-                first = (store, identity, row_cap) not in self._loaded
-                self._loaded.add((store, identity, row_cap))
+                first = (store, identity) not in self._seen
+                self._seen.add((store, identity))
             if first:
-                for sql, result in disk.load(path.name, identity, row_cap).items():
-                    self._put((identity, row_cap, sql), result)
-        return DatabaseResults(self, identity, row_cap, disk and functools.partial(disk.put, path.name))
+                disk.forget_other_contents(path.name, identity)
+        return DatabaseResults(self, identity, row_cap, disk, path.name)
 
-    def _get(self, key: tuple[object, ...]) -> QueryResult | None:
+    def _get(self, key: tuple[object, ...], disk: DiskResults | None = None) -> QueryResult | None:
         with self._lock:
             result = self._items.get(key)
+            if result is not None:
+                self.hits += 1
+                self._items.move_to_end(key)
+                return result
+        result = disk.get(*key) if disk is not None else None  # type: ignore[arg-type]
+        with self._lock:
             if result is None:
                 self.misses += 1
                 return None
             self.hits += 1
-            self._items.move_to_end(key)
-            return result
+        self._put(key, result)
+        return result
 
     def _put(self, key: tuple[object, ...], result: QueryResult) -> None:
         with self._lock:
@@ -170,7 +182,7 @@ class ResultCache:
             for disk in self._disks.values():
                 disk.close()
             self._disks.clear()
-            self._loaded.clear()
+            self._seen.clear()
             self.hits = self.misses = 0
 
 
@@ -185,18 +197,21 @@ class ResultMemo(Protocol):
 class DatabaseResults:
     """The shared cache seen from one database file and row cap, as a ResultMemo keyed by SQL text."""
 
-    def __init__(self, cache: ResultCache, identity: str, row_cap: int, persist: Any = None):
+    def __init__(
+        self, cache: ResultCache, identity: str, row_cap: int, disk: DiskResults | None = None, name: str = ""
+    ):
         self._cache = cache
         self._prefix = (identity, row_cap)
-        self._persist = persist  # DiskResults.put bound to the database's file name, or None
+        self._disk = disk  # the persistent tier, read on a miss in memory
+        self._name = name  # the database's file name, recorded beside each persisted entry
 
     def get(self, sql: str) -> QueryResult | None:
-        return self._cache._get((*self._prefix, sql))
+        return self._cache._get((*self._prefix, sql), self._disk)
 
     def __setitem__(self, sql: str, result: QueryResult) -> None:
         self._cache._put((*self._prefix, sql), result)
-        if self._persist is not None:
-            self._persist(*self._prefix, sql, result)
+        if self._disk is not None:
+            self._disk.put(self._name, *self._prefix, sql, result)
 
 
 def run_cached(
@@ -206,17 +221,20 @@ def run_cached(
     timeout_s: float = DEFAULT_TIMEOUT_S,
     row_cap: int = DEFAULT_ROW_CAP,
 ) -> QueryResult:
-    """`run_query`, answered from `memo` when the same SQL already ran on the same file.
+    """`run_query`, answered from `memo` when the same SQL (up to surrounding blanks and semicolons)
+    already ran on the same file.
 
     `memo` must belong to `conn`'s database (and, for a DatabaseResults, to the same row cap).
     """
     if memo is None or not cacheable(sql):
         return run_query(conn, sql, timeout_s, row_cap)
-    result = memo.get(sql)
+    key = bare_sql(sql)
+    result = memo.get(key)
     if result is None:
         result = run_query(conn, sql, timeout_s, row_cap)
-        if not (result.error or "").startswith(LOAD_DEPENDENT_ERRORS):
-            memo[sql] = result
+        small = result.rows is None or len(result.rows) <= MAX_CACHED_ROWS
+        if small and not (result.error or "").startswith(LOAD_DEPENDENT_ERRORS):
+            memo[key] = result
     return result
 
 

@@ -381,17 +381,24 @@ def nearest(
     ]
 
 
+def _opened(chroma_client: Any, collection: Any) -> Any:
+    """`collection` by name, or as already opened: opening costs more than a query (Chroma reads the
+    collection's record each time), so a caller that queries per turn opens it once."""
+    return open_collection(chroma_client, collection, create=False) if isinstance(collection, str) else collection
+
+
 def search(
     chroma_client: Any,
     db: str,
     question: str,
     k: int = 3,
-    collection: str = DEFAULT_COLLECTION,
+    collection: Any = DEFAULT_COLLECTION,
     embedding: list[float] | None = None,
 ) -> list[Retrieved]:
     """The k synthetic questions of `db` most similar to `question`, each with its full trajectory.
-    `embedding`: the question's vector when the caller already has it (saves embedding it again)."""
-    col = open_collection(chroma_client, collection, create=False)
+    `embedding`: the question's vector when the caller already has it (saves embedding it again).
+    `collection`: a name, or the collection as opened by `open_collection`."""
+    col = _opened(chroma_client, collection)
     by = {"query_embeddings": [embedding]} if embedding is not None else {"query_texts": [question]}
     res = col.query(
         **by,
@@ -411,7 +418,7 @@ def retrieve(
     db: str,
     question: str,
     phase: str | None = None,
-    collection: str = DEFAULT_COLLECTION,
+    collection: Any = DEFAULT_COLLECTION,
     embedding: list[float] | None = None,
 ) -> Retrieved | None:
     """traj(argmax_{q' ∈ C(db)} sim(q', q)) — whole, or only `phase`; None when `db` has no trajectories."""
@@ -423,7 +430,7 @@ def retrieve(
     best = hits[0]
     if phase is None:
         return best
-    col = open_collection(chroma_client, collection, create=False)
+    col = _opened(chroma_client, collection)
     got = col.get(ids=[f"{best.question_id}::{phase}"], include=["documents"])
     markdown = got["documents"][0] if got["ids"] else ""
     return Retrieved(
