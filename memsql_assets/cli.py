@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import functools
+import gc
 import json
 import os
 import sys
@@ -16,6 +18,10 @@ from typing import Any
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.paths import REPO_ROOT, benchmark_dir, memsql_home, source_db_path
 from memsql_assets.lib.vocabulary import REFERENCE_MODELS, REPORT_SOURCES
+
+# After a run that loaded torch, Chroma, dbt and Dagster, the interpreter's final garbage collections
+# took seconds in every process (this one and each worker): the heap is about to be freed anyway.
+atexit.register(gc.freeze)
 
 # Step-level DEBUG events are for the UI; the terminal gets INFO and above.
 QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 import time
 
 import litellm
@@ -175,6 +177,25 @@ def test_builtins_never_call_litellm_and_keep_records_and_usage(tmp_path, test_r
     record = RequestStore.at_home(tmp_path).get(reply.request_key)
     assert record["response"]["text"] == turn["gt_sql"] and record["litellm_model"] == "memsql/gold"
     assert record["usage"] == {"prompt_tokens": len(SYSTEM["content"].split()), "completion_tokens": 4}
+
+
+def test_a_run_of_builtins_never_imports_litellm(tmp_path):
+    # litellm's import costs ~2 s in every process of `memsql run`, which calls only built-ins
+    code = f"""
+import asyncio, sys
+from pathlib import Path
+from memsql_assets.lib.models.gateway import ModelGateway
+from memsql_assets.lib.models.registry import load_registry
+from memsql_assets.lib.models.request_store import RequestStore
+home = Path({str(tmp_path)!r})
+gw = ModelGateway(load_registry(), RequestStore.at_home(home), home=home, environ={{}})
+reply = asyncio.run(gw.acomplete("gold", [{{"role": "user", "content": "q"}}], {{"gt_sql": "SELECT 1"}}))
+assert reply.ok and reply.text == "SELECT 1", reply
+print("litellm" in sys.modules)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
 
 
 def test_an_unanswerable_builtin_request_is_a_typed_bad_request(tmp_path, test_registry):

@@ -32,12 +32,14 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import functools
 import json
 import os
 import random
 import re
 import socket
 import ssl
+import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
@@ -46,7 +48,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import litellm
 
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.models.builtins import (
@@ -59,7 +60,22 @@ from memsql_assets.lib.models.registry import ModelEntry, Registry
 from memsql_assets.lib.models.request_store import RequestStore, request_key, scrub
 from memsql_assets.lib.paths import memsql_home
 
-litellm.suppress_debug_info = True  # no "Give Feedback" banners in run logs
+
+@functools.cache
+def _litellm() -> Any:
+    """litellm, imported on the first call of an external model: the import takes about 2 s in every
+    process, and the built-ins never reach it."""
+    import litellm
+
+    litellm.suppress_debug_info = True  # no "Give Feedback" banners in run logs
+    return litellm
+
+
+def _litellm_error(exc: BaseException, *names: str) -> bool:
+    """`exc` is one of litellm's exception types `names` (never, where nothing imported litellm)."""
+    lib = sys.modules.get("litellm")
+    return lib is not None and isinstance(exc, tuple(getattr(lib, n) for n in names))
+
 
 DEFAULT_MAX_CHARS = 200_000
 
@@ -252,27 +268,27 @@ def classify(exc: BaseException) -> _Failure:
         # aiohttp's text names the SSL context object (an address that differs per run): drop it.
         text = re.sub(r" ssl:<[^>]*>", "", str(cause) or type(cause).__name__)
         return _Failure("connection_error", f"cannot connect: {text}", None, None, cannot_connect=True)
-    if isinstance(exc, litellm.RateLimitError) or status == 429:
+    if _litellm_error(exc, "RateLimitError") or status == 429:
         return _Failure("rate_limited", message, parse_retry_after(_headers_of(exc)), 429)
-    if isinstance(exc, litellm.Timeout | asyncio.TimeoutError | TimeoutError) or status == 408:
+    if isinstance(exc, asyncio.TimeoutError | TimeoutError) or _litellm_error(exc, "Timeout") or status == 408:
         return _Failure("timeout", message, None, status)
-    if isinstance(exc, litellm.ContextWindowExceededError):
+    if _litellm_error(exc, "ContextWindowExceededError"):
         return _Failure("context_window_exceeded", message, None, status)
-    if isinstance(exc, litellm.ContentPolicyViolationError):
+    if _litellm_error(exc, "ContentPolicyViolationError"):
         return _Failure("content_policy", message, None, status)
-    if isinstance(exc, litellm.AuthenticationError) or status == 401:
+    if _litellm_error(exc, "AuthenticationError") or status == 401:
         return _Failure("auth_error", message, None, status)
-    if isinstance(exc, litellm.PermissionDeniedError) or status == 403:
+    if _litellm_error(exc, "PermissionDeniedError") or status == 403:
         return _Failure("permission_denied", message, None, status)
-    if isinstance(exc, litellm.NotFoundError) or status == 404:
+    if _litellm_error(exc, "NotFoundError") or status == 404:
         return _Failure("not_found", message, None, status)
-    if isinstance(exc, litellm.APIConnectionError):
+    if _litellm_error(exc, "APIConnectionError"):
         return _Failure("connection_error", message, None, status)
-    if isinstance(exc, litellm.InternalServerError | litellm.ServiceUnavailableError) or (
+    if _litellm_error(exc, "InternalServerError", "ServiceUnavailableError") or (
         status is not None and status >= 500
     ):
         return _Failure("server_error", message, parse_retry_after(_headers_of(exc)), status)
-    if isinstance(exc, litellm.BadRequestError) or (status is not None and 400 <= status < 500):
+    if _litellm_error(exc, "BadRequestError") or (status is not None and 400 <= status < 500):
         return _Failure("bad_request", message, None, status)
     if isinstance(exc, ConnectionError):
         return _Failure("connection_error", message, None, None)
@@ -363,6 +379,8 @@ def register_prices(registry: Registry) -> None:
     generalisation, three times per call (~2 ms of a 5 ms call for a zero-latency model). Costs that
     memsql reports come from the registry either way (ModelEntry.cost_usd), so nothing remote is used.
     """
+    api = [e for e in registry.entries.values() if e.kind == "api"]  # built-ins never reach litellm
+    litellm = _litellm()
     unknown = {
         e.litellm_model: {
             "input_cost_per_token": e.price_input_per_mtok / 1e6,
@@ -373,8 +391,8 @@ def register_prices(registry: Registry) -> None:
             "litellm_provider": e.litellm_model.split("/", 1)[0],
             "mode": "chat",
         }
-        for e in registry.entries.values()
-        if e.kind == "api" and e.litellm_model not in litellm.model_cost  # built-ins never reach litellm
+        for e in api
+        if e.litellm_model not in litellm.model_cost
     }
     if unknown:
         litellm.register_model(unknown)
@@ -412,7 +430,7 @@ class ModelGateway:
         store.add_secret_values(
             self.environ.get(e.api_key_env, "") for e in registry.entries.values() if e.api_key_env
         )
-        register_prices(registry)
+        self._priced = False  # litellm gets the registry's prices on the first external call
 
     def _semaphore(self, entry: ModelEntry) -> asyncio.Semaphore:
         sem = self._semaphores.get(entry.key)
@@ -522,7 +540,10 @@ class ModelGateway:
     ) -> tuple[str, str, int, int]:
         """One attempt: (text, reasoning, prompt_tokens, completion_tokens); a failure raises."""
         if entry.builtin_name is None or builtin_context is None:
-            response = await litellm.acompletion(
+            if not self._priced:
+                register_prices(self.registry)
+                self._priced = True
+            response = await _litellm().acompletion(
                 model=entry.litellm_model, messages=messages, num_retries=0, timeout=self.timeout_s, **call_kwargs
             )
             return extract_reply(response, self.max_chars)
