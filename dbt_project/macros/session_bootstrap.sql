@@ -33,7 +33,7 @@
 
     epochs as (
         select
-            {% for c in group_cols %}l.{{ c }}, {% endfor %}l.session_pos, r.side, r.n, r.c,
+            {% for c in group_cols %}l.{{ c }}, {% endfor %}l.session_pos, l.n_sessions, r.side, r.n, r.c,
             row_number() over (
                 partition by {% for c in group_cols %}l.{{ c }}, {% endfor %}l.session_pos, r.side order by r.epoch
             ) - 1 as epoch_pos,
@@ -43,8 +43,45 @@
         inner join cells as r on {{ match_cols }} and r.session_id = l.session_id
     ),
 
+    -- A figure whose sessions have one epoch each: per replicate, its drawn sessions' counts are
+    -- list elements at the replicate's draw positions (list_select), shared by every figure of S
+    -- sessions. The same numbers as the general path below, without a row per draw.
+    lists as (
+        select
+            {{ cols }},
+            max(n_sessions) as n_sessions,
+            list(c order by session_pos) filter (where side = 'x') as c_x,
+            list(n order by session_pos) filter (where side = 'x') as n_x
+            {%- if paired %},
+            list(c order by session_pos) filter (where side = 'y') as c_y,
+            list(n order by session_pos) filter (where side = 'y') as n_y
+            {%- endif %}
+        from epochs
+        group by {{ cols }}
+        having max(n_epochs) = 1
+    ),
+
+    draw_lists as (
+        select s.n_sessions, d.replicate, list(cast(floor(d.u * s.n_sessions) as integer) + 1 order by d.draw_index) as at
+        from (select distinct n_sessions from lists) as s
+        inner join {{ ref('int_bootstrap_draws') }} as d on d.draw_index < s.n_sessions
+        group by s.n_sessions, d.replicate
+    ),
+
+    one_epoch as (
+        select
+            {% for c in group_cols %}l.{{ c }}, {% endfor %}d.replicate,
+            {{ pct("list_sum(list_select(l.c_x, d.at))", "list_sum(list_select(l.n_x, d.at))") }}
+            {%- if paired %} - {{ pct("list_sum(list_select(l.c_y, d.at))", "list_sum(list_select(l.n_y, d.at))") }}{% endif %} as stat
+        from lists as l
+        inner join draw_lists as d on d.n_sessions = l.n_sessions
+    ),
+
+    -- Figures with several epochs for some session: a row per draw, each bringing its drawn epochs.
     figures as (
-        select distinct {{ cols }}, n_sessions from positioned
+        select {{ cols }}, max(n_sessions) as n_sessions from epochs
+        group by {{ cols }}
+        having max(n_epochs) > 1
     ),
 
     picked as (
@@ -67,7 +104,7 @@
         where r.n_epochs = 1 or r.epoch_pos = floor(v.v * r.n_epochs)
     ),
 
-    replicates as (
+    several_epochs as (
         select
             {{ cols }},
             replicate,
@@ -75,6 +112,12 @@
             {%- if paired %} - {{ pct("sum(c) filter (where side = 'y')", "sum(n) filter (where side = 'y')") }}{% endif %} as stat
         from chosen
         group by {{ cols }}, replicate
+    ),
+
+    replicates as (
+        select {{ cols }}, replicate, stat from one_epoch
+        union all
+        select {{ cols }}, replicate, stat from several_epochs
     )
 
     select

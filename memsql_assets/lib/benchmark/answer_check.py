@@ -8,8 +8,10 @@ file and variant, and shows both results.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -96,26 +98,32 @@ def _turn_problems(
 def check_answers(
     turns: Iterable[Mapping[str, Any]], db_paths: Mapping[str, Path], cache: Path | None = None
 ) -> AnswerReport:
+    turns = list(turns)
+    by_source: dict[str, list[int]] = {}
+    for i, t in enumerate(turns):
+        by_source.setdefault(SOURCE_BY_PREFIX[t["source"]], []).append(i)
+
+    def check_source(name: str) -> list[tuple[int, list[Problem], int]]:
+        memo = RESULTS.for_database(db_paths[name], store=cache)
+        with contextlib.closing(open_readonly(db_paths[name])) as conn:
+            return [(i, *_turn_problems(turns[i], conn, memo)) for i in by_source[name]]
+
+    # A thread per database: SQLite runs a query without holding the GIL, so they use every core.
+    with ThreadPoolExecutor(max(1, len(by_source))) as pool:
+        checked = sorted((r for rs in pool.map(check_source, by_source) for r in rs), key=lambda r: r[0])
     report = AnswerReport()
-    conns = {name: open_readonly(path) for name, path in db_paths.items()}
-    memos = {name: RESULTS.for_database(path, store=cache) for name, path in db_paths.items()}
-    try:
-        for t in turns:
-            name = SOURCE_BY_PREFIX[t["source"]]
-            problems, limit_one = _turn_problems(t, conns[name], memos[name])
-            report.checked += 1
-            report.limit_one += limit_one
-            for problem, previews in problems:
-                report.failures.append(
-                    {
-                        "turn": f"{t['session_id']}#{t['turn_index']}",
-                        "template": _template_file(t),
-                        "variant": str(t.get("variant_id")),
-                        "problem": problem,
-                        **previews,
-                    }
-                )
-    finally:
-        for c in conns.values():
-            c.close()
+    for i, problems, limit_one in checked:
+        t = turns[i]
+        report.checked += 1
+        report.limit_one += limit_one
+        for problem, previews in problems:
+            report.failures.append(
+                {
+                    "turn": f"{t['session_id']}#{t['turn_index']}",
+                    "template": _template_file(t),
+                    "variant": str(t.get("variant_id")),
+                    "problem": problem,
+                    **previews,
+                }
+            )
     return report

@@ -7,14 +7,19 @@ so the probe re-runs the query with that key as an extra column and LIMIT 2 and 
 
 from __future__ import annotations
 
+import re
+
 import sqlglot
 from sqlglot import exp
 
 TIE_KEY = "memsql_tie_key"
+LIMIT_ONE = re.compile(r"\blimit\s+1\b", re.IGNORECASE)  # what can need a probe; parsing is the cost
 
 
 def tie_probe_sql(sql: str) -> str | None:
     """The top two rows with their ranking key appended, or None for a query without ORDER BY ... LIMIT 1."""
+    if not LIMIT_ONE.search(sql):
+        return None
     tree = sqlglot.parse_one(sql, read="sqlite")
     limit, order = tree.args.get("limit"), tree.args.get("order")
     if not isinstance(tree, exp.Select) or limit is None or order is None:
