@@ -64,6 +64,7 @@ def test_repeated_append_of_same_payload_is_idempotent(redis_client: redis.Redis
     wm.append("NW-3-001", payload("NW-3-001", 1), window=5)
     wm.append("NW-3-001", payload("NW-3-001", 1), window=5)
     assert len(wm.recall("NW-3-001", 5)) == 1
+    assert 0 < redis_client.ttl(wm.key("NW-3-001")) <= wm.ttl_s  # a crashed run's keys expire
 
 
 def test_bad_payload_and_window_are_rejected_clearly(redis_client: redis.Redis) -> None:

@@ -20,6 +20,14 @@ PAYLOAD_FIELDS = ("session_id", "turn_index", "question", "sql", "result_summary
 KEY_PREFIX = "memsql:wm"
 # A shared Redis (MEMSQL_REDIS_URL) must not accumulate keys of crashed runs forever.
 DEFAULT_TTL_S = 7 * 24 * 3600
+# append in one round trip, atomic on the server: push unless the head already is this entry (a
+# retry after a lost reply), trim to the window, renew the TTL.
+APPEND_SCRIPT = """
+if redis.call('LINDEX', KEYS[1], 0) ~= ARGV[1] then redis.call('LPUSH', KEYS[1], ARGV[1]) end
+redis.call('LTRIM', KEYS[1], 0, tonumber(ARGV[2]) - 1)
+if tonumber(ARGV[3]) > 0 then redis.call('EXPIRE', KEYS[1], ARGV[3]) end
+return 1
+"""
 
 T = TypeVar("T")
 
@@ -77,6 +85,7 @@ class WorkingMemory:
         self.attempts = attempts
         self.backoff_s = backoff_s
         self.ttl_s = ttl_s
+        self._append = client.register_script(APPEND_SCRIPT)  # EVALSHA; reloaded if the server lost it
 
     def key(self, session_id: str) -> str:
         return f"{KEY_PREFIX}:{self.run_id}:{session_id}"
@@ -98,26 +107,16 @@ class WorkingMemory:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def append(self, session_id: str, payload: dict[str, Any], window: int) -> None:
-        """Push the payload as the newest entry and trim to `window`, atomically.
+        """Push the payload as the newest entry and trim to `window`, atomically (APPEND_SCRIPT).
 
-        WATCH/MULTI makes the push idempotent: a retry after a lost EXEC reply sees its own entry at
-        the head and does not push it twice (which would silently shrink the window by one turn).
+        The push is idempotent: a retry after a lost reply sees its own entry at the head and does not
+        push it twice (which would silently shrink the window by one turn).
         """
         validate_payload(payload, session_id)
         _check_window(window)
-        key = self.key(session_id)
         entry = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
-
-        def push(pipe: redis.client.Pipeline) -> None:
-            head = pipe.lindex(key, 0)
-            pipe.multi()
-            if head is None or _as_text(head) != entry:
-                pipe.lpush(key, entry)
-            pipe.ltrim(key, 0, window - 1)
-            if self.ttl_s:
-                pipe.expire(key, self.ttl_s)
-
-        self._retry("append", lambda: self.client.transaction(push, key))
+        args = [entry, window, self.ttl_s or 0]
+        self._retry("append", lambda: self._append(keys=[self.key(session_id)], args=args))
 
     def recall(self, session_id: str, window: int) -> list[dict[str, Any]]:
         """At most `window` payloads, most recent first."""
@@ -155,7 +154,3 @@ class WorkingMemory:
             return deleted
 
         return self._retry("clear_run", sweep)
-
-
-def _as_text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
