@@ -150,7 +150,7 @@ def evaluate_partition(
             condition,
             version,
             schemas,
-            [t["question"] for t in turns],
+            turns,
             redis_url=settings.redis_url,
             chroma_url=settings.chroma_url,
             episodic_k=settings.episodic_k,

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from memsql_assets.lib.agent.agent import Agent
+from memsql_assets.lib.agent.agent import Agent, TrajectoryLookup
 from memsql_assets.lib.agent.conditions import Condition
 from memsql_assets.lib.harness.results import partition_dir, progress_dir, read_checkpoints
 from memsql_assets.lib.memory.chroma import chroma_client, collection_name, open_collection
@@ -35,7 +35,7 @@ from memsql_assets.lib.memory.working import WorkingMemory
 
 log = logging.getLogger(__name__)
 
-TrajectoryFactory = Callable[[Path], Callable[[str, str], str | None]]
+TrajectoryFactory = Callable[[Path], TrajectoryLookup]
 
 SERVER_TOKEN_KEY = "memsql:server-token"  # never expires; a restarted server has none
 
@@ -151,7 +151,7 @@ def open_services(
     condition: Condition,
     benchmark_version: str,
     schemas: Mapping[str, str],
-    questions: Sequence[str],
+    turns: Sequence[Mapping[str, Any]],
     *,
     redis_url: str | None,
     chroma_url: str | None,
@@ -175,7 +175,12 @@ def open_services(
         embed = None
         if condition.episodic or condition.semantic or condition.trajectory:
             embed = EmbeddingCache()
-            embed.warm(list(questions))  # one batch, fixed order: deterministic vectors
+            embed.warm([t["question"] for t in turns])  # one batch, fixed order: deterministic vectors
+            # The static stores answer every turn up front, in one batched query per source.
+            queries = [(t["source"], t["question"], embed(t["question"])) for t in turns]
+            for store in (semantic, trajectories):
+                if hasattr(store, "warm"):
+                    store.warm(queries)
         agent = Agent(condition, schemas, working, episodic, semantic, trajectories, episodic_k, embed)
         memory = ConditionMemory(working, episodic, client) if working or episodic else None
         yield PartitionServices(agent=agent, memory=memory)

@@ -14,6 +14,7 @@ typesetting, which the HTML extraction of the LaTeX source introduced:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,6 +74,18 @@ class SemanticMemory:
             raise MemoryServiceError(
                 f"semantic memory {name!r} is not seeded: materialize the semantic_memory asset ({exc})"
             ) from exc
+        self._known: dict[tuple[str, str, int], list[dict[str, Any]]] = {}  # warm()'s answers
+
+    def warm(self, queries: Iterable[tuple[str, str, list[float]]], k: int = SEMANTIC_TOP_K) -> None:
+        """Answer many (source, text, text's vector) at once, one batched query per source: the hints
+        never change, so `query` then returns what it would have asked Chroma for, without asking."""
+        by_source: dict[str, dict[str, list[float]]] = {}
+        for source, text, embedding in queries:
+            by_source.setdefault(source, {})[text] = embedding
+        for source, vectors in by_source.items():
+            texts = list(vectors)
+            for text, hits in zip(texts, self._search(source, k, query_embeddings=list(vectors.values())), strict=True):
+                self._known[(source, text, k)] = hits
 
     def query(
         self, text: str, source: str, k: int = SEMANTIC_TOP_K, embedding: list[float] | None = None
@@ -80,31 +93,31 @@ class SemanticMemory:
         """The `k` hints of `source` nearest to `text`: dicts with id, source, index, text, distance."""
         if k < 1:
             return []
+        known = self._known.get((source, text, k))
+        if known is not None:
+            return known
+        by_text = {"query_embeddings": [embedding]} if embedding is not None else {"query_texts": [text]}
+        return self._search(source, k, **by_text)[0]
+
+    def _search(self, source: str, k: int, **by: Any) -> list[list[dict[str, Any]]]:
+        """Per query (`query_embeddings` or `query_texts`), its `k` nearest hints of `source`."""
         try:
-            by_text = {"query_embeddings": [embedding]} if embedding is not None else {"query_texts": [text]}
             result = self._collection.query(
-                **by_text,
+                **by,
                 n_results=k,
                 where={"source": source},
                 include=["documents", "metadatas", "distances"],
             )
         except Exception as exc:
             raise MemoryServiceError(f"semantic memory {self.name!r}: query failed: {exc}") from exc
-        hits = [
-            {
-                "id": hid,
-                "source": meta["source"],
-                "index": meta["index"],
-                "text": doc,
-                "distance": float(dist),
-            }
-            for hid, meta, doc, dist in zip(
-                result["ids"][0],
-                result["metadatas"][0],
-                result["documents"][0],
-                result["distances"][0],
-                strict=True,
-            )
-        ]
-        hits.sort(key=lambda h: (round(h["distance"], 6), h["id"]))
-        return hits[:k]
+        out = []
+        for ids, metas, docs, dists in zip(
+            result["ids"], result["metadatas"], result["documents"], result["distances"], strict=True
+        ):
+            hits = [
+                {"id": hid, "source": meta["source"], "index": meta["index"], "text": doc, "distance": float(dist)}
+                for hid, meta, doc, dist in zip(ids, metas, docs, dists, strict=True)
+            ]
+            hits.sort(key=lambda h: (round(h["distance"], 6), h["id"]))
+            out.append(hits[:k])
+        return out

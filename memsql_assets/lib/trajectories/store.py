@@ -398,19 +398,27 @@ def search(
     """The k synthetic questions of `db` most similar to `question`, each with its full trajectory.
     `embedding`: the question's vector when the caller already has it (saves embedding it again).
     `collection`: a name, or the collection as opened by `open_collection`."""
-    col = _opened(chroma_client, collection)
     by = {"query_embeddings": [embedding]} if embedding is not None else {"query_texts": [question]}
+    return _search(_opened(chroma_client, collection), db, k, **by)[0]
+
+
+def search_many(collection: Any, db: str, embeddings: Sequence[list[float]], k: int = 1) -> list[list[Retrieved]]:
+    """`search` for many question vectors in one query (an opened collection)."""
+    return _search(collection, db, k, query_embeddings=list(embeddings)) if embeddings else []
+
+
+def _search(col: Any, db: str, k: int, **by: Any) -> list[list[Retrieved]]:
     res = col.query(
         **by,
         n_results=max(1, k),
         where=_where_full(db),
         include=["documents", "metadatas", "distances"],
     )
-    hits = [
-        _hit(doc, m, d)
-        for doc, m, d in zip(res["documents"][0], res["metadatas"][0], res["distances"][0], strict=True)
-    ]
-    return sorted(hits, key=lambda h: (-h.similarity, h.question_id))[:k]
+    out = []
+    for docs, metas, dists in zip(res["documents"], res["metadatas"], res["distances"], strict=True):
+        hits = [_hit(doc, m, d) for doc, m, d in zip(docs, metas, dists, strict=True)]
+        out.append(sorted(hits, key=lambda h: (-h.similarity, h.question_id))[:k])
+    return out
 
 
 def retrieve(
