@@ -52,7 +52,6 @@ import _common as c
 import litellm
 
 import memsql_assets.lib.agent.agent as agent_mod
-import memsql_assets.lib.evaluation.score as score_mod
 import memsql_assets.lib.harness.runner as runner_mod
 import memsql_assets.lib.sql.result_cache as result_cache_mod
 import memsql_assets.lib.trajectories.lookup as lookup_mod
@@ -198,7 +197,6 @@ def instrumented(
     patch(RequestStore, "get", _timed_sync(RequestStore.get, "store_get"))
     patch(RequestStore, "put", _timed_sync(RequestStore.put, "store_put"))
     patch(runner_mod, "score_turn", _timed_sync(runner_mod.score_turn, "score"))
-    patch(score_mod, "run_query", _timed_sync(score_mod.run_query, "sql"))
     patch(result_cache_mod, "run_query", _timed_sync(result_cache_mod.run_query, "sql"))
     # per-session work (outside any turn): checkpoint and memory upkeep
     patch(
