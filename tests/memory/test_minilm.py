@@ -38,11 +38,15 @@ def test_same_name_and_configuration_as_chromas_function(reference):
     assert ours.get_config() == reference.get_config()
 
 
-def test_embedding_does_not_import_sentence_transformers():
+def test_embedding_and_a_new_collection_do_not_import_sentence_transformers(tmp_path):
     code = (
-        "import sys\n"
+        "import sys, pathlib\n"
+        "from memsql_assets.lib.memory.chroma import chroma_client, open_collection\n"
         "from memsql_assets.lib.memory.embeddings import embedding_function\n"
         "assert len(embedding_function()(['a question'])[0]) == 384\n"
+        f"col = open_collection(chroma_client(pathlib.Path({str(tmp_path)!r})), 'fresh')\n"
+        "col.add(ids=['1'], documents=['a question'])\n"
+        "assert col.query(query_texts=['a question'], n_results=1)['ids'] == [['1']]\n"
         "print('sentence_transformers' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

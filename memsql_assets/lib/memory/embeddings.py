@@ -45,6 +45,10 @@ def embedding_function() -> Any:
         def __call__(self, input: Any) -> Any:  # noqa: A002 - Chroma's parameter name
             return self._model.encode(list(input))
 
+        @staticmethod
+        def build_from_config(config: dict[str, Any]) -> Any:  # Chroma rebuilds it to check it is current
+            return embedding_function()
+
     try:
         return PackagedMiniLM()
     except (OSError, ValueError, KeyError) as exc:
