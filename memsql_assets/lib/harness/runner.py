@@ -247,10 +247,12 @@ class PartitionRunner:
         ordered = sorted(turns, key=lambda t: t["turn_index"])
         sid = ordered[0]["session_id"]
         memory = self.memory
+        def fresh_start() -> str | None:  # one hand-off, and the Redis round trip off the event loop
+            memory.forget(sid)  # type: ignore[union-attr]
+            return memory.identity()  # type: ignore[union-attr]
+
         while True:
-            if memory is not None:
-                await asyncio.to_thread(memory.forget, sid)
-            identity = memory.identity() if memory is not None else None
+            identity = await asyncio.to_thread(fresh_start) if memory is not None else None
             rows = []
             for turn in ordered:
                 rows.append(await self._run_turn(turn))
