@@ -19,7 +19,7 @@ import litellm
 import pytest
 from model_fakes import FAKE_KEY_ENV, FAKE_PROVIDER, FAKE_SECRET, TEST_REGISTRY, ScriptedProvider
 
-import memsql_assets.lib.evaluation.score as score_mod
+import memsql_assets.lib.sql.result_cache as result_cache_mod
 from memsql_assets.lib.benchmark.store import read_turns
 from memsql_assets.lib.harness.evaluate import EvalSettings, evaluate_partition
 from memsql_assets.lib.harness.results import RESULT_FILE, partition_dir, read_results
@@ -66,10 +66,10 @@ def runaway_provider(monkeypatch):
 
 @pytest.fixture
 def timed_queries(monkeypatch) -> list[tuple[str, float, str | None]]:
-    """(sql, seconds, error) of every query the scorer executes itself (generated SQL)."""
+    """(sql, seconds, error) of every query the scorer executes (through the result cache)."""
     log: list[tuple[str, float, str | None]] = []
     lock = threading.Lock()
-    real = score_mod.run_query
+    real = result_cache_mod.run_query
 
     def timed(conn, sql, *args, **kwargs):
         started = time.monotonic()
@@ -78,7 +78,7 @@ def timed_queries(monkeypatch) -> list[tuple[str, float, str | None]]:
             log.append((sql, time.monotonic() - started, result.error))
         return result
 
-    monkeypatch.setattr(score_mod, "run_query", timed)
+    monkeypatch.setattr(result_cache_mod, "run_query", timed)
     return log
 
 
