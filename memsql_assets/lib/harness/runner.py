@@ -247,6 +247,7 @@ class PartitionRunner:
         ordered = sorted(turns, key=lambda t: t["turn_index"])
         sid = ordered[0]["session_id"]
         memory = self.memory
+
         def fresh_start() -> str | None:  # one hand-off, and the Redis round trip off the event loop
             memory.forget(sid)  # type: ignore[union-attr]
             return memory.identity()  # type: ignore[union-attr]

@@ -85,7 +85,7 @@ class MiniLM:
         x = x + F.embedding(types, w["embeddings.token_type_embeddings.weight"])
         x = x + F.embedding(torch.arange(length).unsqueeze(0), w["embeddings.position_embeddings.weight"])
         x = norm(x, "embeddings.LayerNorm")
-        # No mask without padding, as transformers does: SDPA may then pick another (equal) kernel.
+        # No mask where nothing is padded, as transformers does: the mask decides which SDPA kernel runs.
         attend = None if bool(mask.all()) else mask.bool()[:, None, None, :].expand(batch, 1, length, length)
         head = x.shape[-1] // self.heads
         for i in range(self.layers):

@@ -83,8 +83,8 @@ class SemanticMemory:
         for source, text, embedding in queries:
             by_source.setdefault(source, {})[text] = embedding
         for source, vectors in by_source.items():
-            texts = list(vectors)
-            for text, hits in zip(texts, self._search(source, k, query_embeddings=list(vectors.values())), strict=True):
+            answers = self._search(source, k, query_embeddings=list(vectors.values()))
+            for text, hits in zip(vectors, answers, strict=True):
                 self._known[(source, text, k)] = hits
 
     def query(

@@ -3,17 +3,17 @@
 The same ground-truth queries run in the ground_truth_executes and answers_unambiguous checks and
 then in every partition (18 per `memsql run`, each turn's GT plus the next session's fallback), and
 a model writes much the same SQL under every condition and epoch (the paraphrase model: the
-paraphrases answers_unambiguous already ran). The source databases are read-only files, so a query's rows are a function of the file's content, the
-SQL text and the SQLite library: computing them once is exact, not an approximation. Keys name the
-database by the sha256 of its content (a rebuilt source with new content is another database; its
-old entries are dropped when it is first seen) and carry the row cap, which decides truncation.
-Two tiers: a bounded in-process LRU of small results, and a persistent SQLite file
-(`sql_cache_path`) that every process reads on a miss in memory and writes in single-row
-transactions (atomic; WAL lets readers and a writer of other processes proceed together). SQL that
-calls random() or the clock is never cached, and neither is a timeout or a memory limit, which
-depend on the machine's load and on the queries running beside it (the heap cap is process-wide)
-rather than on the query, nor a result of more than MAX_CACHED_ROWS rows (a model's SQL may
-return up to the row cap every turn: re-running it is cheaper than holding it).
+paraphrases answers_unambiguous already ran). The source databases are read-only files, so a query's
+rows are a function of the file's content, the SQL text and the SQLite library: computing them once
+is exact, not an approximation. Keys name the database by the sha256 of its content (a rebuilt
+source with new content is another database; its old entries are dropped when it is first seen) and
+carry the row cap, which decides truncation. Two tiers: a bounded in-process LRU of small results,
+and a persistent SQLite file (`sql_cache_path`) that every process reads on a miss in memory and
+writes in single-row transactions (atomic; WAL lets readers and a writer of other processes proceed
+together). SQL that calls random() or the clock is never cached, and neither is a timeout or a
+memory limit, which depend on the machine's load and on the queries running beside it (the heap cap
+is process-wide) rather than on the query, nor a result of more than MAX_CACHED_ROWS rows (a model's
+SQL may return up to the row cap every turn: re-running it is cheaper than holding it).
 """
 
 from __future__ import annotations
