@@ -7,8 +7,9 @@ server that has the imports and the embedding model loaded, so a delay of a few 
 milliseconds already lands inside the run (setup, a session, a Chroma flush, a checkpoint, the
 publish). The delays are drawn from a seeded RNG, uniformly over 90 % of a clean run's duration on
 this machine (measured by the reference run), so a loaded machine does not push every kill into
-the setup. Then two aimed kills: at the publish (as soon as every session is checkpointed), once on
-the first pass and once on a re-run over an already published partition, each followed by a resume.
+the setup. Then aimed kills: at the first checkpoint (a fast run leaves the random delays a narrow
+window inside it), and at the publish (as soon as every session is checkpointed), once on the first
+pass and once on a re-run over an already published partition, each followed by a resume.
 
 After every kill: the file dbt reads (`results/model=*/condition=*/turn_results.parquet`) either
 does not exist or reads completely with every turn exactly once; every checkpoint parses. At the
@@ -61,27 +62,27 @@ def _check_consistent(home: Path, n_turns: int) -> dict:
     return {"published": bool(published), "checkpoints": len(checkpoints)}
 
 
-def _run(forkserver, home: Path, n_sessions: int, kill_after_s: float | None, aimed: bool = False) -> dict:
-    """One forked partition run: killed after `kill_after_s`, or (`aimed`) as soon as every session
-    is checkpointed, i.e. at the publish; neither: run to completion. Returns what happened."""
+def _run(forkserver, home: Path, kill_after_s: float | None, aim_at: int | None = None) -> dict:
+    """One forked partition run: killed after `kill_after_s`, or as soon as `aim_at` sessions are
+    checkpointed (1: mid-run; every session: at the publish); neither: run to completion. Returns
+    what happened."""
     proc = forkserver.Process(target=run_partition, args=(str(home), MODEL, CONDITION))
     proc.start()
-    if aimed:
+    if aim_at is not None:
         ckpt, t0 = progress_dir(home, MODEL, CONDITION), time.monotonic()
-        while (
-            proc.is_alive() and len(list(ckpt.glob("*-*.json"))) < n_sessions and time.monotonic() - t0 < 60
-        ):
+        while proc.is_alive() and len(list(ckpt.glob("*-*.json"))) < aim_at and time.monotonic() - t0 < 60:
             time.sleep(0.005)
     else:
         proc.join(kill_after_s if kill_after_s is not None else 120)
-    if proc.is_alive() and (aimed or kill_after_s is not None):
+    killing = aim_at is not None or kill_after_s is not None
+    if proc.is_alive() and killing:
         os.kill(proc.pid, signal.SIGKILL)  # it may finish in between: the exit code tells
     proc.join(5)
     if proc.is_alive():
         proc.kill()
-    expected = (0, -signal.SIGKILL) if aimed or kill_after_s is not None else (0,)
+    expected = (0, -signal.SIGKILL) if killing else (0,)
     assert proc.exitcode in expected, f"run failed with exit code {proc.exitcode}"
-    delay = "publish" if aimed else kill_after_s and round(kill_after_s, 3)
+    delay = f"{aim_at} checkpoint(s)" if aim_at is not None else kill_after_s and round(kill_after_s, 3)
     return {"delay_s": delay, "finished": proc.exitcode == 0}
 
 
@@ -93,11 +94,8 @@ def test_kill_9_at_random_points_then_resume_equals_a_clean_run(small_home, tmp_
     started = time.monotonic()
     kills: list[dict] = []
 
-    def step(kill_after_s: float | None, aimed: bool = False) -> dict:
-        outcome = {
-            **_run(forkserver, home, n_sessions, kill_after_s, aimed),
-            **_check_consistent(home, n_turns),
-        }
+    def step(kill_after_s: float | None, aim_at: int | None = None) -> dict:
+        outcome = {**_run(forkserver, home, kill_after_s, aim_at), **_check_consistent(home, n_turns)}
         kills.append(outcome)
         return outcome
 
@@ -105,10 +103,11 @@ def test_kill_9_at_random_points_then_resume_equals_a_clean_run(small_home, tmp_
         while sum(not k["finished"] for k in kills) < RANDOM_KILLS:
             assert len(kills) < 3 * RANDOM_KILLS, ("runs keep finishing before the kill", kills)
             step(rng.uniform(MIN_DELAY_S, 0.9 * clean_c["total_s"]))
-        step(None, aimed=True)  # the first publish
+        step(None, aim_at=1)  # mid-run
+        step(None, aim_at=n_sessions)  # the first publish
         assert step(None)["finished"]  # resume to completion
         # A re-run over the published partition, killed at its publish: the earlier file stays whole.
-        assert step(None, aimed=True)["published"]
+        assert step(None, aim_at=n_sessions)["published"]
         assert step(None)["finished"]
     finally:
         # A run killed between starting its private redis-server and writing redis/owner.json leaves
