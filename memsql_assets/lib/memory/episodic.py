@@ -51,7 +51,10 @@ def payload_source(payload: dict[str, Any]) -> str:
 
 
 class EpisodicMemory:
-    """A Chroma collection of turn payloads (documents `question + "\\n" + sql`) with exact retrieval."""
+    """A Chroma collection of turn payloads (metadata and vectors) with exact retrieval.
+
+    No Chroma documents: the payload already holds the question and SQL, nothing searches their
+    text, and Chroma's full-text index of documents was half the cost of every upsert."""
 
     def __init__(self, client: Any, name: str):
         self.client = client
@@ -60,7 +63,7 @@ class EpisodicMemory:
         self._entries: dict[str, tuple[np.ndarray, dict[str, Any]]] = {}  # published: visible to all
         # Unpublished turns by session: visible only to their own session until `publish`.
         self._staged: dict[str, dict[str, tuple[np.ndarray, dict[str, Any]]]] = {}
-        self._pending: dict[str, tuple[str, dict[str, Any], list[float]]] = {}
+        self._pending: dict[str, tuple[dict[str, Any], list[float]]] = {}
         self._index: dict[str | None, tuple[np.ndarray, list[dict[str, Any]], np.ndarray]] = {}
         # The sessions of a wave add, forget and query from worker threads at once.
         self._lock = threading.RLock()
@@ -121,7 +124,7 @@ class EpisodicMemory:
                 self._entries = published
                 self._index.clear()
             self._staged.pop(session_id, None)
-            self._pending = {k: v for k, v in self._pending.items() if v[1]["session_id"] != session_id}
+            self._pending = {k: v for k, v in self._pending.items() if v[0]["session_id"] != session_id}
 
     def retain_sessions(self, keep: set[str]) -> None:
         """Drop every turn of a session not in `keep` (a resume redoes those sessions from scratch)."""
@@ -145,14 +148,14 @@ class EpisodicMemory:
             "source": payload_source(payload),
             "payload": json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str),
         }
-        document = f"{payload['question']}\n{payload['sql'] or ''}"
-        vector = (
-            embedding if embedding is not None else [float(x) for x in embedding_function()([document])[0]]
-        )
+        if embedding is None:
+            document = f"{payload['question']}\n{payload['sql'] or ''}"
+            embedding = [float(x) for x in embedding_function()([document])[0]]
+        vector = embedding
         eid = turn_id(payload["session_id"], payload["turn_index"])
         entry = (np.asarray(vector, dtype=np.float32), metadata)
         with self._lock:
-            self._pending[eid] = (document, metadata, list(vector))
+            self._pending[eid] = (metadata, list(vector))
             if eid in self._entries:  # re-added after publishing: replaced in place, still visible to all
                 self._entries[eid] = entry
                 self._index.clear()
@@ -166,11 +169,9 @@ class EpisodicMemory:
         if not pending:
             return 0
         ids = list(pending)
-        docs, metas, vectors = zip(*pending.values(), strict=True)
+        metas, vectors = zip(*pending.values(), strict=True)
         try:
-            self._collection.upsert(
-                ids=ids, documents=list(docs), metadatas=list(metas), embeddings=list(vectors)
-            )
+            self._collection.upsert(ids=ids, metadatas=list(metas), embeddings=list(vectors))
         except Exception as exc:
             raise MemoryServiceError(
                 f"episodic memory {self.name!r}: cannot store {len(ids)} turns: {exc}"
