@@ -189,7 +189,7 @@ def instrumented(
     patch(runner_mod.PartitionRunner, "_run_session", run_session)
     patch(runner_mod.PartitionRunner, "_commit", commit)
     patch(Agent, "assemble", _timed_async(Agent.assemble, "assemble"))
-    patch(Agent, "persist", _timed_async(Agent.persist, "persist_agent"))
+    patch(Agent, "persist", _timed_sync(Agent.persist, "persist_agent"))
     patch(agent_mod, "build_messages", _timed_sync(agent_mod.build_messages, "prompt"))
     patch(agent_mod, "prompt_hash", _timed_sync(agent_mod.prompt_hash, "prompt"))
     patch(ModelGateway, "acomplete", _timed_async(ModelGateway.acomplete, "acomplete"))

@@ -104,10 +104,12 @@ class Agent:
         wm_task = asyncio.ensure_future(
             asyncio.to_thread(self.working.recall, sid, c.window) if c.window and self.working else nothing()
         )
-        ep_task = asyncio.ensure_future(
-            asyncio.to_thread(self.episodic.query, question, self.episodic_k, source, None, vector, sid)
+        # Episodic memory answers from its in-process mirror in well under a millisecond: a thread
+        # hand-off would cost more than the query.
+        episodic = (
+            self.episodic.query(question, self.episodic_k, source, None, vector, sid)
             if c.episodic and self.episodic
-            else nothing()
+            else []
         )
         sem_task = asyncio.ensure_future(
             asyncio.to_thread(self.semantic.query, question, source, 1, vector)
@@ -121,10 +123,10 @@ class Agent:
         )
 
         async def resolve() -> Resolution:
-            return resolve_context(turn["referenced_context_keys"], await wm_task, await ep_task)
+            return resolve_context(turn["referenced_context_keys"], await wm_task, episodic)
 
         resolution, semantic_hits, trajectory = await asyncio.gather(resolve(), sem_task, traj_task)
-        working, episodic = wm_task.result(), ep_task.result()
+        working = wm_task.result()
         parts = PromptParts(
             source=source,
             schema=self.schemas[source],
@@ -146,8 +148,9 @@ class Agent:
             episodic=episodic,
         )
 
-    async def persist(self, turn: Mapping[str, Any], generated_sql: str | None, result_summary: str) -> None:
-        """Write the turn's payload to the stores this condition uses (semantic memory is read-only)."""
+    def persist(self, turn: Mapping[str, Any], generated_sql: str | None, result_summary: str) -> None:
+        """Write the turn's payload to the stores this condition uses (semantic memory is read-only).
+        Blocking (Redis): the runner calls it in the worker thread that scored the turn."""
         payload: Payload = {
             "session_id": turn["session_id"],
             "turn_index": turn["turn_index"],
@@ -157,11 +160,7 @@ class Agent:
             "result_summary": result_summary,
             "state_updates": dict(turn["state_updates"]),
         }
-        writes = []
         if self.condition.window and self.working:
-            writes.append(
-                asyncio.to_thread(self.working.append, turn["session_id"], payload, self.condition.window)
-            )
-        if self.condition.episodic and self.episodic:
-            writes.append(asyncio.to_thread(self.episodic.add, payload, self._vector(turn["question"])))
-        await asyncio.gather(*writes)
+            self.working.append(turn["session_id"], payload, self.condition.window)
+        if self.condition.episodic and self.episodic:  # in process until the runner's commit
+            self.episodic.add(payload, self._vector(turn["question"]))

@@ -170,15 +170,20 @@ class PartitionRunner:
                 )
             return self._pools[source]
 
-    def _score(self, turn: Mapping[str, Any], raw: str | None, supplying: Sequence[str] = ()) -> TurnScore:
+    def _score_and_persist(
+        self, turn: Mapping[str, Any], raw: str | None, supplying: Sequence[str] = ()
+    ) -> TurnScore:
         """In a worker thread, with everything that touches the database: the file check on first
-        use and opening a connection (its pragmas) would otherwise stall every session's loop."""
+        use and opening a connection (its pragmas) would otherwise stall every session's loop. The
+        turn's memory writes follow in the same thread: each hand-off costs milliseconds under load."""
         source = turn["source"]
         provenance = self._other_profile_sql.for_turn(turn, supplying)
         with self._pool(source).connection() as conn:
-            return score_turn(
+            score = score_turn(
                 turn, raw, conn, self._results[source], self.timeout_s, self.row_cap, provenance
             )
+        self.agent.persist(turn, score.extracted_sql, score.result_summary)
+        return score
 
     def _prepare_progress(self) -> dict[str, list[dict[str, Any]]]:
         meta_path = self.progress_dir / "_meta.json"
@@ -302,8 +307,9 @@ class PartitionRunner:
         reply = await self.call_model(self.model_key, prompt.messages, turn_context(turn))
         self._count_failure(reply.error_type, reply.error_message)
         raw = reply.text if reply.ok else None
-        score = await asyncio.to_thread(self._score, turn, raw, prompt.resolution.supplying_sessions)
-        await self.agent.persist(turn, score.extracted_sql, score.result_summary)
+        score = await asyncio.to_thread(
+            self._score_and_persist, turn, raw, prompt.resolution.supplying_sessions
+        )
         return {
             "session_id": turn["session_id"],
             "source": turn["source"],
