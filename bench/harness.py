@@ -136,12 +136,12 @@ def instrumented(
     orig_session = runner_mod.PartitionRunner._run_session
     orig_commit = runner_mod.PartitionRunner._commit
 
-    async def run_turn(self: Any, turn: Any) -> dict[str, Any]:
+    async def run_turn(self: Any, turn: Any, sent: Any = None) -> dict[str, Any]:
         rec: dict[str, float] = {}
         token = CURRENT.set(rec)
         t0 = time.perf_counter()
         try:
-            row = await orig_turn(self, turn)
+            row = await orig_turn(self, turn, sent)
         finally:
             rec["total"] = time.perf_counter() - t0
             CURRENT.reset(token)
@@ -158,12 +158,12 @@ def instrumented(
         )
         return row
 
-    async def run_session(self: Any, turns: Any, stats: Any) -> list[dict[str, Any]]:
+    async def run_session(self: Any, turns: Any, stats: Any, sent: Any = None) -> list[dict[str, Any]]:
         rec: dict[str, float] = {}
         token = SESSION.set(rec)
         t0 = time.perf_counter()
         try:
-            rows = await orig_session(self, turns, stats)
+            rows = await orig_session(self, turns, stats, sent)
         finally:
             rec["total"] = time.perf_counter() - t0
             SESSION.reset(token)

@@ -9,7 +9,8 @@ Conditions without cross-session state (A, B, B_wm5, E) run sessions concurrentl
 model's concurrency. Conditions with episodic memory (C, D) run sessions in waves of W consecutive
 sessions (session order; W defaults to the model's concurrency): the sessions of a wave run
 concurrently, each sees its own earlier turns and every turn of earlier waves, never a wave-mate's
-(episodic.py), so rows are a pure function of W. W = 1 is the paper's strictly sequential order
+(episodic.py), so rows are a pure function of W. Sessions start one after another, longest first,
+each once the one before has sent its first request, so that their turns do not fall into lock-step. W = 1 is the paper's strictly sequential order
 (session i sees exactly sessions 1..i-1). Memory is stored, and then checkpoints written, at the end
 of a wave once COMMIT_EVERY_SESSIONS sessions have finished since the last commit; a killed run
 redoes the sessions since, and only whole waves count as done (a wave's checkpoints are written one
@@ -220,35 +221,62 @@ class PartitionRunner:
         asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(workers, "memsql-turn"))
         gate = asyncio.Semaphore(max(1, self.concurrency))
 
-        async def one(sid: str) -> None:
+        async def one(sid: str, after: asyncio.Event | None, sent: asyncio.Event) -> None:
+            if after is not None:
+                await after.wait()  # never set by a session that failed first: the wave stops starting
             async with gate:
-                done[sid] = await self._run_session(sessions[sid], stats)
+                done[sid] = await self._run_session(sessions[sid], stats, sent)
                 if not self.condition.cross_session:
                     await self._commit([(sid, done[sid])])
+            sent.set()
+
+        async def launch(wave: list[str]) -> asyncio.Future[list[None]]:
+            """Start the wave's sessions, longest first, each once the one before has sent its first
+            request; returns when all have (or one failed). Started together, a wave's sessions move
+            in lock-step: their model calls end together, and each then waits for all of them to do
+            their turn's work. Staggered by that work, they don't."""
+            tasks, after = [], None
+            for sid in sorted(wave, key=lambda s: -len(sessions[s])):
+                sent = asyncio.Event()
+                tasks.append(asyncio.create_task(one(sid, after, sent)))
+                after = sent
+            running = asyncio.gather(*tasks)
+            started = asyncio.create_task(after.wait())  # type: ignore[union-attr]
+            await asyncio.wait([running, started], return_when=asyncio.FIRST_COMPLETED)
+            started.cancel()
+            return running
 
         todo = [[s for s in wave if s not in done] for wave in plan]
         todo = [wave for wave in todo if wave]
         batch: list[str] = []  # cross-session: finished, not yet committed
-        # A commit runs while the next wave starts (that wave reads memory in process, not from
-        # Chroma); commits stay in order, and the run ends only after the last.
+        ready: list[str] = []  # cross-session: to commit once the next wave has started
+        # A commit runs while the next wave's sessions wait for their first answers (that wave reads
+        # memory in process, not from Chroma); commits stay in order, and the run ends after the last.
         committing: asyncio.Task[None] | None = None
-        for i, wave in enumerate(todo):
-            await asyncio.gather(*(one(s) for s in wave))
+        for wave in todo:
+            running = await launch(wave)
+            if ready:
+                if committing is not None:
+                    await committing
+                committing = asyncio.create_task(self._commit([(s, done[s]) for s in ready]))
+                ready = []
+            await running
             if self.condition.cross_session:
                 if self.memory is not None:
                     self.memory.end_wave()
                 batch += wave
-                if len(batch) >= COMMIT_EVERY_SESSIONS or i == len(todo) - 1:
-                    if committing is not None:
-                        await committing
-                    committing = asyncio.create_task(self._commit([(s, done[s]) for s in batch]))
-                    batch = []
+                if len(batch) >= COMMIT_EVERY_SESSIONS:
+                    ready, batch = batch, []
         if committing is not None:
             await committing
+        if ready or batch:
+            await self._commit([(s, done[s]) for s in ready + batch])
         rows = [r for sid in order for r in done[sid]]
         return rows, stats
 
-    async def _run_session(self, turns: Sequence[Mapping[str, Any]], stats: RunStats) -> list[dict[str, Any]]:
+    async def _run_session(
+        self, turns: Sequence[Mapping[str, Any]], stats: RunStats, sent: asyncio.Event | None = None
+    ) -> list[dict[str, Any]]:
         ordered = sorted(turns, key=lambda t: t["turn_index"])
         sid = ordered[0]["session_id"]
         memory = self.memory
@@ -261,7 +289,7 @@ class PartitionRunner:
             identity = await asyncio.to_thread(fresh_start) if memory is not None else None
             rows = []
             for turn in ordered:
-                rows.append(await self._run_turn(turn))
+                rows.append(await self._run_turn(turn, sent))
             if memory is not None and memory.identity() != identity:
                 stats.redone_sessions += 1  # memory vanished mid-session: results would not be faithful
                 continue
@@ -302,8 +330,10 @@ class PartitionRunner:
                 f"{error_type}; last: {message}. Finished sessions are kept: re-run to resume."
             )
 
-    async def _run_turn(self, turn: Mapping[str, Any]) -> dict[str, Any]:
+    async def _run_turn(self, turn: Mapping[str, Any], sent: asyncio.Event | None = None) -> dict[str, Any]:
         prompt = await self.agent.assemble(turn)
+        if sent is not None:
+            sent.set()
         reply = await self.call_model(self.model_key, prompt.messages, turn_context(turn))
         self._count_failure(reply.error_type, reply.error_message)
         raw = reply.text if reply.ok else None
