@@ -3,6 +3,7 @@ another wave size being void."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from types import SimpleNamespace
 
@@ -45,3 +46,51 @@ def test_checkpoints_of_another_wave_size_are_void_for_cross_session_conditions(
     assert marker.exists() is kept
     meta = json.loads((progress_dir(tmp_path, "m", condition) / "_meta.json").read_text())
     assert meta.get("wave_size") == (None if kept else 16)
+
+
+class _Recording(PartitionRunner):
+    """The runner's scheduling with turns that only record when they start (no agent, model or SQL)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.started: list[tuple[str, int]] = []
+        self.fail_before_sending: set[str] = set()
+
+    async def _run_turn(self, turn, sent=None):  # type: ignore[no-untyped-def]
+        self.started.append((turn["session_id"], turn["turn_index"]))
+        if turn["session_id"] in self.fail_before_sending:
+            raise RuntimeError(f"{turn['session_id']} failed before its first request")
+        if sent is not None:
+            sent.set()
+        await asyncio.sleep(0.01)  # the model call
+        return {**turn, "ex_strict": True, "model_error_type": None}
+
+    def _commit_now(self, sessions):  # type: ignore[no-untyped-def]
+        pass
+
+
+def _recording(home, lengths: dict[str, int]) -> tuple[_Recording, list[dict]]:
+    agent = SimpleNamespace(condition=get_condition("C"))
+    runner = _Recording("m", agent, None, home, {}, "v1", concurrency=16, wave_size=len(lengths))  # type: ignore[arg-type]
+    turns = [{"session_id": s, "turn_index": i} for s, n in lengths.items() for i in range(1, n + 1)]
+    return runner, turns
+
+
+def test_a_waves_sessions_start_longest_first_each_after_the_one_before_sent_its_first_request(tmp_path):
+    runner, turns = _recording(tmp_path, {"S-0": 1, "S-1": 3, "S-2": 2})
+    rows, _ = asyncio.run(runner.run(turns))
+    firsts = [sid for sid, index in runner.started if index == 1]
+    assert firsts == ["S-1", "S-2", "S-0"]
+    # Staggered, not serialized: every session had started before the longest one's second turn.
+    assert runner.started[:3] == [("S-1", 1), ("S-2", 1), ("S-0", 1)]
+    assert [(r["session_id"], r["turn_index"]) for r in rows] == sorted(
+        (t["session_id"], t["turn_index"]) for t in turns
+    )
+
+
+def test_a_session_failing_before_its_first_request_stops_the_wave_from_starting_more(tmp_path):
+    runner, turns = _recording(tmp_path, {"S-0": 1, "S-1": 3, "S-2": 2})
+    runner.fail_before_sending = {"S-2"}
+    with pytest.raises(RuntimeError, match="S-2 failed before its first request"):
+        asyncio.run(runner.run(turns))
+    assert [sid for sid, index in runner.started if index == 1] == ["S-1", "S-2"]  # S-0 never started
