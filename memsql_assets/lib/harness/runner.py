@@ -9,12 +9,14 @@ Conditions without cross-session state (A, B, B_wm5, E) run sessions concurrentl
 model's concurrency. Conditions with episodic memory (C, D) run sessions in waves of W consecutive
 sessions (session order; W defaults to the model's concurrency): the sessions of a wave run
 concurrently, each sees its own earlier turns and every turn of earlier waves, never a wave-mate's
-(episodic.py), so rows are a pure function of W. Sessions start one after another, longest first,
-each once the one before has sent its first request, so that their turns do not fall into lock-step. W = 1 is the paper's strictly sequential order
-(session i sees exactly sessions 1..i-1). Memory is stored, and then checkpoints written, at the end
-of a wave once COMMIT_EVERY_SESSIONS sessions have finished since the last commit; a killed run
-redoes the sessions since, and only whole waves count as done (a wave's checkpoints are written one
-by one), so a resume redoes a wave it finds half-checkpointed. Checkpoints of another W are void.
+(episodic.py), so rows are a pure function of W. W = 1 is the paper's strictly sequential order
+(session i sees exactly sessions 1..i-1). A wave's sessions start one after another, longest first,
+each once the one before has sent its first request, so that their turns do not fall into lock-step
+(only timing: what each sees is fixed by the waves). Memory is stored, and then checkpoints written,
+once COMMIT_EVERY_SESSIONS sessions have finished since the last commit, while the next wave's
+first requests are out; a killed run redoes the sessions since, and only whole waves count as done
+(a wave's checkpoints are written one by one), so a resume redoes a wave it finds half-checkpointed.
+Checkpoints of another W are void.
 
 One runner runs one epoch (one independent sample of every turn): its checkpoints live under
 `_progress/epoch=<n>/` and its rows carry the epoch, so each epoch resumes on its own.
