@@ -69,3 +69,12 @@ def test_metrics_job_builds_dbt_marts_and_report(small_home, monkeypatch, tmp_pa
             "report.html"
         )
         assert any(k.startswith("figure_") for k in report)
+
+        # The build keeps its target folder in the home: the next one parses nothing (nothing changed).
+        target = home / "dbt" / "target"
+        assert (target / "partial_parse.msgpack").exists()
+        for log in target.glob("dbt.log*"):
+            log.unlink()
+        assert defs.resolve_job_def(METRICS_JOB).execute_in_process(instance=instance).success
+        logged = "".join(log.read_text(encoding="utf-8") for log in target.glob("dbt.log*"))
+        assert "PartialParsingSkipParsing" in logged and "UnableToPartialParse" not in logged
