@@ -94,3 +94,11 @@ def test_redis_gone_raises_naming_the_operation(redis_server: RedisServer) -> No
     redis_server.stop()
     with pytest.raises(MemoryServiceError, match=r"working memory recall .*'gone'.* 2 attempts"):
         wm.recall("SEC-1-001", 2)
+
+
+def test_append_replies_with_the_window_that_recall_reads(redis_client: redis.Redis) -> None:
+    wm = WorkingMemory(redis_client, "reply")
+    for turn in range(1, 5):
+        window = wm.append("SEC-3-002", payload("SEC-3-002", turn), window=2)
+        assert window == wm.recall("SEC-3-002", window=2)
+    assert [p["turn_index"] for p in window] == [4, 3]

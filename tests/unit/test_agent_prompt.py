@@ -168,3 +168,31 @@ def test_resolution_records_which_retrieved_sessions_supplied_keys():
 def test_unknown_condition_is_a_clear_error():
     with pytest.raises(MemsqlError, match="unknown condition 'F'; expected one of"):
         get_condition("F")
+
+
+class ListWorking:
+    """Narrow fake of working memory that counts its reads."""
+
+    def __init__(self):
+        self.lists, self.recalls = {}, 0
+
+    def recall(self, session_id, window):
+        self.recalls += 1
+        return self.lists.get(session_id, [])[:window]
+
+    def append(self, session_id, payload, window):
+        self.lists[session_id] = [payload, *self.lists.get(session_id, [])][:window]
+        return list(self.lists[session_id])
+
+
+def test_a_session_reads_working_memory_once_then_from_each_append_reply():
+    working = ListWorking()
+    agent = Agent(get_condition("B"), {"SEC": "CREATE TABLE t (x);"}, working)
+    turns = [{**TURN, "turn_index": i, "referenced_context_keys": []} for i in (1, 2, 3)]
+    for turn in turns:
+        prompt = asyncio.run(agent.assemble(turn))
+        assert prompt.working == working.recall(turn["session_id"], 2)  # what a read would give
+        agent.persist(turn, f"SELECT {turn['turn_index']}", "")
+    assert working.recalls == 3 + 1  # the first turn's read, and the three checks above
+    asyncio.run(agent.assemble(turns[0]))  # the session redone from its first turn: read again
+    assert working.recalls == 5

@@ -1,9 +1,8 @@
 """`run_turn`: the condition-aware agent of SPEC §2.
 
-Four retrievals run concurrently (working-memory recall, episodic top-k, semantic top-k, and
-context resolution, which walks the first two as soon as they arrive), plus the trajectory lookup
-of condition E; the prompt is assembled from them, the model is called through the gateway, the
-SQL is scored, and the turn's payload is persisted to the stores the condition uses.
+The retrievals (working-memory recall, episodic top-k, semantic top-1, the trajectory lookup of
+condition E) and context resolution over the first two feed the prompt; the model is called through
+the gateway, the SQL is scored, and the turn's payload is persisted to the stores the condition uses.
 """
 
 from __future__ import annotations
@@ -24,7 +23,7 @@ Payload = dict[str, Any]
 
 
 class WorkingStore(Protocol):
-    def append(self, session_id: str, payload: Payload, window: int) -> None: ...
+    def append(self, session_id: str, payload: Payload, window: int) -> list[Payload]: ...
     def recall(self, session_id: str, window: int) -> list[Payload]: ...
 
 
@@ -87,6 +86,9 @@ class Agent:
     trajectories: TrajectoryLookup | None = None
     episodic_k: int = 3
     embed: Callable[[str], list[float]] | None = None  # question -> vector, shared by all vector stores
+    # session -> (turn_index, window): what Redis replied to that turn's append, which is what the
+    # session's next turn would recall (only this session writes its key), without another round trip.
+    _appended: dict[str, tuple[int, list[Payload]]] = field(default_factory=dict, init=False, repr=False)
 
     def _vector(self, question: str) -> list[float] | None:
         uses_vectors = self.condition.episodic or self.condition.semantic or self.condition.trajectory
@@ -98,35 +100,23 @@ class Agent:
         c = self.condition
         vector = self._vector(question)
 
-        async def nothing() -> list[Any]:
-            return []
-
-        wm_task = asyncio.ensure_future(
-            asyncio.to_thread(self.working.recall, sid, c.window) if c.window and self.working else nothing()
-        )
-        # Episodic memory answers from its in-process mirror in well under a millisecond: a thread
-        # hand-off would cost more than the query.
+        working: list[Payload] = []
+        if c.window and self.working:
+            index, known = self._appended.pop(sid, (None, None))
+            if known is not None and index == turn["turn_index"] - 1:
+                working = known[: c.window]
+            else:  # the session's first turn (or a redone one): ask Redis
+                working = await asyncio.to_thread(self.working.recall, sid, c.window)
+        # The other stores answer in process in well under a millisecond (episodic from its mirror,
+        # semantic and trajectory from the answers warmed up front): a thread hand-off costs more.
         episodic = (
             self.episodic.query(question, self.episodic_k, source, None, vector, sid)
             if c.episodic and self.episodic
             else []
         )
-        sem_task = asyncio.ensure_future(
-            asyncio.to_thread(self.semantic.query, question, source, 1, vector)
-            if c.semantic and self.semantic
-            else nothing()
-        )
-        traj_task = asyncio.ensure_future(
-            asyncio.to_thread(self.trajectories, source, question, vector)
-            if c.trajectory and self.trajectories
-            else nothing()
-        )
-
-        async def resolve() -> Resolution:
-            return resolve_context(turn["referenced_context_keys"], await wm_task, episodic)
-
-        resolution, semantic_hits, trajectory = await asyncio.gather(resolve(), sem_task, traj_task)
-        working = wm_task.result()
+        semantic_hits = self.semantic.query(question, source, 1, vector) if c.semantic and self.semantic else []
+        trajectory = self.trajectories(source, question, vector) if c.trajectory and self.trajectories else None
+        resolution = resolve_context(turn["referenced_context_keys"], working, episodic)
         parts = PromptParts(
             source=source,
             schema=self.schemas[source],
@@ -161,6 +151,7 @@ class Agent:
             "state_updates": dict(turn["state_updates"]),
         }
         if self.condition.window and self.working:
-            self.working.append(turn["session_id"], payload, self.condition.window)
+            window = self.working.append(turn["session_id"], payload, self.condition.window)
+            self._appended[turn["session_id"]] = (turn["turn_index"], window)
         if self.condition.episodic and self.episodic:  # in process until the runner's commit
             self.episodic.add(payload, self._vector(turn["question"]))

@@ -21,12 +21,13 @@ KEY_PREFIX = "memsql:wm"
 # A shared Redis (MEMSQL_REDIS_URL) must not accumulate keys of crashed runs forever.
 DEFAULT_TTL_S = 7 * 24 * 3600
 # append in one round trip, atomic on the server: push unless the head already is this entry (a
-# retry after a lost reply), trim to the window, renew the TTL.
+# retry after a lost reply), trim to the window, renew the TTL; reply with the window, which is what
+# the session's next recall would read.
 APPEND_SCRIPT = """
 if redis.call('LINDEX', KEYS[1], 0) ~= ARGV[1] then redis.call('LPUSH', KEYS[1], ARGV[1]) end
 redis.call('LTRIM', KEYS[1], 0, tonumber(ARGV[2]) - 1)
 if tonumber(ARGV[3]) > 0 then redis.call('EXPIRE', KEYS[1], ARGV[3]) end
-return 1
+return redis.call('LRANGE', KEYS[1], 0, -1)
 """
 
 T = TypeVar("T")
@@ -52,6 +53,16 @@ def validate_payload(payload: dict[str, Any], session_id: str | None = None) -> 
         raise MemoryPayloadError(f"{where}: field 'state_updates' must be a dict")
     if session_id is not None and payload["session_id"] != session_id:
         raise MemoryPayloadError(f"{where}: payload belongs to another session than {session_id!r}")
+
+
+def _decode(key: str, raw: Any) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for position, item in enumerate(raw):
+        try:
+            out.append(json.loads(item))
+        except ValueError as exc:
+            raise MemoryServiceError(f"working memory key {key!r} entry {position} is not JSON: {exc}") from exc
+    return out
 
 
 def _check_window(window: int) -> None:
@@ -106,8 +117,9 @@ class WorkingMemory:
                 delay *= 2
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def append(self, session_id: str, payload: dict[str, Any], window: int) -> None:
-        """Push the payload as the newest entry and trim to `window`, atomically (APPEND_SCRIPT).
+    def append(self, session_id: str, payload: dict[str, Any], window: int) -> list[dict[str, Any]]:
+        """Push the payload as the newest entry and trim to `window`, atomically (APPEND_SCRIPT);
+        returns the window as Redis holds it now, most recent first (`recall` after the append).
 
         The push is idempotent: a retry after a lost reply sees its own entry at the head and does not
         push it twice (which would silently shrink the window by one turn).
@@ -116,22 +128,14 @@ class WorkingMemory:
         _check_window(window)
         entry = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
         args = [entry, window, self.ttl_s or 0]
-        self._retry("append", lambda: self._append(keys=[self.key(session_id)], args=args))
+        key = self.key(session_id)
+        return _decode(key, self._retry("append", lambda: self._append(keys=[key], args=args)))
 
     def recall(self, session_id: str, window: int) -> list[dict[str, Any]]:
         """At most `window` payloads, most recent first."""
         _check_window(window)
         key = self.key(session_id)
-        raw = self._retry("recall", lambda: self.client.lrange(key, 0, window - 1))
-        out: list[dict[str, Any]] = []
-        for position, item in enumerate(raw):  # type: ignore[union-attr]
-            try:
-                out.append(json.loads(item))
-            except ValueError as exc:
-                raise MemoryServiceError(
-                    f"working memory key {key!r} entry {position} is not JSON: {exc}"
-                ) from exc
-        return out
+        return _decode(key, self._retry("recall", lambda: self.client.lrange(key, 0, window - 1)))
 
     def clear(self, session_id: str) -> None:
         key = self.key(session_id)
