@@ -16,7 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from memsql_assets.lib.errors import MemsqlError
-from memsql_assets.lib.paths import REPO_ROOT, benchmark_dir, memsql_home, source_db_path
+from memsql_assets.lib.paths import (
+    REPO_ROOT,
+    benchmark_dir,
+    embeddings_cache_dir,
+    memsql_home,
+    source_db_path,
+)
 from memsql_assets.lib.vocabulary import REFERENCE_MODELS, REPORT_SOURCES
 
 # After a run that loaded torch, Chroma, dbt and Dagster, the interpreter's final garbage collections
@@ -679,7 +685,8 @@ def _trajectory_coverage(args: argparse.Namespace) -> int:
     from memsql_assets.lib.trajectories.store import store_coverage
 
     home = memsql_home()
-    report = store_coverage(chroma_client(home), read_turns(benchmark_dir(home)))
+    turns = read_turns(benchmark_dir(home))
+    report = store_coverage(chroma_client(home), turns, embeddings_store=embeddings_cache_dir(home))
     if args.json:
         print(json.dumps(report, indent=2))
     else:

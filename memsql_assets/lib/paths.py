@@ -30,6 +30,11 @@ def dagster_home(home: Path) -> Path:
     return home / "dagster_home"
 
 
+def embeddings_cache_dir(home: Path) -> Path:
+    """Vectors of embedded text batches (lib/memory/embeddings.py: embed_texts)."""
+    return home / "cache" / "embeddings"
+
+
 def sql_cache_path(home: Path) -> Path:
     """The persistent results of the benchmark's own SQL (lib/sql/result_cache.py)."""
     return home / "cache" / "sql_results.sqlite"

@@ -8,7 +8,7 @@ here (no inference, no Chroma client, no Redis): those start threads, and thread
 import memsql_assets.lib.harness.evaluate  # noqa: F401
 from memsql_assets.lib.memory.embeddings import embedding_function
 
-embedding_function()
+embedding_function().load()  # the weights too: the forked runs may embed
 
 # tqdm (the libraries' progress bars) creates a multiprocessing lock on first use; made here
 # once, rather than in every forked run, where each SIGKILL would leak its semaphore.

@@ -15,6 +15,7 @@ from memsql_assets.lib.harness.results import comparable_rows
 from memsql_assets.lib.memory.chroma import chroma_client
 from memsql_assets.lib.memory.semantic import SEMANTIC_COLLECTION, SEMANTIC_HINTS, seed_semantic_memory
 from memsql_assets.lib.models.registry import load_registry
+from memsql_assets.lib.paths import embeddings_cache_dir
 from memsql_assets.lib.scale_out import check_shared_home, scale_out_enabled
 from memsql_assets.lib.sources.config import SOURCE_NAMES
 from memsql_assets.lib.trajectories.lookup import trajectory_lookup
@@ -29,7 +30,10 @@ from memsql_assets.lib.vocabulary import MUST_SCORE_100
     f"ChromaDB namespace ({SEMANTIC_COLLECTION}); condition D retrieves the top-1 hint of the turn's source.",
 )
 def semantic_memory(memsql: MemsqlSettings, evaluation: EvaluationSettings) -> dg.MaterializeResult:
-    count = seed_semantic_memory(chroma_client(memsql.home_path, evaluation.chroma_url or None))
+    home = memsql.home_path
+    count = seed_semantic_memory(
+        chroma_client(home, evaluation.chroma_url or None), embeddings_store=embeddings_cache_dir(home)
+    )
     table = "| id | hint |\n| --- | --- |\n" + "".join(f"| {h.id} | {h.text} |\n" for h in SEMANTIC_HINTS)
     return dg.MaterializeResult(
         metadata={"hints": count, "collection": SEMANTIC_COLLECTION, "seed": dg.MetadataValue.md(table)},

@@ -14,7 +14,6 @@ from dagster_dbt import (
     DbtProject,
     dbt_assets,
 )
-
 from packaging import version
 
 from memsql_assets.defs.resources import MemsqlSettings

@@ -11,7 +11,7 @@ from memsql_assets.lib.benchmark.store import read_turns
 from memsql_assets.lib.code_versions import TRAJECTORY_CODE, code_version, digest
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.memory.chroma import chroma_client
-from memsql_assets.lib.paths import benchmark_dir, source_db_path
+from memsql_assets.lib.paths import benchmark_dir, embeddings_cache_dir, source_db_path
 from memsql_assets.lib.sources.config import SOURCE_NAMES
 from memsql_assets.lib.trajectories.phases import classifier_accuracy
 from memsql_assets.lib.trajectories.store import (
@@ -127,6 +127,7 @@ def trajectory_store(memsql: MemsqlSettings, trajectories: TrajectorySettings):
             if trajectories.explorer == "llm"
             else None
         ),
+        embeddings_store=embeddings_cache_dir(memsql.home_path),
     )
     composites_path = _dir(memsql) / "composite_tools.json"
     write_text_atomic(
@@ -182,7 +183,10 @@ def trajectory_store(memsql: MemsqlSettings, trajectories: TrajectorySettings):
     ">= 70 % per source); mean table Jaccard and mean similarity per source.",
 )
 def trajectory_coverage(memsql: MemsqlSettings) -> dg.MaterializeResult:
-    report = store_coverage(chroma_client(memsql.home_path), read_turns(benchmark_dir(memsql.home_path)))
+    home = memsql.home_path
+    report = store_coverage(
+        chroma_client(home), read_turns(benchmark_dir(home)), embeddings_store=embeddings_cache_dir(home)
+    )
     store = json.loads((_dir(memsql) / "json" / REPORT_FILE).read_text(encoding="utf-8"))
     report["store"] = {k: store[k] for k in ("trajectories", "documents", "build_seconds", "total_budget")}
     path = _dir(memsql) / "coverage.json"

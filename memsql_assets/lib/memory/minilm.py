@@ -12,6 +12,7 @@ batch), so that every vector is identical: tests/memory/test_minilm.py compares 
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,17 +28,32 @@ class MiniLM:
     """The encoder of a sentence-transformers BERT model directory (config, safetensors, tokenizer)."""
 
     def __init__(self, path: Path):
-        from safetensors.torch import load_file
-        from tokenizers import Tokenizer
-
+        self.path = path
         config = json.loads((path / "config.json").read_text(encoding="utf-8"))
         self.heads = int(config["num_attention_heads"])
         self.layers = int(config["num_hidden_layers"])
         self.eps = float(config["layer_norm_eps"])
-        self.w = {k.removeprefix("bert."): v for k, v in load_file(str(path / "model.safetensors")).items()}
-        self.tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
-        self.tokenizer.enable_truncation(MAX_TOKENS)
-        self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+
+    # The weights (and torch, through safetensors) load on the first text embedded: a process whose
+    # vectors all come from the embedding cache never pays for them.
+    @functools.cached_property
+    def w(self) -> dict[str, Any]:
+        from safetensors.torch import load_file
+
+        return {k.removeprefix("bert."): v for k, v in load_file(str(self.path / "model.safetensors")).items()}
+
+    @functools.cached_property
+    def tokenizer(self) -> Any:
+        from tokenizers import Tokenizer
+
+        tokenizer = Tokenizer.from_file(str(self.path / "tokenizer.json"))
+        tokenizer.enable_truncation(MAX_TOKENS)
+        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        return tokenizer
+
+    def load(self) -> None:
+        """Load the weights and tokenizer now (a fork server's parent, before its children embed)."""
+        self.w, self.tokenizer  # noqa: B018 - cached on first access
 
     def encode(self, texts: Sequence[str]) -> list[np.ndarray]:
         """One L2-normalised float32 vector per text, in the order given."""

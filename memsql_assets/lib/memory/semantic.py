@@ -16,9 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from memsql_assets.lib.memory.chroma import open_collection
+from memsql_assets.lib.memory.embeddings import embed_texts
 from memsql_assets.lib.memory.errors import MemoryServiceError
 
 SEMANTIC_COLLECTION = "memsql-semantic-v1"
@@ -48,8 +50,11 @@ SEMANTIC_HINTS: tuple[Hint, ...] = (
 )
 
 
-def seed_semantic_memory(client: Any, name: str = SEMANTIC_COLLECTION) -> int:
-    """Upsert the six hints (idempotent) and drop anything else in the namespace; returns the count."""
+def seed_semantic_memory(
+    client: Any, name: str = SEMANTIC_COLLECTION, embeddings_store: Path | None = None
+) -> int:
+    """Upsert the six hints (idempotent) and drop anything else in the namespace; returns the count.
+    `embeddings_store`: embed_texts' folder for the hints' vectors."""
     collection = open_collection(client, name)
     wanted = {hint.id for hint in SEMANTIC_HINTS}
     stale = [i for i in collection.get(include=[])["ids"] if i not in wanted]
@@ -58,6 +63,7 @@ def seed_semantic_memory(client: Any, name: str = SEMANTIC_COLLECTION) -> int:
     collection.upsert(
         ids=[hint.id for hint in SEMANTIC_HINTS],
         documents=[hint.text for hint in SEMANTIC_HINTS],
+        embeddings=embed_texts([hint.text for hint in SEMANTIC_HINTS], embeddings_store),
         metadatas=[{"source": hint.source, "index": hint.index} for hint in SEMANTIC_HINTS],
     )
     return int(collection.count())

@@ -34,7 +34,7 @@ from typing import Any
 from memsql_assets.lib.atomic import write_text_atomic
 from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.memory.chroma import open_collection, recreate_collection
-from memsql_assets.lib.memory.embeddings import embedding_function
+from memsql_assets.lib.memory.embeddings import EmbeddingCache, embed_texts
 from memsql_assets.lib.sources.sqlite_db import open_readonly
 from memsql_assets.lib.trajectories.composites import (
     CompositeTool,
@@ -212,8 +212,10 @@ def build_trajectory_store(
     questions: QuestionPlan | None = None,
     explorer_kind: str = "deterministic",
     propose: Propose | None = None,
+    embeddings_store: Path | None = None,
 ) -> StoreReport:
-    """Build (replace) the store. Pass `questions` when the synthetic_questions asset made them."""
+    """Build (replace) the store. Pass `questions` when the synthetic_questions asset made them;
+    `embeddings_store`: embed_texts' folder for the questions' vectors."""
     if json_dir is None:
         raise ValueError("json_dir is required: the store keeps a human-readable JSON copy per question")
     started = time.monotonic()
@@ -227,7 +229,7 @@ def build_trajectory_store(
             make_explorer(explorer_kind, seed=seed, composites=composites, propose=propose),
         )
     by_id = {q.id: q for qs in plan.questions.values() for q in qs}
-    documents = _write_chroma(chroma_client, collection, traces, by_id)
+    documents = _write_chroma(chroma_client, collection, traces, by_id, embeddings_store)
     _write_json(Path(json_dir), traces, by_id)
     rules = default_rules()
     phase_distribution = dict.fromkeys(PHASES, 0)
@@ -257,12 +259,16 @@ def build_trajectory_store(
 
 
 def _write_chroma(
-    client: Any, collection: str, traces: Sequence[Trace], by_id: Mapping[str, SyntheticQuestion]
+    client: Any,
+    collection: str,
+    traces: Sequence[Trace],
+    by_id: Mapping[str, SyntheticQuestion],
+    embeddings_store: Path | None = None,
 ) -> int:
     col = recreate_collection(client, collection)
     if not traces:
         return 0
-    vectors = embedding_function()([t.question for t in traces])
+    vectors = embed_texts([t.question for t in traces], embeddings_store)
     ids: list[str] = []
     embeddings: list[Any] = []
     docs: list[str] = []
@@ -363,14 +369,20 @@ def _where_full(db: str) -> dict[str, Any]:
 
 
 def nearest(
-    chroma_client: Any, db: str, questions: Sequence[str], collection: str = DEFAULT_COLLECTION
+    chroma_client: Any,
+    db: str,
+    questions: Sequence[str],
+    collection: str = DEFAULT_COLLECTION,
+    embeddings: Sequence[list[float]] | None = None,
 ) -> list[Retrieved | None]:
-    """The top-1 trajectory of `db` for each question, in one batched query (None: `db` has none)."""
+    """The top-1 trajectory of `db` for each question (by its vector, when `embeddings` gives them),
+    in one batched query (None: `db` has none)."""
     if not questions:
         return []
     col = open_collection(chroma_client, collection, create=False)
+    by = {"query_embeddings": list(embeddings)} if embeddings is not None else {"query_texts": list(questions)}
     res = col.query(
-        query_texts=list(questions),
+        **by,
         n_results=1,
         where=_where_full(db),
         include=["documents", "metadatas", "distances"],
@@ -458,13 +470,21 @@ def retrieve(
 
 
 def store_coverage(
-    chroma_client: Any, turns: Iterable[Mapping[str, Any]], collection: str = DEFAULT_COLLECTION
+    chroma_client: Any,
+    turns: Iterable[Mapping[str, Any]],
+    collection: str = DEFAULT_COLLECTION,
+    embeddings_store: Path | None = None,
 ) -> dict[str, Any]:
-    """coverage.coverage_report of this store over the benchmark's distinct questions (per database)."""
+    """coverage.coverage_report of this store over the benchmark's distinct questions (per database),
+    each asked with the vector condition E retrieves with: the partitions' batch of every question
+    (embed_texts; `embeddings_store` is its folder on disk)."""
+    turns = list(turns)
     by_db = [{**t, "source": SOURCE_BY_PREFIX.get(str(t.get("source")), t.get("source"))} for t in turns]
+    embed = EmbeddingCache(store=embeddings_store)
+    embed.warm([str(t.get("question")) for t in turns])
 
     def near(db: str, questions: Sequence[str]) -> list[tuple[str, float, str] | None]:
-        hits = nearest(chroma_client, db, questions, collection)
+        hits = nearest(chroma_client, db, questions, collection, [embed(q) for q in questions])
         return [(h.question_id, h.similarity, h.final_sql) if h else None for h in hits]
 
     return coverage_report(match_all(distinct_questions(by_db), near))
