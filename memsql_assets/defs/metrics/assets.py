@@ -88,9 +88,10 @@ class ProjectDbtCliResource(DbtCliResource):
     def _cli_version(self) -> version.Version:
         return version.parse(importlib.metadata.version("dbt-core"))
 
-    def _initialize_dbt_core_adapter(self, args: Any) -> None:
+    def _initialize_dbt_core_adapter(self, args: Any) -> Any:
         return None
 
 
 def dbt_resource() -> DbtCliResource:
-    return ProjectDbtCliResource(project_dir=dbt_project, dbt_executable=dbt_executable())
+    # DbtCliResource's own __init__ takes the DbtProject; mypy's pydantic view of a subclass sees the str field.
+    return ProjectDbtCliResource(project_dir=dbt_project, dbt_executable=dbt_executable())  # type: ignore[arg-type]

@@ -380,7 +380,9 @@ def nearest(
     if not questions:
         return []
     col = open_collection(chroma_client, collection, create=False)
-    by = {"query_embeddings": list(embeddings)} if embeddings is not None else {"query_texts": list(questions)}
+    by: dict[str, Any] = (
+        {"query_embeddings": list(embeddings)} if embeddings is not None else {"query_texts": list(questions)}
+    )
     res = col.query(
         **by,
         n_results=1,
