@@ -5,12 +5,19 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 
 import pytest
 
 from memsql_assets.lib.sources.sqlite_db import open_readonly
 from memsql_assets.lib.sql.execute import QueryResult
-from memsql_assets.lib.sql.result_cache import MAX_CACHED_ROWS, ResultCache, cacheable, run_cached
+from memsql_assets.lib.sql.result_cache import (
+    MAX_CACHED_ROWS,
+    DiskResults,
+    ResultCache,
+    cacheable,
+    run_cached,
+)
 
 Q = "SELECT COUNT(*) FROM t"
 
@@ -152,3 +159,24 @@ def test_two_processes_write_one_store(tmp_path):
         pool.map(_write_many, [(path, store, 0), (path, store, 100)])
     memo = ResultCache().for_database(path, store=store)
     assert all(memo.get(f"SELECT {i}").rows == [(i,)] for i in range(300))
+
+
+def _open_at(args):
+    store, go = args
+    while not go.exists():  # every process opens the new store at the same moment
+        time.sleep(0.001)
+    DiskResults(store).put("a.sqlite", "sha", 1, "SELECT 1", QueryResult(rows=[(1,)], columns=["x"]))
+
+
+def test_processes_creating_the_store_at_once_all_open_it(tmp_path):
+    # Switching a new file to WAL fails at once with "database is locked" while another process
+    # creates it (SQLite does not wait there): each opener retries instead of failing.
+    import multiprocessing
+
+    with multiprocessing.get_context("spawn").Pool(6) as pool:
+        for i in range(10):
+            store, go = tmp_path / f"{i}.sqlite", tmp_path / f"go{i}"
+            opened = pool.map_async(_open_at, [(store, go)] * 6)
+            time.sleep(0.05)
+            go.touch()
+            opened.get(timeout=60)

@@ -26,6 +26,7 @@ import json
 import re
 import sqlite3
 import threading
+import time
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Protocol
@@ -86,6 +87,20 @@ def _decode(text: str) -> QueryResult:
     return QueryResult(rows=rows, columns=d["columns"], error=d["error"], truncated=d["truncated"])
 
 
+def _to_wal(conn: sqlite3.Connection, timeout_s: float = 30.0) -> None:
+    """WAL mode (it persists in the file). Two processes creating the file at once: the switch fails
+    with 'database is locked' at once, SQLite does not wait there, so it is retried for a while."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
+
+
 class DiskResults:
     """The persistent tier: one SQLite file of (database sha256, row cap, SQL) -> result JSON."""
 
@@ -93,7 +108,7 @@ class DiskResults:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._conn = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
-        self._conn.execute("PRAGMA journal_mode=WAL")
+        _to_wal(self._conn)
         self._conn.execute("PRAGMA synchronous=NORMAL")  # a lost tail after an OS crash is re-executed
         self._conn.execute(
             "CREATE TABLE IF NOT EXISTS results (database TEXT, name TEXT, row_cap INTEGER, sql TEXT, "
