@@ -173,7 +173,7 @@ def _sync_models(instance: Any) -> None:
 
 
 def _observe_models(instance: Any) -> None:
-    from memsql_assets.definitions import defs
+    from memsql_assets.defs.without_metrics import defs
     from memsql_assets.defs.jobs import OBSERVE_MODELS_JOB
 
     defs.resolve_job_def(OBSERVE_MODELS_JOB).execute_in_process(instance=instance, run_config=QUIET_RUN_CONFIG)
@@ -326,8 +326,9 @@ def _evaluate(
 ) -> dict[str, Any]:
     """One turn_results partition through Dagster (recorded in the instance); returns its summary.
     `sessions`: a sample run of that many sessions; `epochs`: independent samples of every turn
-    (both validated by the caller; None: the resource's default)."""
-    from memsql_assets.definitions import defs
+    (both validated by the caller; None: the resource's default). The job comes from the definitions
+    without the dbt metrics: importing those would cost each evaluation process ~3 s."""
+    from memsql_assets.defs.without_metrics import defs
     from memsql_assets.defs.evaluation.partitions import model_partitions, partition_key
     from memsql_assets.defs.jobs import EVALUATE_JOB
     from memsql_assets.lib.agent.conditions import get_condition

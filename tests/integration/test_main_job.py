@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import dagster as dg
 import pytest
@@ -43,6 +45,43 @@ def test_definitions_load_with_lineage():
     assert dg.AssetKey("profiles") in sessions_node.parent_keys
     checks = {c.name for c in repo.asset_graph.asset_check_keys}
     assert {"sessions_suite", "turns_suite", "ground_truth_executes", "answers_unambiguous"} <= checks
+
+
+def _steps(job: dg.JobDefinition) -> dict[str, set[tuple[str, str, str]]]:
+    """Each node's (input, upstream node, upstream output), in no particular order (Dagster's isn't fixed)."""
+    snap = job.get_job_snapshot().dep_structure_snapshot
+    return {
+        node.node_name: {
+            (dep.input_name, up.node_name, up.output_name)
+            for dep in node.input_dep_snaps
+            for up in dep.upstream_output_snaps
+        }
+        for node in snap.node_invocation_snaps
+    }
+
+
+def test_evaluation_processes_load_the_lineage_without_dbt():
+    """`memsql eval` and `memsql run`'s workers take their jobs from defs/without_metrics.py, which
+    must not import dagster-dbt (~3 s a process), and the project's definitions are it plus the metrics."""
+    code = (
+        "import sys; from memsql_assets.defs.without_metrics import defs; "
+        "defs.resolve_job_def('evaluate'); print('dagster_dbt' in sys.modules, 'dbt' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]
+
+    from memsql_assets.defs import without_metrics
+
+    lineage = without_metrics.defs.resolve_asset_graph()
+    full = defs.resolve_asset_graph()
+    assert set(lineage.get_all_asset_keys()) < set(full.get_all_asset_keys())
+    extra = {full.get(k).group_name for k in set(full.get_all_asset_keys()) - set(lineage.get_all_asset_keys())}
+    assert extra == {"metrics"}
+    for job in ("evaluate", "memsql_main", "observe_models", "observe_sources"):
+        # The same steps and assets; only the resource list differs (the dbt resource is not there).
+        mine, theirs = without_metrics.defs.resolve_job_def(job), defs.resolve_job_def(job)
+        assert _steps(mine) == _steps(theirs), job
+        assert set(mine.asset_layer.executable_asset_keys) == set(theirs.asset_layer.executable_asset_keys), job
 
 
 def test_main_job_materializes_everything_and_checks_pass(memsql_home):

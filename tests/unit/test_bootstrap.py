@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 from memsql_assets.lib.evaluation.bootstrap import draws, quantile, session_interval
 
 
@@ -29,6 +31,16 @@ def test_draws_are_in_range_and_quantile_interpolates():
     rows = draws(7, replicates=50)
     assert len(rows) == 50 and all(len(r) == 7 and all(0 <= i < 7 for i in r) for r in rows)
     assert quantile([0, 10], 0.25) == 2.5 and quantile(list(range(10)), 0.025) == 0.225
+
+
+def test_draws_follow_the_documented_md5_formula():
+    """Session floor(u(b, i) * S), u = the first 8 hex digits of md5("memsql|b|i") / 2^32: the dbt
+    macro computes the same draws, so the formula is the contract, whatever computes it."""
+    size = 300
+    rows = draws(size)
+    for b, i in [(1, 0), (1, 299), (17, 42), (1000, 123)]:
+        u = int(hashlib.md5(f"memsql|{b}|{i}".encode()).hexdigest()[:8], 16) / 2**32
+        assert rows[b - 1][i] == int(u * size)
 
 
 def test_epochs_are_resampled_inside_each_drawn_session():

@@ -44,12 +44,17 @@ class Interval:
 
 @lru_cache(maxsize=4)
 def _uniforms(replicates: int, size: int) -> np.ndarray:
-    return np.array(
-        [
-            [int(hashlib.md5(f"{SEED}|{b}|{i}".encode()).hexdigest()[:8], 16) / 2**32 for i in range(size)]
-            for b in range(1, replicates + 1)
-        ]
-    )
+    # The first 4 bytes of each digest, big-endian, are its first 8 hex digits; each replicate's hash
+    # state is copied, not recomputed (300,000 digests per summary: 0.6 -> 0.2 s).
+    suffixes = [str(i).encode() for i in range(size)]
+    heads = []
+    for b in range(1, replicates + 1):
+        prefix = hashlib.md5(f"{SEED}|{b}|".encode())
+        for suffix in suffixes:
+            digest = prefix.copy()
+            digest.update(suffix)
+            heads.append(digest.digest()[:4])
+    return np.frombuffer(b"".join(heads), dtype=">u4").reshape(replicates, size) / 2**32
 
 
 @lru_cache(maxsize=2)
