@@ -173,8 +173,8 @@ def _sync_models(instance: Any) -> None:
 
 
 def _observe_models(instance: Any) -> None:
-    from memsql_assets.defs.without_metrics import defs
     from memsql_assets.defs.jobs import OBSERVE_MODELS_JOB
+    from memsql_assets.defs.without_metrics import defs
 
     defs.resolve_job_def(OBSERVE_MODELS_JOB).execute_in_process(instance=instance, run_config=QUIET_RUN_CONFIG)
 
@@ -328,9 +328,9 @@ def _evaluate(
     `sessions`: a sample run of that many sessions; `epochs`: independent samples of every turn
     (both validated by the caller; None: the resource's default). The job comes from the definitions
     without the dbt metrics: importing those would cost each evaluation process ~3 s."""
-    from memsql_assets.defs.without_metrics import defs
     from memsql_assets.defs.evaluation.partitions import model_partitions, partition_key
     from memsql_assets.defs.jobs import EVALUATE_JOB
+    from memsql_assets.defs.without_metrics import defs
     from memsql_assets.lib.agent.conditions import get_condition
     from memsql_assets.lib.harness.results import SUMMARY_FILE, partition_dir
     from memsql_assets.lib.models.registry import load_registry
