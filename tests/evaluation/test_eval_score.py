@@ -212,6 +212,21 @@ def test_contaminated_when_result_equals_a_supplying_sessions_ground_truth(conn)
     assert not cls(conn, GT, provenance={"T-2-001": GT}).contaminated
 
 
+def test_provenance_is_computed_only_for_a_wrong_answer_that_ran(conn):
+    """The runner passes a function (its first call reads the benchmark's sessions file)."""
+    asked = []
+
+    def provenance():
+        asked.append(1)
+        return {"T-2-009": FALLBACK}
+
+    assert not cls(conn, GT, provenance=provenance).contaminated  # correct: never asked
+    assert not cls(conn, "SELECT nope FROM nowhere", provenance=provenance).contaminated  # did not run
+    assert asked == []
+    s = cls(conn, FALLBACK, turn(fallback_sql=None), provenance=provenance)
+    assert s.contaminated and s.contamination_source == "T-2-009" and asked == [1]
+
+
 def test_equals_other_answer_rules():
     assert equals_other_answer(False, [(1, "a")], [("a", 1)]) is False  # column order counts
     assert equals_other_answer(False, [(1, "a")], [(1, "a")]) is True

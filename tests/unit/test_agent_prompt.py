@@ -196,3 +196,6 @@ def test_a_session_reads_working_memory_once_then_from_each_append_reply():
     assert working.recalls == 3 + 1  # the first turn's read, and the three checks above
     asyncio.run(agent.assemble(turns[0]))  # the session redone from its first turn: read again
     assert working.recalls == 5
+    working.lists.clear()
+    agent.cleared(TURN["session_id"], 1)  # the runner emptied the session's memory: nothing to read
+    assert asyncio.run(agent.assemble(turns[0])).working == [] and working.recalls == 5

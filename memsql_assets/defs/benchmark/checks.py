@@ -1,6 +1,9 @@
 """Blocking data-quality checks on the benchmark: GX suites and ground-truth execution."""
 
+from __future__ import annotations
+
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import dagster as dg
 
@@ -10,9 +13,10 @@ from memsql_assets.lib.benchmark.answer_check import check_answers
 from memsql_assets.lib.benchmark.gt_check import check_ground_truth
 from memsql_assets.lib.benchmark.store import read_turns
 from memsql_assets.lib.paths import benchmark_dir, source_db_path, sql_cache_path
-from memsql_assets.lib.quality.frames import sessions_frame, turns_frame
-from memsql_assets.lib.quality.gx_suites import SuiteReport, validate
 from memsql_assets.lib.sources.config import SOURCE_NAMES
+
+if TYPE_CHECKING:  # the suites need pandas (~0.4 s): imported where they run, not by every evaluation process
+    from memsql_assets.lib.quality.gx_suites import SuiteReport
 
 
 def _db_paths(home: Path) -> dict[str, Path]:
@@ -39,6 +43,9 @@ def _suite_result(report: SuiteReport) -> dg.AssetCheckResult:
     "300 sessions, tier/source distributions, id format and uniqueness, the ten-turn split.",
 )
 def sessions_suite(memsql: MemsqlSettings) -> dg.AssetCheckResult:
+    from memsql_assets.lib.quality.frames import sessions_frame
+    from memsql_assets.lib.quality.gx_suites import validate
+
     turns = read_turns(benchmark_dir(memsql.home_path))
     return _suite_result(validate(sessions_frame(turns), "benchmark_sessions", "session_id"))
 
@@ -50,6 +57,9 @@ def sessions_suite(memsql: MemsqlSettings) -> dg.AssetCheckResult:
     "1,400 turns, 1,100 memory-critical, turn 1 never critical, referenced keys bound earlier.",
 )
 def turns_suite(memsql: MemsqlSettings) -> dg.AssetCheckResult:
+    from memsql_assets.lib.quality.frames import turns_frame
+    from memsql_assets.lib.quality.gx_suites import validate
+
     turns = read_turns(benchmark_dir(memsql.home_path))
     return _suite_result(validate(turns_frame(turns), "benchmark_turns", "turn_id"))
 

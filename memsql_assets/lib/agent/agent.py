@@ -138,6 +138,10 @@ class Agent:
             episodic=episodic,
         )
 
+    def cleared(self, session_id: str, first_turn: int) -> None:
+        """The session's working memory was just emptied: its `first_turn` recalls nothing (no round trip)."""
+        self._appended[session_id] = (first_turn - 1, [])
+
     def persist(self, turn: Mapping[str, Any], generated_sql: str | None, result_summary: str) -> None:
         """Write the turn's payload to the stores this condition uses (semantic memory is read-only).
         Blocking (Redis): the runner calls it in the worker thread that scored the turn."""

@@ -20,7 +20,7 @@ recorded in `gt_error`, which the gold check reports.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -74,9 +74,10 @@ def score_turn(
     gt_cache: ResultMemo | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     row_cap: int = DEFAULT_ROW_CAP,
-    provenance: Mapping[str, str] | None = None,
+    provenance: Mapping[str, str] | Callable[[], Mapping[str, str]] | None = None,
 ) -> TurnScore:
-    """`provenance`: {other session that supplied a resolved key: this turn's SQL with its profile}."""
+    """`provenance`: {other session that supplied a resolved key: this turn's SQL with its profile},
+    or a function that returns it, called only for a turn whose SQL ran and was not correct."""
     gt_sql = turn.get("gt_sql")
     if not isinstance(gt_sql, str) or not gt_sql.strip():
         raise TurnInputError(turn, "gt_sql", f"expected non-empty SQL text, got {gt_sql!r}")
@@ -115,7 +116,8 @@ def score_turn(
     fallback_match = bool(failed_but_ran and fallback_sql and matches(fallback_sql))
     contamination_source = None
     if failed_but_ran:
-        contamination_source = next((s for s, sql in (provenance or {}).items() if matches(sql)), None)
+        others = provenance() if callable(provenance) else provenance
+        contamination_source = next((s for s, sql in (others or {}).items() if matches(sql)), None)
 
     error_class = classify(extraction, generated, ex_strict)
     return TurnScore(

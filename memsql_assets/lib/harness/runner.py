@@ -31,6 +31,7 @@ after the fix re-asks those turns; the request store never replays them.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import queue
 import shutil
@@ -180,7 +181,8 @@ class PartitionRunner:
         use and opening a connection (its pragmas) would otherwise stall every session's loop. The
         turn's memory writes follow in the same thread: each hand-off costs milliseconds under load."""
         source = turn["source"]
-        provenance = self._other_profile_sql.for_turn(turn, supplying)
+        # Needed only when the SQL ran and missed (the first call reads the benchmark's sessions file).
+        provenance = functools.partial(self._other_profile_sql.for_turn, turn, supplying)
         with self._pool(source).connection() as conn:
             score = score_turn(
                 turn, raw, conn, self._results[source], self.timeout_s, self.row_cap, provenance
@@ -288,7 +290,10 @@ class PartitionRunner:
             return memory.identity()  # type: ignore[union-attr]
 
         while True:
-            identity = await asyncio.to_thread(fresh_start) if memory is not None else None
+            identity = None
+            if memory is not None:
+                identity = await asyncio.to_thread(fresh_start)
+                self.agent.cleared(sid, ordered[0]["turn_index"])
             rows = []
             for turn in ordered:
                 rows.append(await self._run_turn(turn, sent))
