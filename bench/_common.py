@@ -3,11 +3,8 @@
 Not a test module. A bench home is built like tests/conftest.py `small_home`: the three embedded
 sources, a subset of the 300 sessions (every k-th, so all sources and tiers are present), the
 seeded semantic memory and, when asked, the trajectory store with the default settings (condition
-E). Homes are cached under $MEMSQL_BENCH_CACHE (default: `.memsql-bench/` in the repository) and
-keyed by their content, so a second benchmark run does not rebuild them; delete the folder to start
-over. The homes each run works on are made under it too (`scratch()`), not in /tmp: a home lives on
-the repository's file system (`.memsql/`), and this machine's /tmp creates a file ~10x slower
-(1.4 ms against 0.1 ms, which the harness would count as its own cost on every request record).
+E). Homes are cached under $MEMSQL_BENCH_CACHE (default: /tmp/memsql-bench-cache) and keyed by
+their content, so a second benchmark run does not rebuild them; delete the folder to start over.
 """
 
 from __future__ import annotations
@@ -33,14 +30,7 @@ CACHE_ENV = "MEMSQL_BENCH_CACHE"
 
 
 def cache_root() -> Path:
-    return Path(os.environ.get(CACHE_ENV) or REPO / ".memsql-bench")
-
-
-def scratch() -> Path:
-    """Where a benchmark makes its temporary homes (tempfile's `dir`)."""
-    path = cache_root() / "scratch"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return Path(os.environ.get(CACHE_ENV) or "/tmp/memsql-bench-cache")
 
 
 # ---------------------------------------------------------------- bench homes

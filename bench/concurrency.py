@@ -220,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     others = [p for p in litellm.custom_provider_map if p.get("provider") != PROVIDER]
     litellm.custom_provider_map = [*others, {"provider": PROVIDER, "custom_handler": handler}]
     results = []
-    with tempfile.TemporaryDirectory(prefix="memsql-bench-conc-", dir=c.scratch()) as tmp:
+    with tempfile.TemporaryDirectory(prefix="memsql-bench-conc-") as tmp:
         work = Path(tmp)
         reg = work / "models.yaml"
         reg.write_text(registry_yaml(args.levels, args.latency))

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from _common import REPO, bench_home, load_now, machine, median, scratch, table, write_json
+from _common import REPO, bench_home, load_now, machine, median, table, write_json
 
 from memsql_assets.lib.harness.evaluate import evaluate_partition
 from memsql_assets.lib.harness.results import RESULT_FILE, partition_dir
@@ -116,7 +116,7 @@ def main() -> None:
         text=True,
         check=True,
     ).stdout
-    with tempfile.TemporaryDirectory(prefix="memsql-bench-dbt-", dir=scratch()) as tmp:
+    with tempfile.TemporaryDirectory(prefix="memsql-bench-dbt-") as tmp:
         work = Path(tmp)
         grid_home = work / "grid"
         shutil.copytree(base, grid_home, ignore=shutil.ignore_patterns("redis", "requests", "results"))

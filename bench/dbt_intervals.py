@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
-from _common import REPO, bench_home, load_now, machine, median, scratch, table, write_json
+from _common import REPO, bench_home, load_now, machine, median, table, write_json
 from dbt_fact_table import MODELS, dbt, grid
 
 from memsql_assets.lib.harness.results import RESULT_FILE, partition_dir
@@ -49,7 +49,7 @@ def main() -> None:
     args = parser.parse_args()
     info = machine()
     base = bench_home(every=1)
-    with tempfile.TemporaryDirectory(prefix="memsql-bench-ci-", dir=scratch()) as tmp:
+    with tempfile.TemporaryDirectory(prefix="memsql-bench-ci-") as tmp:
         work = Path(tmp)
         grid_home = work / "grid"
         shutil.copytree(base, grid_home, ignore=shutil.ignore_patterns("redis", "requests", "results"))

@@ -171,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default="e2e")
     args = ap.parse_args(argv)
     info = c.machine()
-    home = args.home or Path(tempfile.mkdtemp(prefix="memsql-bench-e2e-", dir=c.scratch()))
+    home = args.home or Path(tempfile.mkdtemp(prefix="memsql-bench-e2e-"))
     if home.exists() and any(home.iterdir()) and "cold" in args.passes:
         raise SystemExit(f"{home} is not empty: a cold pass needs a fresh data directory")
     home.mkdir(parents=True, exist_ok=True)

@@ -460,7 +460,7 @@ def main(argv: list[str] | None = None) -> int:
     info = c.machine()
     base = c.bench_home(every=args.every, trajectories=True)
     turns = read_turns(benchmark_dir(base))
-    with tempfile.TemporaryDirectory(prefix="memsql-bench-harness-", dir=c.scratch()) as tmp:
+    with tempfile.TemporaryDirectory(prefix="memsql-bench-harness-") as tmp:
         work = Path(tmp)
         reg_path = work / "models.yaml"
         reg_path.write_text(REGISTRY_YAML)

@@ -154,7 +154,7 @@ def main() -> int:
     source = c.bench_home(every=args.every)
     turns = len(read_turns(benchmark_dir(source))) * len(CELLS)
     rows, results = [], {}
-    with tempfile.TemporaryDirectory(prefix="memsql-bench-scale-out-", dir=c.scratch()) as tmp:
+    with tempfile.TemporaryDirectory(prefix="memsql-bench-scale-out-") as tmp:
         for latency in (0, args.latency_ms):
             root = Path(tmp) / f"latency{latency}"
             models = models_file(Path(tmp) / f"models-{latency}.yaml", latency)

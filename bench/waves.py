@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     check_ground_truth(turns, {s: source_db_path(base, s) for s in SOURCE_NAMES}, sql_cache_path(base))
     target = ideals(turns, args.latency_ms / 1000, args.concurrency)
     runs = []
-    with tempfile.TemporaryDirectory(prefix="memsql-bench-waves-", dir=c.scratch()) as tmp:
+    with tempfile.TemporaryDirectory(prefix="memsql-bench-waves-") as tmp:
         work = Path(tmp)
         models = work / "models.yaml"
         models.write_text(registry_yaml(args.latency_ms, args.concurrency), encoding="utf-8")
