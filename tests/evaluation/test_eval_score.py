@@ -20,6 +20,7 @@ from memsql_assets.lib.evaluation.score import (
 from memsql_assets.lib.evaluation.taxonomy import ERROR_CLASSES, ErrorClass, classify, is_syntax_error
 from memsql_assets.lib.sources.sqlite_db import open_readonly
 from memsql_assets.lib.sql.execute import QueryResult
+from memsql_assets.lib.sql.result_cache import NotCached
 
 GT = "SELECT year, ROUND(SUM(amount), 2) AS total FROM sales WHERE region = 'North' GROUP BY year"
 FALLBACK = "SELECT year, ROUND(SUM(amount), 2) AS total FROM sales WHERE region = 'South' GROUP BY year"
@@ -225,6 +226,17 @@ def test_provenance_is_computed_only_for_a_wrong_answer_that_ran(conn):
     assert asked == []
     s = cls(conn, FALLBACK, turn(fallback_sql=None), provenance=provenance)
     assert s.contaminated and s.contamination_source == "T-2-009" and asked == [1]
+
+
+def test_scoring_from_cached_results_only_equals_scoring_with_execution(conn):
+    cache: dict = {}
+    with pytest.raises(NotCached):  # the ground truth has not run yet
+        score_turn(turn(), GT, conn, cache, execute=False)
+    for raw in (GT, FALLBACK, "SELECT nope FROM nowhere", "no sql here"):
+        full = score_turn(turn(), raw, conn, cache)
+        assert score_turn(turn(), raw, conn, cache, execute=False) == full
+    with pytest.raises(NotCached):  # new SQL of the model: it must run
+        score_turn(turn(), "SELECT 1", conn, cache, execute=False)
 
 
 def test_equals_other_answer_rules():

@@ -14,6 +14,7 @@ from memsql_assets.lib.sql.execute import QueryResult
 from memsql_assets.lib.sql.result_cache import (
     MAX_CACHED_ROWS,
     DiskResults,
+    NotCached,
     ResultCache,
     cacheable,
     run_cached,
@@ -41,6 +42,18 @@ def test_same_file_same_sql_runs_once(tmp_path):
     assert run_cached(conn, Q, memo).rows == [(3,)]
     assert run_cached(conn, Q, cache.for_database(path)).rows == [(3,)]
     assert (cache.hits, cache.misses) == (1, 1)
+
+
+def test_without_execute_only_cached_results_answer(tmp_path):
+    """What the runner scores on its event loop: a miss (or SQL never cached) raises, runs nothing."""
+    path = _db(tmp_path / "a.sqlite", 3)
+    memo, conn = ResultCache().for_database(path), open_readonly(path)
+    with pytest.raises(NotCached):
+        run_cached(conn, Q, memo, execute=False)
+    assert run_cached(conn, Q, memo).rows == [(3,)]
+    assert run_cached(conn, Q + ";", memo, execute=False).rows == [(3,)]
+    with pytest.raises(NotCached):
+        run_cached(conn, "SELECT random()", memo, execute=False)
 
 
 def test_a_rebuilt_file_is_another_database(tmp_path):

@@ -73,6 +73,11 @@ class OtherProfileSQL:
             sessions[r["session_id"]] = r
         return sessions
 
+    @property
+    def loaded(self) -> bool:
+        """Whether the sessions file has been read (the first `sql` or `for_turn` reads it)."""
+        return self._sessions is not None
+
     def _session(self, session_id: str) -> Mapping[str, Any]:
         with self._lock:
             if self._sessions is None:

@@ -75,9 +75,11 @@ def score_turn(
     timeout_s: float = DEFAULT_TIMEOUT_S,
     row_cap: int = DEFAULT_ROW_CAP,
     provenance: Mapping[str, str] | Callable[[], Mapping[str, str]] | None = None,
+    execute: bool = True,
 ) -> TurnScore:
     """`provenance`: {other session that supplied a resolved key: this turn's SQL with its profile},
-    or a function that returns it, called only for a turn whose SQL ran and was not correct."""
+    or a function that returns it, called only for a turn whose SQL ran and was not correct.
+    `execute=False`: score from cached results only; any other query raises NotCached."""
     gt_sql = turn.get("gt_sql")
     if not isinstance(gt_sql, str) or not gt_sql.strip():
         raise TurnInputError(turn, "gt_sql", f"expected non-empty SQL text, got {gt_sql!r}")
@@ -88,7 +90,7 @@ def score_turn(
         raise TurnInputError(turn, "raw_output", f"expected text or None, got {type(raw_output).__name__}")
 
     def cached(sql: str) -> QueryResult:
-        return run_cached(conn, sql, gt_cache, timeout_s, row_cap)
+        return run_cached(conn, sql, gt_cache, timeout_s, row_cap, execute)
 
     gt = cached(gt_sql)
     gt_error = gt.error

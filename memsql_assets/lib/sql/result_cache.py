@@ -201,6 +201,10 @@ class ResultCache:
             self.hits = self.misses = 0
 
 
+class NotCached(Exception):  # noqa: N818 - a signal, not an error: the caller moves the work to a thread
+    """`run_cached(..., execute=False)` met SQL whose result is not cached."""
+
+
 class ResultMemo(Protocol):
     """What run_cached needs of a cache: a plain dict of SQL text -> QueryResult will do."""
 
@@ -235,17 +239,22 @@ def run_cached(
     memo: ResultMemo | None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     row_cap: int = DEFAULT_ROW_CAP,
+    execute: bool = True,
 ) -> QueryResult:
     """`run_query`, answered from `memo` when the same SQL (up to surrounding blanks and semicolons)
-    already ran on the same file.
+    already ran on the same file. `execute=False`: never run SQL; raise NotCached instead.
 
     `memo` must belong to `conn`'s database (and, for a DatabaseResults, to the same row cap).
     """
     if memo is None or not cacheable(sql):
+        if not execute:
+            raise NotCached(sql)
         return run_query(conn, sql, timeout_s, row_cap)
     key = bare_sql(sql)
     result = memo.get(key)
     if result is None:
+        if not execute:
+            raise NotCached(sql)
         result = run_query(conn, sql, timeout_s, row_cap)
         small = result.rows is None or len(result.rows) <= MAX_CACHED_ROWS
         if small and not (result.error or "").startswith(LOAD_DEPENDENT_ERRORS):
