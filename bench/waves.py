@@ -11,9 +11,10 @@ benchmark's checks put them there): the done-when's `memsql eval --condition C` 
     run_s        the runner's run alone (sessions, waves, commits), partition setup excluded
     partition_s  evaluate_partition end to end (services, embeddings warm-up, run, publish)
 
-against three ideals: `ideal` = 1,400 × 0.2 s / 16 (the issue's: every slot busy all the time),
-`wave_ideal` = Σ over waves of the wave's longest session × 0.2 s (the best any wave schedule can do:
-a wave ends with its longest session), and `sequential` = 1,400 × 0.2 s (W = 1, the paper's order).
+against three figures: `ideal` = 1,400 × 0.2 s / 16 (the issue's: every slot busy all the time),
+`schedule` = the runner's schedule if everything but the model calls took no time (each source's
+waves one after another, the sources side by side: `scheduled_s`), and `sequential` = 1,400 × 0.2 s
+(W = 1, one session at a time: the paper's order).
 
     .venv/bin/python bench/waves.py [--rounds 3] [--latency-ms 200] [--concurrency 16] [--every 1] [--cold-sql-cache]
 """
@@ -21,6 +22,8 @@ a wave ends with its longest session), and `sequential` = 1,400 × 0.2 s (W = 1,
 from __future__ import annotations
 
 import argparse
+import heapq
+import itertools
 import sys
 import tempfile
 import time
@@ -56,12 +59,47 @@ models:
 """
 
 
+def scheduled_s(chains: dict[str, list[list[int]]], slots: int, latency_s: float) -> float:
+    """The wall of the runner's schedule if all but the model calls took no time: each source's waves
+    (sessions' turn counts) one after another, a freed slot to the chain with the most turns ahead on
+    its critical path, within a chain the longest session first."""
+    ready: list[tuple[int, int, str, int]] = []  # (-urgency, arrival, source, session's turns)
+    pending = {src: list(waves) for src, waves in chains.items()}
+    left: dict[str, int] = {}
+    arrivals = itertools.count()
+
+    def release(src: str) -> None:
+        if pending[src]:
+            urgency = sum(max(wave) for wave in pending[src])
+            wave = sorted(pending[src].pop(0), reverse=True)
+            left[src] = len(wave)
+            for n in wave:
+                heapq.heappush(ready, (-urgency, next(arrivals), src, n))
+
+    for src in chains:
+        release(src)
+    running: list[tuple[float, str]] = []  # (ends at, source)
+    now = 0.0
+    while ready or running:
+        while ready and len(running) < slots:
+            _, _, src, n = heapq.heappop(ready)
+            heapq.heappush(running, (now + n * latency_s, src))
+        now, src = heapq.heappop(running)
+        left[src] -= 1
+        if not left[src]:
+            release(src)
+    return now
+
+
 def ideals(turns: list[dict[str, Any]], latency_s: float, size: int) -> dict[str, float]:
     lengths = Counter(t["session_id"] for t in turns)
-    waves = runner_mod.waves(sorted(lengths), size)
+    source = {t["session_id"]: t["source"] for t in turns}
+    chains = runner_mod.waves(sorted(lengths), size, source)
     return {
         "ideal_s": round(len(turns) * latency_s / size, 3),
-        "wave_ideal_s": round(sum(max(lengths[s] for s in wave) for wave in waves) * latency_s, 3),
+        "schedule_s": round(
+            scheduled_s({src: [[lengths[s] for s in w] for w in ws] for src, ws in chains.items()}, size, latency_s), 3
+        ),
         "sequential_s": round(len(turns) * latency_s, 3),
     }
 
@@ -131,19 +169,19 @@ def main(argv: list[str] | None = None) -> int:
         "median_partition_s": round(partition_s, 3),
         "run_over_ideal": round(run_s / target["ideal_s"], 3),
         "partition_over_ideal": round(partition_s / target["ideal_s"], 3),
-        "run_over_wave_ideal": round(run_s / target["wave_ideal_s"], 3),
+        "run_over_schedule": round(run_s / target["schedule_s"], 3),
         "target": "partition wall <= 1.5x ideal",
         "met": partition_s <= 1.5 * target["ideal_s"],
     }
     print(
         c.table(
-            ["turns", "W", "ideal s", "wave ideal s", "sequential s", "run s", "partition s", "÷ ideal", "≤ 1.5×"],
+            ["turns", "W", "ideal s", "schedule s", "sequential s", "run s", "partition s", "÷ ideal", "≤ 1.5×"],
             [
                 [
                     runs[0]["turns"],
                     runs[0]["wave_size"],
                     target["ideal_s"],
-                    target["wave_ideal_s"],
+                    target["schedule_s"],
                     target["sequential_s"],
                     summary["median_run_s"],
                     summary["median_partition_s"],

@@ -90,40 +90,44 @@ SLOW = "recall-probe-200ms"
 RUNNER = """
 import sys
 from pathlib import Path
-from memsql_assets.defs.evaluation.resources import EvaluationSettings
 from memsql_assets.lib.harness.evaluate import evaluate_partition
-from memsql_assets.lib.models.registry import load_registry
-evaluate_partition(Path(sys.argv[1]), sys.argv[2], sys.argv[3])
+from memsql_assets.lib.harness.settings import EvalSettings
+evaluate_partition(Path(sys.argv[1]), sys.argv[2], sys.argv[3], settings=EvalSettings(wave_size=int(sys.argv[4])))
 """
 
 
-def _wave_of(rows, size):
-    order = sorted({r["session_id"] for r in rows})
-    return {sid: i // size for i, sid in enumerate(order)}
+def _waves(rows, size):
+    """Each session's wave: (its source, the wave's position in that source's chain)."""
+    from memsql_assets.lib.harness.runner import waves
+
+    source = {r["session_id"]: r["source"] for r in rows}
+    chains = waves(sorted(source), size, source)
+    return {sid: (src, k) for src, chain in chains.items() for k, wave in enumerate(chain) for sid in wave}
 
 
 def test_sessions_never_see_their_own_wave_and_w1_is_sequential(small_home):
     from memsql_assets.lib.harness.settings import EvalSettings
 
-    w16 = evaluate_partition(small_home, "recall-probe", "C", settings=EvalSettings(wave_size=16))
+    w4 = evaluate_partition(small_home, "recall-probe", "C", settings=EvalSettings(wave_size=4))
     w1 = evaluate_partition(small_home, "recall-probe", "C", settings=EvalSettings(wave_size=1))
-    assert (w16.summary["wave_size"], w1.summary["wave_size"]) == (16, 1)
-    wave = _wave_of(w16.rows, 16)
+    assert (w4.summary["wave_size"], w1.summary["wave_size"]) == (4, 1)
+    wave = _waves(w4.rows, 4)
     seen = [
         (r["session_id"], other)
-        for r in w16.rows
+        for r in w4.rows
         for other in json.loads(r["retrieved_sessions"]) + json.loads(r["supplying_sessions"])
     ]
-    assert seen, "episodic retrieval must be exercised"
-    assert all(other == sid or wave[other] < wave[sid] for sid, other in seen)
-    # W = 1: every session sees every earlier one, its wave-of-16 mates included.
+    assert any(other != sid for sid, other in seen), "episodic retrieval across sessions must be exercised"
+    # Another session only of the same source, from an earlier wave of its chain.
+    assert all(other == sid or (wave[other][0] == wave[sid][0] and wave[other][1] < wave[sid][1]) for sid, other in seen)
+    # W = 1: every session sees every earlier one, its wave-of-4 mates included.
     order = sorted(wave)
     seen_1 = [
         (r["session_id"], other) for r in w1.rows for other in json.loads(r["retrieved_sessions"])
     ]
     assert all(order.index(other) <= order.index(sid) for sid, other in seen_1)
     assert any(other != sid and wave[other] == wave[sid] for sid, other in seen_1)
-    assert comparable_rows(w1.rows) != comparable_rows(w16.rows)  # W is part of the experiment
+    assert comparable_rows(w1.rows) != comparable_rows(w4.rows)  # W is part of the experiment
     assert evaluate_partition(small_home, "gold", "A").summary["wave_size"] is None  # no shared memory
 
 
@@ -144,10 +148,12 @@ def test_a_wave_size_below_one_is_a_clear_error(small_home, monkeypatch):
 
 
 def test_resume_after_kill_9_gives_the_clean_runs_rows(small_home, tmp_path):
-    """C at 200 ms and W = 16 (two waves over the 30 sessions): killed in the second wave, the
-    resumed run keeps the first wave and ends with exactly the rows of an uninterrupted W = 16 run."""
+    """C at 200 ms, 16 in flight, W = 4 (each source's 10 sessions in waves of 4, 4, 2): killed once
+    a wave is checkpointed, the resumed run keeps exactly the whole waves (and only those whose earlier
+    waves are whole) and ends with the rows of an uninterrupted W = 4 run."""
     import shutil
 
+    from memsql_assets.lib.harness.settings import EvalSettings
     from memsql_assets.lib.models.registry import load_registry
 
     models = tmp_path / "models.yaml"
@@ -157,23 +163,28 @@ def test_resume_after_kill_9_gives_the_clean_runs_rows(small_home, tmp_path):
     shutil.copytree(small_home, home, ignore=shutil.ignore_patterns("results", "requests", "redis"))
     progress = progress_dir(home, SLOW, "C")  # epoch 1's checkpoints
     proc = subprocess.Popen(
-        [sys.executable, "-c", RUNNER, str(home), SLOW, "C"],
+        [sys.executable, "-c", RUNNER, str(home), SLOW, "C", "4"],
         start_new_session=True,
         env={**os.environ, "MEMSQL_MODELS_FILE": str(models)},
     )
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and len(list(progress.glob("*-*.json"))) < 16:
+    while time.monotonic() < deadline and len(list(progress.glob("*-*.json"))) < 10:
         time.sleep(0.05)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
-    done_before = len(list(progress.glob("*-*.json")))
-    assert 16 <= done_before < 30, "the kill must land in the second wave"
+    checkpointed = {p.stem for p in progress.glob("*-*.json")}
+    assert 10 <= len(checkpointed) < 30, "the kill must land after a wave and before the last"
     assert not (partition_dir(home, SLOW, "C") / RESULT_FILE).exists(), "no partial file is published"
 
-    resumed = evaluate_partition(home, SLOW, "C", registry=registry)
-    assert resumed.summary["resumed_sessions"] == 16, "only whole waves count as done"
-    assert resumed.summary["wave_size"] == 16
-    clean = evaluate_partition(small_home, SLOW, "C", registry=registry)
+    w4 = EvalSettings(wave_size=4)
+    resumed = evaluate_partition(home, SLOW, "C", registry=registry, settings=w4)
+    wave = _waves(resumed.rows, 4)
+    whole = [  # the session's wave and every earlier one of its source are wholly checkpointed
+        s for s in wave if all(o in checkpointed for o in wave if wave[o][0] == wave[s][0] and wave[o][1] <= wave[s][1])
+    ]
+    assert resumed.summary["resumed_sessions"] == len(whole) >= 4, "only whole waves count as done"
+    assert resumed.summary["wave_size"] == 4
+    clean = evaluate_partition(small_home, SLOW, "C", registry=registry, settings=w4)
     diffs = [
         (a["session_id"], a["turn_index"], k, a[k], b[k])
         for a, b in zip(comparable_rows(resumed.rows), comparable_rows(clean.rows), strict=True)

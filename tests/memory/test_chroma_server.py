@@ -86,7 +86,7 @@ def test_episodic_and_semantic_over_http(chroma_server: str, tmp_path: Path) -> 
     memory.add(apple)
     memory.add(loans)
     memory.add(apple)
-    memory.publish()
+    memory.publish(["SEC-2-001", "BIRD-2-001"])
     assert memory.count() == 2
     assert memory.query("Apple revenue in 2024", k=1)[0]["state_updates"] == {"ticker": "AAPL"}
     assert [h["session_id"] for h in memory.query("Apple revenue", k=3, source="BIRD")] == ["BIRD-2-001"]

@@ -59,7 +59,7 @@ def episodic(chroma) -> EpisodicMemory:
     memory.reset()
     for p in (APPLE, LOANS, NW_SALES, MSFT):
         memory.add(p)
-    memory.publish()  # their wave has finished: every session sees them
+    memory.publish([p["session_id"] for p in (APPLE, LOANS, NW_SALES, MSFT)])  # their wave has finished
     return memory
 
 
@@ -105,10 +105,15 @@ def test_a_session_sees_its_own_turns_and_earlier_waves_never_a_wave_mate(episod
     assert {h["session_id"] for h in episodic.query(question, k=10)} == {"SEC-2-001", "SEC-2-002", "BIRD-2-001", "NW-2-001"}
     episodic.forget_session("SEC-2-004")  # a redone session starts from a clean slate
     assert "SEC-2-004" not in [h["session_id"] for h in episodic.query(question, k=10, session_id="SEC-2-004")]
-    episodic.publish()  # the wave ends: the next wave sees both of its sessions' turns
+    other = turn("NW-2-009", 1, "Total sales for Around the Horn in 1998?", "SELECT 'other chain'", customer="AROUT")
+    episodic.add(other)  # a session of another source's wave, still running
+    episodic.publish(["SEC-2-003", "SEC-2-004"])  # the wave ends: the next wave sees both of its sessions' turns
     later = {h["session_id"] for h in episodic.query(question, k=10, session_id="SEC-2-005")}
     assert {"SEC-2-003", "SEC-2-001"} <= later and "SEC-2-004" not in later
-    assert episodic.count() == 6
+    assert "NW-2-009" not in {h["session_id"] for h in episodic.query(other["question"], k=10, session_id="NW-2-010")}
+    episodic.publish(["NW-2-009"])
+    assert "NW-2-009" in {h["session_id"] for h in episodic.query(other["question"], k=10, session_id="NW-2-010")}
+    assert episodic.count() == 7
 
 
 def test_upsert_is_idempotent_and_reset_empties(episodic: EpisodicMemory, chroma) -> None:

@@ -16,11 +16,16 @@ from memsql_assets.lib.harness.runner import PartitionRunner, waves
 from memsql_assets.lib.harness.settings import resolve_wave_size
 
 
-def test_waves_are_consecutive_sessions_in_order():
-    order = [f"S-{i:02d}" for i in range(7)]
-    assert waves(order, 3) == [["S-00", "S-01", "S-02"], ["S-03", "S-04", "S-05"], ["S-06"]]
-    assert waves(order, 1) == [[s] for s in order]  # W = 1: the paper's strictly sequential order
-    assert waves(order, 16) == [order]
+def test_waves_are_consecutive_sessions_of_one_source_in_order():
+    order = [f"BIRD-{i:02d}" for i in range(7)] + ["NW-00", "NW-01"]
+    source = {s: s.split("-")[0] for s in order}
+    assert waves(order, 3, source) == {
+        "BIRD": [["BIRD-00", "BIRD-01", "BIRD-02"], ["BIRD-03", "BIRD-04", "BIRD-05"], ["BIRD-06"]],
+        "NW": [["NW-00", "NW-01"]],  # not with BIRD-06: retrieval never crosses sources
+    }
+    # W = 1: the paper's strictly sequential order (within a source, all that retrieval can see).
+    assert waves(order, 1, source) == {"BIRD": [[s] for s in order[:7]], "NW": [["NW-00"], ["NW-01"]]}
+    assert waves(order, 16, source) == {"BIRD": [order[:7]], "NW": [order[7:]]}
 
 
 def test_wave_size_defaults_to_the_concurrency_and_below_one_is_an_error():
@@ -69,10 +74,15 @@ class _Recording(PartitionRunner):
         pass
 
 
-def _recording(home, lengths: dict[str, int]) -> tuple[_Recording, list[dict]]:
+def _recording(home, lengths: dict[str, int], wave_size: int | None = None) -> tuple[_Recording, list[dict]]:
     agent = SimpleNamespace(condition=get_condition("C"))
-    runner = _Recording("m", agent, None, home, {}, "v1", concurrency=16, wave_size=len(lengths))  # type: ignore[arg-type]
-    turns = [{"session_id": s, "turn_index": i} for s, n in lengths.items() for i in range(1, n + 1)]
+    size = wave_size or len(lengths)
+    runner = _Recording("m", agent, None, home, {}, "v1", concurrency=16, wave_size=size)  # type: ignore[arg-type]
+    turns = [
+        {"session_id": s, "source": s.split("-")[0], "turn_index": i}
+        for s, n in lengths.items()
+        for i in range(1, n + 1)
+    ]
     return runner, turns
 
 
@@ -94,3 +104,12 @@ def test_a_session_failing_before_its_first_request_stops_the_wave_from_starting
     with pytest.raises(RuntimeError, match="S-2 failed before its first request"):
         asyncio.run(runner.run(turns))
     assert [sid for sid, index in runner.started if index == 1] == ["S-1", "S-2"]  # S-0 never started
+
+
+def test_each_sources_waves_run_beside_the_others_and_after_their_own(tmp_path):
+    """W = 1: a source's sessions run one after another, while another source's fill the free slots."""
+    runner, turns = _recording(tmp_path, {"BIRD-0": 4, "BIRD-1": 1, "NW-0": 1, "NW-1": 1}, wave_size=1)
+    asyncio.run(runner.run(turns))
+    at = {turn: i for i, turn in enumerate(runner.started)}
+    assert at[("BIRD-1", 1)] > at[("BIRD-0", 4)]  # the next wave of its source: after the whole wave
+    assert at[("NW-1", 1)] < at[("BIRD-0", 4)]  # another source's next wave did not wait for BIRD's

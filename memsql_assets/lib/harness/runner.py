@@ -6,16 +6,18 @@ sessions; the interrupted session is redone from its first turn, and its model c
 from the request store, so the resumed run ends with exactly the rows of an uninterrupted one.
 
 Conditions without cross-session state (A, B, B_wm5, E) run sessions concurrently, bounded by the
-model's concurrency. Conditions with episodic memory (C, D) run sessions in waves of W consecutive
-sessions (session order; W defaults to the model's concurrency): the sessions of a wave run
-concurrently, each sees its own earlier turns and every turn of earlier waves, never a wave-mate's
-(episodic.py), so rows are a pure function of W. W = 1 is the paper's strictly sequential order
-(session i sees exactly sessions 1..i-1). A wave's sessions start one after another, longest first,
-each once the one before has sent its first request, so that their turns do not fall into lock-step
-(only timing: what each sees is fixed by the waves). Memory is stored, and then checkpoints written,
-once COMMIT_EVERY_SESSIONS sessions have finished since the last commit, while the next wave's
-first requests are out; a killed run redoes the sessions since, and only whole waves count as done
-(a wave's checkpoints are written one by one), so a resume redoes a wave it finds half-checkpointed.
+model's concurrency. Conditions with episodic memory (C, D) run each source's sessions in waves of W
+consecutive sessions of that source (session order; W defaults to the model's concurrency): the
+sessions of a wave run concurrently, each sees its own earlier turns and every turn of its source's
+earlier waves, never a wave-mate's (episodic.py), so rows are a pure function of W. Retrieval never
+crosses sources, so the three sources' chains of waves run side by side: while one waits for its
+wave's longest session, the others fill the free slots. W = 1 is the paper's strictly sequential
+order (session i sees exactly the earlier sessions of its source, all retrieval can reach). A wave's
+sessions start one after another, longest first, each once the one before has sent its first request,
+so that their turns do not fall into lock-step (only timing: what each sees is fixed by the waves).
+Memory is stored, and then checkpoints written, once COMMIT_EVERY_SESSIONS sessions' waves have
+finished since the last commit; a killed run redoes the sessions since, and a wave counts as done only
+if it and every earlier wave of its source were wholly checkpointed (checkpoints are written one by one).
 Checkpoints of another W are void.
 
 One runner runs one epoch (one independent sample of every turn): its checkpoints live under
@@ -53,6 +55,7 @@ from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.evaluation.contamination import OtherProfileSQL
 from memsql_assets.lib.evaluation.score import TurnScore, score_turn
 from memsql_assets.lib.evaluation.taxonomy import ErrorClass
+from memsql_assets.lib.harness.priority_gate import PriorityGate
 from memsql_assets.lib.harness.results import (
     SCHEMA_VERSION,
     partition_dir,
@@ -122,9 +125,13 @@ class ConnectionPool:
             self._free.put(conn)
 
 
-def waves(order: Sequence[str], size: int) -> list[list[str]]:
-    """Consecutive sessions of `order`, `size` per wave (the last may be shorter)."""
-    return [list(order[i : i + size]) for i in range(0, len(order), size)]
+def waves(order: Sequence[str], size: int, source: Mapping[str, str]) -> dict[str, list[list[str]]]:
+    """Per source, its sessions of `order` in consecutive waves of `size` (the last may be shorter).
+    Episodic retrieval never crosses sources, so each source's waves form a chain of their own."""
+    chains: dict[str, list[str]] = defaultdict(list)
+    for sid in order:
+        chains[source[sid]].append(sid)
+    return {src: [sids[i : i + size] for i in range(0, len(sids), size)] for src, sids in chains.items()}
 
 
 class PartitionStopped(MemsqlError):
@@ -231,9 +238,16 @@ class PartitionRunner:
             sessions[t["session_id"]].append(t)
         order = sorted(sessions)
         done = self._prepare_progress()
-        plan = waves(order, self.wave_size) if self.condition.cross_session else [order]
-        if self.condition.cross_session:  # only whole waves are done: a half-checkpointed one is redone
-            done = {s: done[s] for wave in plan if all(s in done for s in wave) for s in wave}
+        cross = self.condition.cross_session
+        chains = waves(order, self.wave_size, {s: sessions[s][0]["source"] for s in order}) if cross else {"": [order]}
+        if cross:  # a wave is done only if it and every earlier wave of its chain were wholly checkpointed
+            whole = {}
+            for chain in chains.values():
+                for wave in chain:
+                    if not all(s in done for s in wave):
+                        break
+                    whole.update({s: done[s] for s in wave})
+            done = whole
         stats = RunStats(total_turns=len(turns), epoch=self.epoch)
         stats.resumed_sessions = sum(1 for s in order if s in done)
         for sid in order:
@@ -246,58 +260,61 @@ class PartitionRunner:
         # (CPU count + 4 threads) would queue them behind one another at high concurrency.
         workers = max(1, self.concurrency) + 4
         asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(workers, "memsql-turn"))
-        gate = asyncio.Semaphore(max(1, self.concurrency))
+        gate = PriorityGate(max(1, self.concurrency))
 
-        async def one(sid: str, after: asyncio.Event | None, sent: asyncio.Event) -> None:
+        async def one(sid: str, after: asyncio.Event | None, sent: asyncio.Event, urgency: int) -> None:
             if after is not None:
                 await after.wait()  # never set by a session that failed first: the wave stops starting
-            async with gate:
+            async with gate.slot(-urgency):
                 done[sid] = await self._run_session(sessions[sid], stats, sent)
-                if not self.condition.cross_session:
+                if not cross:
                     await self._commit([(sid, done[sid])])
             sent.set()
 
-        async def launch(wave: list[str]) -> asyncio.Future[list[None]]:
-            """Start the wave's sessions, longest first, each once the one before has sent its first
-            request; returns when all have (or one failed). Started together, a wave's sessions move
-            in lock-step: their model calls end together, and each then waits for all of them to do
-            their turn's work. Staggered by that work, they don't."""
+        async def run_wave(wave: list[str], urgency: int) -> None:
+            """The wave's sessions, longest first, each started once the one before has sent its first
+            request. Started together, a wave's sessions move in lock-step: their model calls end
+            together, and each then waits for all of them to do their turn's work. Staggered, they don't."""
             tasks, after = [], None
             for sid in sorted(wave, key=lambda s: -len(sessions[s])):
                 sent = asyncio.Event()
-                tasks.append(asyncio.create_task(one(sid, after, sent)))
+                tasks.append(asyncio.create_task(one(sid, after, sent, urgency)))
                 after = sent
-            running = asyncio.gather(*tasks)
-            started = asyncio.create_task(after.wait())  # type: ignore[union-attr]
-            await asyncio.wait([running, started], return_when=asyncio.FIRST_COMPLETED)
-            started.cancel()
-            return running
+            await asyncio.gather(*tasks)
 
-        todo = [[s for s in wave if s not in done] for wave in plan]
-        todo = [wave for wave in todo if wave]
         batch: list[str] = []  # cross-session: finished, not yet committed
-        ready: list[str] = []  # cross-session: to commit once the next wave has started
-        # A commit runs while the next wave's sessions wait for their first answers (that wave reads
-        # memory in process, not from Chroma); commits stay in order, and the run ends after the last.
-        committing: asyncio.Task[None] | None = None
-        for wave in todo:
-            running = await launch(wave)
-            if ready:
-                if committing is not None:
-                    await committing
-                committing = asyncio.create_task(self._commit([(s, done[s]) for s in ready]))
-                ready = []
-            await running
-            if self.condition.cross_session:
-                if self.memory is not None:
-                    self.memory.end_wave()
-                batch += wave
-                if len(batch) >= COMMIT_EVERY_SESSIONS:
-                    ready, batch = batch, []
-        if committing is not None:
-            await committing
-        if ready or batch:
-            await self._commit([(s, done[s]) for s in ready + batch])
+        committed: asyncio.Task[None] | None = None  # the latest commit; each waits for the one before
+
+        async def commit_after(previous: asyncio.Task[None] | None, finished: list[str]) -> None:
+            if previous is not None:
+                await previous
+            await self._commit([(s, done[s]) for s in finished])
+
+        async def run_chain(chain: list[list[str]]) -> None:
+            """One source's waves, one after another; the other sources' chains fill the free slots
+            while this one waits for its wave's longest session."""
+            nonlocal batch, committed
+            chain = [todo for wave in chain if (todo := [s for s in wave if s not in done])]
+            # Turns still ahead on the chain's critical path (each wave ends with its longest
+            # session): the chain with the most gets a freed slot first.
+            ahead = [max(len(sessions[s]) for s in wave) for wave in chain]
+            for i, wave in enumerate(chain):
+                await run_wave(wave, sum(ahead[i:]))
+                if cross:
+                    if self.memory is not None:
+                        self.memory.end_wave(wave)
+                    batch += wave
+                    if len(batch) >= COMMIT_EVERY_SESSIONS:
+                        committed = asyncio.create_task(commit_after(committed, batch))
+                        batch = []
+
+        try:
+            await asyncio.gather(*(run_chain(chain) for chain in chains.values()))
+        finally:
+            if committed is not None:  # commits stay in order, and the run ends after the last
+                await committed
+        if batch:
+            await self._commit([(s, done[s]) for s in batch])
         rows = [r for sid in order for r in done[sid]]
         return rows, stats
 

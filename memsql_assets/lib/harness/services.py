@@ -56,7 +56,7 @@ class PartitionMemory(Protocol):
         """Drop one session's entries (before it is (re)run; after it, for per-session memory)."""
         ...
 
-    def end_wave(self) -> None:
+    def end_wave(self, sessions: Sequence[str]) -> None:
         """A wave of sessions has finished: their memory becomes visible to every later session."""
         ...
 
@@ -101,9 +101,9 @@ class ConditionMemory:
         if self.episodic is not None:
             self.episodic.forget_session(session_id)
 
-    def end_wave(self) -> None:
+    def end_wave(self, sessions: Sequence[str]) -> None:
         if self.episodic is not None:
-            self.episodic.publish()
+            self.episodic.publish(sessions)
 
     def commit(self) -> None:
         if self.episodic is not None:

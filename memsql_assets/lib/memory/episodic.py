@@ -3,7 +3,7 @@
 One collection per condition-run (model × condition × benchmark version), shared by all sessions of
 that run. The agent adds each turn as it finishes (SPEC §2). What a session may see is decided by
 waves (DESIGN decision 6): a turn is visible at once to its own session, and to every other session
-only after `publish`, which the runner calls when the turn's wave of sessions has finished. So a
+only after `publish`, which the runner calls for a wave's sessions when the wave has finished. So a
 session sees its own earlier turns and every turn of earlier waves, never a wave-mate's, whatever
 the timing of concurrent sessions; waves of one session (W = 1) keep "session i sees sessions
 1..i-1". A resumed run calls `forget_session` before redoing an interrupted session;
@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -96,15 +97,15 @@ class EpisodicMemory:
     def count(self) -> int:
         return len(self._entries) + sum(len(turns) for turns in self._staged.values())
 
-    def publish(self) -> None:
-        """Make every turn added so far visible to every session (the runner: a wave has finished)."""
+    def publish(self, sessions: Iterable[str]) -> None:
+        """Make these sessions' turns visible to every session (the runner: their wave has finished;
+        other sessions' turns stay staged: waves of other sources are still running)."""
         with self._lock:
-            if not self._staged:
-                return
-            for turns in self._staged.values():
-                self._entries.update(turns)
-            self._staged = {}
-            self._index.clear()
+            for session_id in sessions:
+                turns = self._staged.pop(session_id, None)
+                if turns:
+                    self._entries.update(turns)
+                    self._index.clear()
 
     def forget_session(self, session_id: str) -> None:
         """Drop one session's turns: a resumed run redoes an interrupted session from a clean slate.
