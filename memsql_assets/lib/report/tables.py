@@ -218,7 +218,7 @@ def episodic_hit_rate_table(m: Marts) -> Table:
             ("hit rate %", "hit_rate_pct", fmt.pct),
             ("retrieved another session %", "retrieved_other_session_pct", fmt.pct),
         ],
-        "C and D run sessions in waves of W: a session never sees a session of its own wave, so a larger W "
+        "C and D run each source's sessions in waves of W: a session never sees a session of its own wave, so a larger W "
         "may find fewer of the values a turn needs. W = 1 is the paper's strictly sequential order "
         "(MEMSQL_WAVE_SIZE=1) (agg_episodic_hit_rate).",
     )
