@@ -49,8 +49,14 @@ def test_checkpoints_of_another_wave_size_are_void_for_cross_session_conditions(
     assert marker.exists(), "same W: the checkpoints stand"
     _runner(tmp_path, condition, 16)._prepare_progress()
     assert marker.exists() is kept
-    meta = json.loads((progress_dir(tmp_path, "m", condition) / "_meta.json").read_text())
+    meta_path = progress_dir(tmp_path, "m", condition) / "_meta.json"
+    meta = json.loads(meta_path.read_text())
     assert meta.get("wave_size") == (None if kept else 16)
+    # Checkpoints written before waves were cut per source (same W, no `waves` in the meta).
+    meta_path.write_text(json.dumps({k: v for k, v in meta.items() if k != "waves"}))
+    marker.write_text("a checkpoint of waves of consecutive sessions across sources")
+    _runner(tmp_path, condition, 16)._prepare_progress()
+    assert marker.exists() is kept
 
 
 class _Recording(PartitionRunner):

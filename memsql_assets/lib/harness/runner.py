@@ -18,7 +18,7 @@ so that their turns do not fall into lock-step (only timing: what each sees is f
 Memory is stored, and then checkpoints written, once COMMIT_EVERY_SESSIONS sessions' waves have
 finished since the last commit; a killed run redoes the sessions since, and a wave counts as done only
 if it and every earlier wave of its source were wholly checkpointed (checkpoints are written one by one).
-Checkpoints of another W are void.
+Checkpoints of another W, or of waves cut another way (WAVES), are void.
 
 One runner runs one epoch (one independent sample of every turn): its checkpoints live under
 `_progress/epoch=<n>/` and its rows carry the epoch, so each epoch resumes on its own.
@@ -78,6 +78,8 @@ Progress = Callable[["RunStats"], None]
 # ~20 ms whatever its size); a run killed in between redoes at most these sessions, from the request store.
 COMMIT_EVERY_SESSIONS = 10
 STOP_AFTER_FAILURES = 5
+# How C and D cut sessions into waves (recorded with the checkpoints: a resume never mixes two ways).
+WAVES = "consecutive sessions of one source"
 
 
 @dataclass
@@ -222,10 +224,10 @@ class PartitionRunner:
 
     def _prepare_progress(self) -> dict[str, list[dict[str, Any]]]:
         meta_path = self.progress_dir / "_meta.json"
-        # Checkpoints of another benchmark version, or (C/D) of another wave size, are void.
-        meta = {"benchmark_version": self.benchmark_version}
+        # Checkpoints of another benchmark version, or (C/D) of other waves, are void.
+        meta: dict[str, Any] = {"benchmark_version": self.benchmark_version}
         if self.condition.cross_session:
-            meta["wave_size"] = self.wave_size
+            meta.update(wave_size=self.wave_size, waves=WAVES)
         if meta_path.exists() and json.loads(meta_path.read_text(encoding="utf-8")) != meta:
             shutil.rmtree(self.progress_dir)
         self.progress_dir.mkdir(parents=True, exist_ok=True)
