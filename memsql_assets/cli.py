@@ -127,7 +127,7 @@ def _run(args: argparse.Namespace) -> int:
             _sync_models(instance)
             why = _partitions_out_of_date(instance, cells, args.force)
             evaluations = _evaluate_out_of_date(instance, cells, why, workers)
-        report = _metrics(instance, args.force) if evaluations else None
+        report = _metrics_in(workers, instance, args.force) if evaluations else None
     summary = _summary(home, main["run_id"], main["success"], main["checks"])
     summary["main_job_skipped"] = main["skipped"]
     summary["main_job_why"] = main["why"]
@@ -157,8 +157,8 @@ def _stdout_to_stderr() -> Iterator[None]:
 
 def _observe_inputs(instance: Any) -> None:
     """Observe the source configurations, so that Dagster sees a changed setting or real file."""
-    from memsql_assets.definitions import defs
     from memsql_assets.defs.jobs import OBSERVE_SOURCES_JOB
+    from memsql_assets.defs.without_metrics import defs
 
     defs.resolve_job_def(OBSERVE_SOURCES_JOB).execute_in_process(instance=instance, run_config=QUIET_RUN_CONFIG)
 
@@ -179,9 +179,7 @@ def _observe_models(instance: Any) -> None:
     defs.resolve_job_def(OBSERVE_MODELS_JOB).execute_in_process(instance=instance, run_config=QUIET_RUN_CONFIG)
 
 
-def _group_keys(groups: tuple[str, ...]) -> list[Any]:
-    from memsql_assets.definitions import defs
-
+def _group_keys(defs: Any, groups: tuple[str, ...]) -> list[Any]:
     graph = defs.resolve_asset_graph()
     return [
         k
@@ -190,11 +188,9 @@ def _group_keys(groups: tuple[str, ...]) -> list[Any]:
     ]
 
 
-def _latest_checks(instance: Any, keys: list[Any]) -> dict[str, bool]:
+def _latest_checks(instance: Any, defs: Any, keys: list[Any]) -> dict[str, bool]:
     """The latest evaluation of every check on `keys`, passed or not (from the instance, run or not now)."""
     from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
-
-    from memsql_assets.definitions import defs
 
     graph = defs.resolve_asset_graph()
     check_keys = [c for c in graph.asset_check_keys if c.asset_key in set(keys)]
@@ -208,11 +204,11 @@ def _latest_checks(instance: Any, keys: list[Any]) -> dict[str, bool]:
 def _main_job(instance: Any, force: bool, on_work: Any = None) -> dict[str, Any]:
     """Materialize the main job's assets that Dagster reports missing or stale (all with --force), run
     after run until none is: a rebuilt asset whose data version changed makes its dependents stale."""
-    from memsql_assets.definitions import defs
     from memsql_assets.defs.jobs import MAIN_GROUPS, MAIN_JOB
     from memsql_assets.defs.planning import out_of_date
+    from memsql_assets.defs.without_metrics import defs
 
-    keys = _group_keys(MAIN_GROUPS)
+    keys = _group_keys(defs, MAIN_GROUPS)
     job = defs.resolve_job_def(MAIN_JOB)
     run_ids: list[str] = []
     why: dict[str, str] = {}
@@ -234,7 +230,7 @@ def _main_job(instance: Any, force: bool, on_work: Any = None) -> dict[str, Any]
     return {
         "run_id": run_ids[-1] if run_ids else None,
         "success": success,
-        "checks": _latest_checks(instance, keys),
+        "checks": _latest_checks(instance, defs, keys),
         "skipped": not run_ids,
         "why": why,
     }
@@ -246,9 +242,9 @@ def _partitions_out_of_date(
     """Why each (model, condition) partition must be evaluated (None: Dagster reports it current)."""
     import dagster as dg
 
-    from memsql_assets.definitions import defs
     from memsql_assets.defs.evaluation.partitions import partition_key
     from memsql_assets.defs.planning import stale_status, why_out_of_date
+    from memsql_assets.defs.without_metrics import defs
 
     if force:
         return dict.fromkeys(cells, "forced")
@@ -370,6 +366,24 @@ def _evaluate(
     return out
 
 
+def _metrics_in(workers: Any, instance: Any, force: bool) -> dict[str, Any]:
+    """`_metrics` in the worker that imported the dbt metrics while the main job ran (a
+    concurrent_runs.Workers), else here."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    if workers.pool is not None:
+        with contextlib.suppress(BrokenProcessPool):  # a worker died: the metrics run here
+            return workers.pool.submit(_metrics_in_worker, force).result()
+    return _metrics(instance, force)
+
+
+def _metrics_in_worker(force: bool) -> dict[str, Any]:
+    from dagster import DagsterInstance
+
+    with DagsterInstance.get() as instance:
+        return _metrics(instance, force)
+
+
 def _metrics(instance: Any, force: bool = False) -> dict[str, Any]:
     """dbt build + the report through Dagster, when Dagster reports any of them missing or stale (a
     turn_results partition with a new data version, a changed dbt model or report code)."""
@@ -380,7 +394,7 @@ def _metrics(instance: Any, force: bool = False) -> dict[str, Any]:
     home = memsql_home()
     report_dir = home / "report"
     summary_file = report_dir / "summary.txt"
-    keys = _group_keys(("metrics",))
+    keys = _group_keys(defs, ("metrics",))
     todo = keys if force else list(out_of_date(instance, defs, keys))
     run_id, success = None, True
     if todo:
@@ -388,7 +402,7 @@ def _metrics(instance: Any, force: bool = False) -> dict[str, Any]:
             instance=instance, raise_on_error=False, run_config=QUIET_RUN_CONFIG
         )
         run_id, success = result.run_id, bool(result.success)
-    checks = _latest_checks(instance, keys)
+    checks = _latest_checks(instance, defs, keys)
     return {
         "success": success,
         "skipped": not todo,

@@ -2,21 +2,36 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
+from memsql_assets.lib.atomic import write_text_atomic
 from memsql_assets.lib.paths import dagster_home
 from memsql_assets.lib.scale_out import scale_out_enabled
 
-DAGSTER_YAML = """\
-# Written by memsql: runs, events and asset history live beside the data they describe.
+HEADER = "# Written by memsql"
+
+
+def dagster_yaml(path: Path) -> str:
+    """The instance memsql writes: Dagster's SQLite storage, its event log keeping its databases open
+    (defs/event_log.py), telemetry off."""
+    return f"""\
+{HEADER}: runs, events and asset history live beside the data they describe.
+# A file without this first line is yours: memsql leaves it as it is.
 telemetry:
   enabled: false
+event_log_storage:
+  module: memsql_assets.defs.event_log
+  class: PooledSqliteEventLogStorage
+  config:
+    base_dir: {json.dumps(str(path / "history" / "runs"))}
 """
 
 
 def ensure_dagster_home(home: Path) -> Path:
-    """Create DAGSTER_HOME under `home` (telemetry off) and point the environment at it."""
+    """Create DAGSTER_HOME under `home` and point the environment at it. memsql's own dagster.yaml is
+    rewritten when it differs (an older version, or a home that moved); anyone else's is kept."""
     if scale_out_enabled():  # the shared instance on PostgreSQL; every service is checked before anything runs
         from memsql_assets.defs.scale_out import ensure_scale_out_home
 
@@ -24,7 +39,9 @@ def ensure_dagster_home(home: Path) -> Path:
     path = dagster_home(home)
     path.mkdir(parents=True, exist_ok=True)
     config = path / "dagster.yaml"
-    if not config.exists():
-        config.write_text(DAGSTER_YAML, encoding="utf-8")
+    wanted = dagster_yaml(path.resolve())
+    current = config.read_text(encoding="utf-8") if config.exists() else None
+    if current is None or (current != wanted and current.startswith(HEADER)):
+        write_text_atomic(config, wanted)
     os.environ["DAGSTER_HOME"] = str(path)
     return path
