@@ -103,7 +103,7 @@ class RequestStore:
         request is made again and the file replaced, which is always safe for a cache."""
         path = self.path_for(key)
         try:
-            record = json.loads(path.read_text(encoding="utf-8"))
+            record = json.loads(path.read_bytes())  # UTF-8 by construction; bytes skip a text layer
         except FileNotFoundError:
             return None
         except (OSError, ValueError) as exc:
