@@ -6,7 +6,7 @@ import json
 
 from model_fakes import FAKE_SECRET
 
-from memsql_assets.lib.models.request_store import RequestStore, request_key, scrub
+from memsql_assets.lib.models.request_store import SHARDS, RequestStore, request_key, scrub
 
 MSGS = [{"role": "system", "content": "You write SQLite."}, {"role": "user", "content": "How many orders?"}]
 
@@ -79,3 +79,15 @@ def test_unreadable_record_is_a_miss(tmp_path):
     assert store.get(key) is None
     store.put(key, {"response": {"text": "ok"}})
     assert json.loads(store.path_for(key).read_text())["response"]["text"] == "ok"
+
+
+def test_make_shards_creates_every_folder_once_and_writes_land_in_them(tmp_path):
+    store = RequestStore(tmp_path / "requests")
+    store.make_shards()
+    assert sorted(p.name for p in store.root.iterdir()) == list(SHARDS)
+    (store.root / "00").rmdir()
+    store.make_shards()  # the set is marked done by its last folder: nothing is checked or made again
+    assert not (store.root / "00").exists()
+    key = "00" + "a" * 62
+    store.put(key, {"response": {"text": "SELECT 1"}})  # a missing folder is still made on demand
+    assert store.get(key)["response"] == {"text": "SELECT 1"}

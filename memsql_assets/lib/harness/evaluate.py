@@ -157,6 +157,7 @@ def evaluate_partition(
             trajectory_factory=trajectory_factory,
             epoch=epoch,
         ) as services:
+            gateway.store.make_shards()  # once the services are up: a run that cannot start writes nothing
             runner = PartitionRunner(
                 model_key=model_key,
                 agent=services.agent,

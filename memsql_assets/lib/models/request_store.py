@@ -30,6 +30,7 @@ from memsql_assets.lib.models.registry import is_secret_name
 log = logging.getLogger(__name__)
 
 REDACTED = "[redacted]"
+SHARDS = tuple(f"{i:02x}" for i in range(256))  # records live under root/<first two hex digits of the key>/
 RECORD_SCHEMA = 2  # 2: the evaluation cell in the key and the record (schema 1 records still read)
 
 
@@ -92,6 +93,15 @@ class RequestStore:
     def add_secret_values(self, values: Iterable[str]) -> None:
         merged = set(self._secrets) | {s for s in values if s and len(s) >= 8}
         self._secrets = sorted(merged, key=len, reverse=True)
+
+    def make_shards(self) -> None:
+        """Create the 256 folders records go into, once per store (a partition's setup calls it): a
+        new folder costs 0.1-1 ms on these machines' disks, which a fresh store's first ~1,500 writes
+        would otherwise pay one by one inside their turns. The last folder made marks the set done."""
+        if (self.root / SHARDS[-1]).is_dir():
+            return
+        for shard in SHARDS:
+            (self.root / shard).mkdir(parents=True, exist_ok=True)
 
     def path_for(self, key: str) -> Path:
         if len(key) != 64 or any(c not in "0123456789abcdef" for c in key):
