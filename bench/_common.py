@@ -17,6 +17,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -168,6 +169,24 @@ def load_now() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
+def disk_write_ms(files: int = 200) -> float:
+    """Median ms to write one request-store-sized record (7 KB, atomically, no fsync) beside the
+    bench homes. This VM's disk moves between ~0.05 and ~1 ms a file within minutes; every figure
+    that writes files per turn moves with it, so the benches record it."""
+    from memsql_assets.lib.atomic import write_text_atomic
+
+    text = "x" * 7000
+    samples = []
+    cache_root().mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=cache_root(), prefix="disk-probe-") as tmp:
+        for i in range(files):
+            path = Path(tmp) / f"{i % 16:02x}" / f"{i}.json"
+            t0 = time.perf_counter()
+            write_text_atomic(path, text, durable=False)
+            samples.append(time.perf_counter() - t0)
+    return round(statistics.median(samples) * 1000, 3)
+
+
 def machine() -> dict[str, Any]:
     cpu = "?"
     try:
@@ -192,6 +211,7 @@ def machine() -> dict[str, Any]:
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "loadavg_at_start": load_now(),
+        "disk_write_ms_at_start": disk_write_ms(),
     }
 
 

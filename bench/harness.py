@@ -26,6 +26,13 @@ the questions, schema text) is reported apart: it is paid once per partition, no
 
     .venv/bin/python bench/harness.py [--rounds 2] [--every 10] [--conditions A B ...] [--profile D]
     .venv/bin/python bench/harness.py --floor-vs REV   # the floor alone: REV's sandbox vs today's
+    .venv/bin/python bench/harness.py --conditions A B B_wm5 --what-if no-store-write in-process-window
+
+`--what-if` prices what the pieces above cannot separate, by removing it in this process (a
+measurement, never a configuration): `no-store-write` skips the request store's file write,
+`in-process-window` keeps working memory in a dict (the same validation and JSON, no Redis round
+trip, no server-identity check); `a+b` removes both. Each condition also runs once per what-if,
+interleaved in every round, and shows as its own row ("B - in-process-window").
 
 `--floor-vs REV` runs no partition: it imports `open_readonly` and `run_query` as of git revision
 REV beside today's and measures the floor of every turn with both, alternating query by query
@@ -39,6 +46,7 @@ import contextlib
 import contextvars
 import functools
 import importlib.util
+import json
 import subprocess
 import sys
 import tempfile
@@ -53,6 +61,7 @@ import litellm
 
 import memsql_assets.lib.agent.agent as agent_mod
 import memsql_assets.lib.harness.runner as runner_mod
+import memsql_assets.lib.harness.services as services_mod
 import memsql_assets.lib.sql.result_cache as result_cache_mod
 import memsql_assets.lib.trajectories.lookup as lookup_mod
 from memsql_assets.lib.agent.agent import Agent
@@ -60,7 +69,7 @@ from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.benchmark.store import read_turns
 from memsql_assets.lib.harness.evaluate import EvalSettings, evaluate_partition
 from memsql_assets.lib.memory.episodic import EpisodicMemory
-from memsql_assets.lib.memory.working import WorkingMemory
+from memsql_assets.lib.memory.working import WorkingMemory, validate_payload
 from memsql_assets.lib.models.gateway import ModelGateway
 from memsql_assets.lib.models.registry import load_registry
 from memsql_assets.lib.models.request_store import RequestStore
@@ -211,6 +220,56 @@ def instrumented(
         yield
     finally:
         for obj, name, old in reversed(patches):
+            setattr(obj, name, old)
+
+
+class InProcessWindow(WorkingMemory):
+    """Working memory without Redis, for `--what-if in-process-window`: the entries are the same
+    JSON, kept in a dict (only this process's one session writes each key)."""
+
+    def __init__(self, client: Any, run_id: str, **_: Any):
+        self.run_id = run_id
+        self._lists: dict[str, list[str]] = {}
+
+    def append(self, session_id: str, payload: dict[str, Any], window: int) -> list[dict[str, Any]]:
+        validate_payload(payload, session_id)
+        entries = self._lists.setdefault(session_id, [])
+        entries.insert(0, json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str))
+        del entries[window:]
+        return [json.loads(e) for e in entries]
+
+    def recall(self, session_id: str, window: int) -> list[dict[str, Any]]:
+        return [json.loads(e) for e in self._lists.get(session_id, [])[:window]]
+
+    def clear(self, session_id: str) -> None:
+        self._lists.pop(session_id, None)
+
+    def clear_run(self) -> int:
+        n = len(self._lists)
+        self._lists.clear()
+        return n
+
+
+WHAT_IFS = ("no-store-write", "in-process-window")
+
+
+@contextlib.contextmanager
+def what_if(names: tuple[str, ...]) -> Iterator[None]:
+    """Remove the named pieces (WHAT_IFS) for one partition run; restored on exit."""
+    saved = [
+        (RequestStore, "put", RequestStore.put),
+        (services_mod, "WorkingMemory", services_mod.WorkingMemory),
+        (services_mod.ConditionMemory, "identity", services_mod.ConditionMemory.identity),
+    ]
+    if "no-store-write" in names:
+        RequestStore.put = lambda self, key, record: self.path_for(key)  # type: ignore[method-assign]
+    if "in-process-window" in names:
+        services_mod.WorkingMemory = InProcessWindow  # type: ignore[misc]
+        services_mod.ConditionMemory.identity = lambda self: "in-process"  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        for obj, name, old in saved:
             setattr(obj, name, old)
 
 
@@ -373,14 +432,16 @@ def floor_vs(rev: str, base: Path, turns: list[dict[str, Any]], work: Path, repe
     return 0
 
 
-def run_condition(base: Path, work: Path, condition: str, registry: Any) -> dict[str, Any]:
+def run_condition(
+    base: Path, work: Path, condition: str, registry: Any, without: tuple[str, ...] = ()
+) -> dict[str, Any]:
     home = c.fresh_copy(base, work / f"home-{condition}")
     turn_log: list[dict[str, Any]] = []
     session_log: list[dict[str, Any]] = []
     commit_log: dict[str, dict[str, float]] = {}
     RESULTS.clear()  # a cold partition: each GT query runs once here (`memsql run` shares them across partitions)
     t0 = time.perf_counter()
-    with instrumented(turn_log, session_log, commit_log):
+    with instrumented(turn_log, session_log, commit_log), what_if(without):
         outcome = evaluate_partition(
             home,
             MODEL,
@@ -420,29 +481,32 @@ def measure(base: Path, work: Path, registry: Any, args: Any) -> Any:
     meta: dict[str, dict[str, Any]] = defaultdict(
         lambda: {"wall_s": [], "setup_s": [], "turns": 0, "hits": 0}
     )
+    runs = [(cond, ()) for cond in args.conditions]
+    runs += [(cond, tuple(names.split("+"))) for names in args.what_if for cond in args.conditions]
+    labels = [" - ".join((cond, *without)) for cond, without in runs]  # "B - in-process-window"
     for rnd in range(args.rounds):
-        for cond in args.conditions:
-            res = run_condition(base, work, cond, registry)
+        for label, (cond, without) in zip(labels, runs, strict=True):
+            res = run_condition(base, work, cond, registry, without)
             for r in res["turn_log"]:
                 p = pieces_of(r, res["shares"][r["session_id"]])
                 p["floor"] = r["floor"]
                 p["overhead"] = p["cost"] - p["floor"]
                 p["cache_hit"] = float(r["cache_hit"])
-                samples[cond].append(p)
-            meta[cond]["wall_s"].append(round(res["wall_s"], 3))
-            meta[cond]["setup_s"].append(round(res["setup_s"], 3))
-            meta[cond]["turns"] = len(res["turn_log"])
-            meta[cond]["hits"] += sum(1 for r in res["turn_log"] if r["cache_hit"])
+                samples[label].append(p)
+            meta[label]["wall_s"].append(round(res["wall_s"], 3))
+            meta[label]["setup_s"].append(round(res["setup_s"], 3))
+            meta[label]["turns"] = len(res["turn_log"])
+            meta[label]["hits"] += sum(1 for r in res["turn_log"] if r["cache_hit"])
             for key in SESSION_KEYS:
-                meta[cond].setdefault(f"session_{key}", []).extend(
+                meta[label].setdefault(f"session_{key}", []).extend(
                     x.get(key, 0.0) for x in res["session_log"]
                 )
-            meta[cond].setdefault("session_share", []).extend(res["shares"].values())
+            meta[label].setdefault("session_share", []).extend(res["shares"].values())
             print(
-                f"round {rnd + 1}: {cond} {len(res['turn_log'])} turns in {res['wall_s']:.1f} s",
+                f"round {rnd + 1}: {label} {len(res['turn_log'])} turns in {res['wall_s']:.1f} s",
                 file=sys.stderr,
             )
-    return samples, meta
+    return samples, meta, labels
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -455,7 +519,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--floor-vs", default=None, metavar="REV", help="only the floor: REV's sandbox vs today's"
     )
+    ap.add_argument(
+        "--what-if",
+        nargs="+",
+        default=[],
+        metavar="NAME[+NAME]",
+        help=f"also run without: {', '.join(WHAT_IFS)}",
+    )
     args = ap.parse_args(argv)
+    for names in args.what_if:
+        if unknown := set(names.split("+")) - set(WHAT_IFS):
+            ap.error(f"--what-if {names}: unknown {sorted(unknown)}; expected names from {list(WHAT_IFS)}")
 
     info = c.machine()
     base = c.bench_home(every=args.every, trajectories=True)
@@ -469,11 +543,12 @@ def main(argv: list[str] | None = None) -> int:
             return floor_vs(args.floor_vs, base, turns, work)
         if args.profile:
             return profile_condition(base, work, args.profile, registry)
-        samples, meta = measure(base, work, registry, args)
+        samples, meta, labels = measure(base, work, registry, args)
 
     rows, out = [], {}
-    for cond in args.conditions:
-        s = samples[cond]
+    for label in labels:
+        cond = label.split(" - ")[0]
+        s = samples[label]
         med = {k: c.median(x[k] for x in s) for k in (*PIECES, "cost", "floor", "overhead")}
         miss = [x for x in s if not x["cache_hit"]]
         model_miss = c.median(x["model"] for x in miss) if miss else float("nan")
@@ -483,8 +558,9 @@ def main(argv: list[str] | None = None) -> int:
             if cond in ("A", "B", "B_wm5")
             else ("<= 10 ms", med["overhead"] <= 0.010)
         )
-        out[cond] = {
-            "turns_per_round": meta[cond]["turns"],
+        shown = f"{target[0]}: {'met' if target[1] else 'MISSED'}" if label == cond else "(what-if)"
+        out[label] = {
+            "turns_per_round": meta[label]["turns"],
             "samples": len(s),
             "median_ms": {k: c.ms(v) for k, v in med.items()},
             "p90_ms": {k: c.ms(c.quantile([x[k] for x in s], 0.9)) for k in ("cost", "floor", "overhead")},
@@ -492,25 +568,26 @@ def main(argv: list[str] | None = None) -> int:
                 k: c.ms(sum(x[k] for x in s) / len(s)) for k in (*PIECES, "cost", "floor", "overhead")
             },
             "model_ms_median_cache_miss": c.ms(model_miss),
-            "cache_hits": meta[cond]["hits"],
+            "cache_hits": meta[label]["hits"],
             "overhead_over_floor": round(ratio, 3),
-            "per_session_median_ms": {k: c.ms(c.median(meta[cond][f"session_{k}"])) for k in SESSION_KEYS},
-            "session_share_per_turn_median_ms": c.ms(c.median(meta[cond]["session_share"])),
-            "partition_wall_s": meta[cond]["wall_s"],
-            "partition_setup_s": meta[cond]["setup_s"],
+            "per_session_median_ms": {k: c.ms(c.median(meta[label][f"session_{k}"])) for k in SESSION_KEYS},
+            "session_share_per_turn_median_ms": c.ms(c.median(meta[label]["session_share"])),
+            "partition_wall_s": meta[label]["wall_s"],
+            "partition_setup_s": meta[label]["setup_s"],
             "target": target[0],
             "target_met": bool(target[1]),
+            "what_if": label.split(" - ")[1:],
         }
         rows.append(
             [
-                cond,
+                label,
                 *(c.ms(med[k]) for k in PIECES),
                 c.ms(med["cost"]),
                 c.ms(med["floor"]),
                 c.ms(med["overhead"]),
                 f"{ratio:.1f}x",
-                f"{target[0]}: {'met' if target[1] else 'MISSED'}",
-                f"{c.median(meta[cond]['setup_s']):.2f}",
+                shown,
+                f"{c.median(meta[label]['setup_s']):.2f}",
             ]
         )
     header = ["cond", *PIECES, "turn", "floor", "overhead", "ovh/floor", "target", "setup s"]
@@ -520,6 +597,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(c.table(header, rows))
     info["loadavg_at_end"] = c.load_now()
+    info["disk_write_ms_at_end"] = c.disk_write_ms()
+    print(
+        f"\ndisk: a 7 KB record written in {info['disk_write_ms_at_start']} ms at the start, "
+        f"{info['disk_write_ms_at_end']} ms at the end (median of 200; the request store writes one a turn)"
+    )
     path = c.write_json(
         args.out,
         {
