@@ -323,7 +323,7 @@ def _evaluate(
     """One turn_results partition through Dagster (recorded in the instance); returns its summary.
     `sessions`: a sample run of that many sessions; `epochs`: independent samples of every turn
     (both validated by the caller; None: the resource's default). The job comes from the definitions
-    without the dbt metrics: importing those would cost each evaluation process ~3 s."""
+    without the dbt metrics: no evaluation process pays for importing those."""
     from memsql_assets.defs.evaluation.partitions import model_partitions, partition_key
     from memsql_assets.defs.jobs import EVALUATE_JOB
     from memsql_assets.defs.without_metrics import defs

@@ -1,8 +1,8 @@
 """Dagster's SQLite event log, with one open engine per database file instead of one per event.
 
 The stock storage builds an engine, opens a connection and disposes both for every event, and an
-asset check's event touches three databases: ~9 ms an event here, so ~9 s of a metrics run's 1,000
-events (the dbt tests as asset checks). Everything else, including its lock that serializes every
+asset check's event touches three databases, and a metrics run stores one event per dbt test (the
+dbt tests are asset checks). Everything else, including its lock that serializes every
 connection of the storage, is Dagster's own."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The lineage up to the evaluations: every definition but the dbt metrics and the report.
 
 `memsql eval` and the worker processes of `memsql run` execute their jobs from here: importing
-dagster-dbt and building the dbt assets from the manifest costs ~3 s of every such process, and
+dagster-dbt and building the dbt assets from the manifest is a cost every such process would pay, and
 none of their jobs touches a dbt asset. memsql_assets.definitions adds the metrics to this."""
 
 import dagster as dg

@@ -15,7 +15,7 @@ from memsql_assets.lib.benchmark.store import read_turns
 from memsql_assets.lib.paths import benchmark_dir, source_db_path, sql_cache_path
 from memsql_assets.lib.sources.config import SOURCE_NAMES
 
-if TYPE_CHECKING:  # the suites need pandas (~0.4 s): imported where they run, not by every evaluation process
+if TYPE_CHECKING:  # the suites need pandas: imported where they run, not by every evaluation process
     from memsql_assets.lib.quality.gx_suites import SuiteReport
 
 

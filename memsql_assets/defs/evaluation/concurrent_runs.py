@@ -24,7 +24,7 @@ def worker_count(cells: int) -> int:
 class Workers:
     """Worker processes for concurrent partition runs, started once, on demand: `memsql run` starts
     them when it has work, so that their imports overlap the main job instead of the evaluations.
-    One of them also imports the dbt metrics (~2.5 s): the metrics run goes there, and the main
+    One of them also imports the dbt metrics: the metrics run goes there, and the main
     process, which starts everything, never pays for them."""
 
     def __init__(self, n: int):

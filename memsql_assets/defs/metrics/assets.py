@@ -35,8 +35,8 @@ class MetricsTranslator(DagsterDbtTranslator):
     def get_automation_condition(
         self, dbt_resource_props: Mapping[str, Any]
     ) -> dg.AutomationCondition | None:
-        # A newly landed turn_results partition (or benchmark) rebuilds the metrics: a full rebuild
-        # costs ~1.5 s of data work at the full grid, next to dbt's start-up (dbt_project/README.md).
+        # A newly landed turn_results partition (or benchmark) rebuilds the metrics: a full rebuild's
+        # data work is small next to dbt's start-up (bench/README.md).
         return dg.AutomationCondition.eager()
 
 
@@ -55,7 +55,7 @@ def metrics_dbt(
     home = memsql.home_path
     dbt_env(home)
     # One target folder per home: its partial_parse.msgpack holds the home's profile (the DuckDB
-    # path), so the next build parses only what changed (a fresh folder per run parsed it all, ~5 s).
+    # path), so the next build parses only what changed (a fresh folder per run would parse it all).
     yield from dbt.cli(dbt_args("build"), context=context, target_path=home / "dbt" / "target").stream()
 
 
@@ -82,7 +82,7 @@ class ProjectDbtCliResource(DbtCliResource):
     `dbt --version` in a subprocess (the installed package says it) and a dbt adapter loaded in this
     process (for row counts and column metadata, never fetched here). With a DuckDB adapter
     dagster-dbt also holds every event until dbt exits; without one the events are stored while dbt
-    runs (~2.5 s of start-up and ~7 s of event-log writes off the main command's last step)."""
+    runs, which takes the adapter's start-up and the event-log writes off the main command's last step."""
 
     @cached_property
     def _cli_version(self) -> version.Version:

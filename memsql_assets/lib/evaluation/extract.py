@@ -88,7 +88,7 @@ _SENTENCE_END = re.compile(r"\.\s+[A-Z][a-z]")
 
 
 # A process scores the same answers under every condition of a model (and a replay scores them
-# again): the scan is ~0.2 ms an answer, its result immutable.
+# again): the scan's result is immutable, so it is computed once.
 @functools.lru_cache(maxsize=4096)
 def extract_sql(text: str | None) -> Extraction:
     """Return the SQL of a model answer and whether prose came before (or instead of) it."""

@@ -74,8 +74,8 @@ from memsql_assets.lib.sql.result_cache import RESULTS, DatabaseResults, NotCach
 
 Progress = Callable[["RunStats"], None]
 
-# Cross-session conditions store memory in one Chroma upsert per this many sessions (~15 ms an upsert
-# plus ~0.3 ms a turn); a run killed in between redoes at most these sessions, from the request store.
+# Cross-session conditions store memory in one Chroma upsert per this many sessions (an upsert's fixed
+# cost dwarfs its per-turn cost); a run killed in between redoes at most these sessions, from the request store.
 COMMIT_EVERY_SESSIONS = 10
 STOP_AFTER_FAILURES = 5
 # How C and D cut sessions into waves (recorded with the checkpoints: a resume never mixes two ways).

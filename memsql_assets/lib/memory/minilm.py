@@ -2,7 +2,7 @@
 for bit, without importing it.
 
 Importing sentence-transformers (and through it transformers' model zoo, scipy, scikit-learn and
-pandas) took ~4 s in every process that embeds, the main command's longest single wait. The model
+pandas) was, in every process that embeds, the main command's longest single wait. The model
 is a 6-layer BERT encoder followed by mean pooling and L2 normalisation; this module runs exactly the
 operations sentence-transformers 6 runs on CPU (PyTorch's scaled-dot-product attention with a boolean
 padding mask, mean over the real tokens, normalised twice: the model's Normalize module, then

@@ -376,7 +376,7 @@ def register_prices(registry: Registry) -> None:
     """Give litellm the registry's prices for API model ids its cost map lacks (custom providers).
 
     litellm prices every response; for an id it does not know it searches its whole cost map for a
-    generalisation, three times per call (~2 ms of a 5 ms call for a zero-latency model). Costs that
+    generalisation, three times per call (a large share of a zero-latency model's call). Costs that
     memsql reports come from the registry either way (ModelEntry.cost_usd), so nothing remote is used.
     """
     api = [e for e in registry.entries.values() if e.kind == "api"]  # built-ins never reach litellm
@@ -528,8 +528,8 @@ class ModelGateway:
             usage={"prompt_tokens": p_tok, "completion_tokens": c_tok},
             cost_usd=cost,
         )
-        # On the loop, as the lookup above: a ~3 KB file costs 0.1-0.9 ms to write here, a thread
-        # hand-off there and back 3-6 ms of the turn under a busy GIL (C, 16 sessions in flight).
+        # On the loop, as the lookup above: writing a few-KB file costs less than a thread hand-off
+        # there and back under a busy GIL (bench/README.md).
         self.store.put(key, record)
         return ModelReply(text, reasoning, p_tok, c_tok, latency, cost, False, attempts, None, None, key)
 

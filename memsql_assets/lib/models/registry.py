@@ -370,7 +370,7 @@ def default_models_file() -> Path:
     return Path(env).expanduser() if env else DEFAULT_MODELS_FILE
 
 
-# libyaml where PyYAML has it: the pure-Python loader took ~0.1 s per read of the registry
+# libyaml where PyYAML has it: the pure-Python loader is far slower per read of the registry
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 

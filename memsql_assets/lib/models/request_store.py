@@ -96,8 +96,8 @@ class RequestStore:
 
     def make_shards(self) -> None:
         """Create the 256 folders records go into, once per store (a partition's setup calls it): a
-        new folder costs 0.1-1 ms on these machines' disks, which a fresh store's first ~1,500 writes
-        would otherwise pay one by one inside their turns. The last folder made marks the set done."""
+        new folder costs a disk round trip, which a fresh store's first writes would otherwise pay one
+        by one inside their turns. The last folder made marks the set done."""
         if (self.root / SHARDS[-1]).is_dir():
             return
         for shard in SHARDS:
@@ -146,7 +146,7 @@ class RequestStore:
                 text = text.replace(escaped, REDACTED)
         path = self.path_for(key)
         # No fsync: the rename already survives kill -9, and a record lost to an OS crash costs only
-        # a repeated request; an fsync per call was ~2 ms (spikes to ~50 ms) on the harness's path.
+        # a repeated request, while an fsync per call would sit on the harness's path.
         write_text_atomic(path, text + "\n", durable=False)
         return path
 

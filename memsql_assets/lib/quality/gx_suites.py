@@ -37,7 +37,7 @@ def load_suite_dict(name: str, directory: Path = EXPECTATIONS_DIR) -> dict[str, 
 def validate(
     df: pd.DataFrame, suite_name: str, id_column: str, directory: Path = EXPECTATIONS_DIR
 ) -> SuiteReport:
-    import great_expectations as gx  # slow import (~3 s): only when a check actually runs
+    import great_expectations as gx  # slow import: only when a check actually runs
     from great_expectations.data_context.types.base import ProgressBarsConfig
 
     context = gx.get_context(mode="ephemeral")
