@@ -3,7 +3,7 @@ a turn that got no answer, and the rule that picks one.
 
 `model_error` is set by the harness, not by `classify`: the model call failed (connection, timeout,
 rate limit, a 400, a malformed reply...) and the row's `model_error_type` says which. Counting such
-a turn as `empty` would blame the model for its endpoint (issue 17).
+a turn as `empty` would blame the model for its endpoint.
 
 Precedence for an answer, first match wins:
 
