@@ -46,9 +46,10 @@ class ErrorClass(StrEnum):
 ERROR_CLASSES: tuple[str, ...] = tuple(c.value for c in ErrorClass)
 
 # Offline reference models (docs/reference_models.md): gold and paraphrase prove the harness scores any
-# correct formulation 100 %, recall-probe measures how much needed context each memory condition
-# delivers. They are the registry's `builtin` kind.
-REFERENCE_MODELS: tuple[str, ...] = ("gold", "paraphrase", "recall-probe")
+# correct formulation 100 %; recall-probe measures what each memory condition's resolution alone
+# delivers (the Resolved block), reader-probe what its whole prompt delivers to a careful reader.
+# They are the registry's `builtin` kind.
+REFERENCE_MODELS: tuple[str, ...] = ("gold", "paraphrase", "recall-probe", "reader-probe")
 # Those whose every turn must be correct: a miss is a harness, comparator or benchmark bug (blocking).
 MUST_SCORE_100: tuple[str, ...] = ("gold", "paraphrase")
 

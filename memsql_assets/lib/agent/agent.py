@@ -68,6 +68,7 @@ def turn_context(turn: Mapping[str, Any]) -> dict[str, Any]:
     """What a built-in model may know about the turn (never the referenced keys' values)."""
     return {
         "turn_id": f"{turn['session_id']}#{turn['turn_index']}",
+        "source": turn["source"],
         "gt_sql": turn["gt_sql"],
         "paraphrase_sql": turn["paraphrase_sql"],
         "sql_template": turn["sql_template"],

@@ -7,7 +7,10 @@ work (5+ ms, more than the SQL floor, and it buys a built-in nothing).
   requirement in another formulation (proves strict EX accepts any correct formulation: 100 %).
 - `recall-probe` is a perfect SQL writer whose only weakness is memory: it knows the turn's SQL
   template, the names of the keys it references and the values the question itself states; every
-  referenced value must come from the prompt's Resolved block (contract below).
+  referenced value must come from the prompt's Resolved block (contract below): resolution only.
+- `reader-probe` is the same writer reading like a careful LLM: each referenced value from the
+  Resolved block, the Recent conversation's or the Similar past turns' questions and SQL
+  (reader_probe.py), so its EX is the model-free upper bound of what each condition delivers.
 - `smollm2-135m` is a real local LLM (transformers + gguf, CPU) for end-to-end smoke tests.
 
 The gateway hands each built-in only the turn fields it declares in BUILTIN_CONTEXT_FIELDS, so
@@ -53,6 +56,7 @@ from memsql_assets.lib.atomic import atomic_path
 from memsql_assets.lib.benchmark.generate import sql_literal
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.models.builtin_names import SIMULATED_LATENCY_PARAM, smollm2_weights_path
+from memsql_assets.lib.models.reader_probe import read_prompt
 
 # Built-ins that answer with one stored SQL of the turn, verbatim: the turn field they read.
 FIXED_ANSWER = {"gold": "gt_sql", "paraphrase": "paraphrase_sql"}
@@ -60,6 +64,7 @@ FIXED_ANSWER = {"gold": "gt_sql", "paraphrase": "paraphrase_sql"}
 BUILTIN_CONTEXT_FIELDS: dict[str, tuple[str, ...]] = {
     **{name: (field,) for name, field in FIXED_ANSWER.items()},
     "recall-probe": ("sql_template", "referenced_context_keys", "stated_values"),
+    "reader-probe": ("sql_template", "referenced_context_keys", "stated_values", "source"),
     "smollm2-135m": (),
 }
 
@@ -245,6 +250,12 @@ async def answer(
             context["stated_values"],
             parse_resolved_block(messages),
         )
+        return text, prompt_tokens, whitespace_tokens(text)
+    if name == "reader-probe":
+        keys = list(context["referenced_context_keys"])
+        texts = [message_text(m) for m in messages]
+        values = read_prompt(str(context["source"]), texts, keys, parse_resolved_block(messages))
+        text = recall_probe_sql(context["sql_template"], keys, context["stated_values"], values)
         return text, prompt_tokens, whitespace_tokens(text)
     weights = smollm2_weights_path(home)
     if not weights.exists():
