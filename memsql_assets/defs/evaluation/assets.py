@@ -117,9 +117,6 @@ def turn_results(
         api_keys=model_api_keys(load_registry()),
     )
     s = outcome.summary
-    if evaluation.sessions:
-        yield _sample_observation(context, s, outcome.result_path)
-        return
     failing = [f"{r['session_id']}#{r['turn_index']}" for r in outcome.rows if r["gt_error"]]
     if model in MUST_SCORE_100:
         failing += [f"{r['session_id']}#{r['turn_index']}" for r in outcome.rows if not r["ex_strict"]]
@@ -127,13 +124,18 @@ def turn_results(
     check = dg.AssetCheckResult(
         check_name="harness_integrity",
         passed=passed,
-        description=f"{s['n_turns']} rows ({s['turns']} turns x {s['epochs']} epochs); gt errors {s['gt_errors']}; EX {s['ex_strict']} %"
+        description=("" if s["complete"] else f"sample of {s['sessions']} sessions: ")
+        + f"{s['n_turns']} rows ({s['turns']} turns x {s['epochs']} epochs); gt errors {s['gt_errors']}; EX {s['ex_strict']} %"
         + ("" if passed else f"; failing turns: {', '.join(sorted(set(failing))[:20])}"),
         metadata={
             "failing_turns": dg.MetadataValue.json(sorted(set(failing))[:200]),
             "ex_strict": s["ex_strict"],
         },
     )
+    if evaluation.sessions:  # the check's output is required: it checks the sample's rows
+        yield _sample_observation(context, s, outcome.result_path)
+        yield check
+        return
     yield dg.MaterializeResult(
         metadata={
             "ex_strict": s["ex_strict"],
