@@ -479,9 +479,11 @@ def _eval(args: argparse.Namespace) -> int:
     max_cost = _max_cost_allowed("eval", args.max_cost)
     if max_cost is False:
         return 2
-    plan = _plan(args.model, args.condition, args.sessions, args.epochs, args.retry_errors)
-    if args.dry_run or plan.exceeds(max_cost):
-        return _print_plans([plan], max_cost, args.dry_run)
+    if args.dry_run or max_cost is not None or not _builtin(args.model):  # the count reads the request store
+        plan = _plan(args.model, args.condition, args.sessions, args.epochs, args.retry_errors)
+        if args.dry_run or plan.exceeds(max_cost):
+            return _print_plans([plan], max_cost, args.dry_run)
+        print(f"memsql eval: {plan.describe()}", file=sys.stderr)
     ensure_dagster_home(memsql_home())
     with DagsterInstance.get() as instance, _console_without_failures(), _retry_errors(args.retry_errors):
         out = _evaluate(instance, args.model, args.condition, args.sessions, args.epochs)
@@ -797,6 +799,12 @@ def _plan(
     return plan_partition(memsql_home(), entry, condition, sessions, epochs, retry_errors)
 
 
+def _builtin(model: str) -> bool:
+    from memsql_assets.lib.models.registry import load_registry
+
+    return load_registry().get(model).kind == "builtin"
+
+
 def _print_plans(plans: list[Any], max_cost: float | None, dry_run: bool) -> int:
     """One line per partition; 0 for a dry run, 1 when a run was stopped by --max-cost."""
     for plan in plans:
@@ -813,12 +821,10 @@ def _over_budget(
 ) -> dict[tuple[str, str], dict[str, Any]]:
     """The partitions `memsql run` leaves out because their bound exceeds --max-cost; each plan is
     printed (to stderr) before an API or local model is asked."""
-    from memsql_assets.lib.models.registry import load_registry
 
-    registry = load_registry()
     skipped = {}
     for m, c in todo:
-        if max_cost is None and registry.get(m).kind == "builtin":
+        if max_cost is None and _builtin(m):
             continue
         plan = _plan(m, c, epochs=epochs.get((m, c)))
         print(f"memsql run: {plan.describe()}", file=sys.stderr)
