@@ -121,7 +121,8 @@ def _run(args: argparse.Namespace) -> int:
     if max_cost is False:
         return 2
     if args.dry_run:
-        return _print_plans([_plan(m, c) for m, c in cells], max_cost, dry_run=True)
+        answered = _answered()
+        return _print_plans([_plan(m, c, answered=answered) for m, c in cells], max_cost, dry_run=True)
     ensure_dagster_home(home)
     workers = Workers(0 if args.skip_eval else worker_count(len(cells)))
     with _stdout_to_stderr(), DagsterInstance.get() as instance, contextlib.closing(workers):
@@ -787,7 +788,12 @@ def _max_cost_allowed(command: str, text: str | None) -> float | None | bool:
 
 
 def _plan(
-    model: str, condition: str, sessions: int | None = None, epochs: int | None = None, retry_errors: bool = False
+    model: str,
+    condition: str,
+    sessions: int | None = None,
+    epochs: int | None = None,
+    retry_errors: bool = False,
+    answered: Any = None,
 ) -> Any:
     """What evaluating `model` under `condition` would ask of the model now (harness/plan.py)."""
     from memsql_assets.lib.agent.conditions import get_condition
@@ -796,7 +802,14 @@ def _plan(
 
     get_condition(condition)  # unknown condition: a clear error
     entry = load_registry().get(model)
-    return plan_partition(memsql_home(), entry, condition, sessions, epochs, retry_errors)
+    return plan_partition(memsql_home(), entry, condition, sessions, epochs, retry_errors, answered)
+
+
+def _answered() -> Any:
+    """The request store's answered cells by model configuration, read once for a run's plans."""
+    from memsql_assets.lib.harness.plan import answered_by_config
+
+    return answered_by_config(memsql_home() / "requests")
 
 
 def _builtin(model: str) -> bool:
@@ -822,11 +835,13 @@ def _over_budget(
     """The partitions `memsql run` leaves out because their bound exceeds --max-cost; each plan is
     printed (to stderr) before an API or local model is asked."""
 
-    skipped = {}
+    skipped: dict[tuple[str, str], dict[str, Any]] = {}
+    answered = None
     for m, c in todo:
         if max_cost is None and _builtin(m):
             continue
-        plan = _plan(m, c, epochs=epochs.get((m, c)))
+        answered = _answered() if answered is None else answered
+        plan = _plan(m, c, epochs=epochs.get((m, c)), answered=answered)
         print(f"memsql run: {plan.describe()}", file=sys.stderr)
         if plan.exceeds(max_cost):
             error = f"not run: its cost bound exceeds --max-cost ${max_cost:,.2f}"

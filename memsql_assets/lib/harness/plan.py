@@ -75,22 +75,32 @@ def call_cost_bound(entry: ModelEntry) -> float | None:
     return entry.cost_usd(PROMPT_BYTES_BOUND + MEMORY_ENTRIES * limit, limit)
 
 
-def answered_cells(store_root: Path, entry: ModelEntry, retry_errors: bool = False) -> set[Cell]:
-    """The cells of `entry` (its current litellm id and params) whose stored record would be replayed."""
-    params = scrub(entry.call_params())
-    done: set[Cell] = set()
+def answered_by_config(store_root: Path, retry_errors: bool = False) -> dict[str, set[Cell]]:
+    """Every replayable cell of the request store, by model configuration (config_key): one read of
+    the store serves every partition of a run's plan."""
+    done: dict[str, set[Cell]] = {}
     for path in store_root.glob("??/*.json") if store_root.exists() else ():
         try:
             record = json.loads(path.read_bytes())
         except (OSError, ValueError):
             continue  # the gateway treats an unreadable record as a miss: so does the count
         cell = record.get("cell") if isinstance(record, dict) else None
-        if not isinstance(cell, dict) or record.get("litellm_model") != entry.litellm_model:
+        if not isinstance(cell, dict) or "condition" not in cell or not _replayable(record, retry_errors):
             continue
-        if (record.get("request") or {}).get("params") != params or not _replayable(record, retry_errors):
-            continue
-        done.add((cell["model"], cell["condition"], cell["session"], int(cell["turn"]), int(cell["epoch"])))
+        config = config_key(record.get("litellm_model"), (record.get("request") or {}).get("params"))
+        done.setdefault(config, set()).add(
+            (cell["model"], cell["condition"], cell["session"], int(cell["turn"]), int(cell["epoch"]))
+        )
     return done
+
+
+def config_key(litellm_model: Any, params: Any) -> str:
+    """What a stored answer must share with the entry to be replayed for it: model id and params."""
+    return json.dumps([litellm_model, params], sort_keys=True, default=str)
+
+
+def entry_config(entry: ModelEntry) -> str:
+    return config_key(entry.litellm_model, scrub(entry.call_params()))
 
 
 def _replayable(record: Mapping[str, Any], retry_errors: bool) -> bool:
@@ -140,9 +150,11 @@ def plan_partition(
     sessions: int | None = None,
     epochs: int | None = None,
     retry_errors: bool = False,
+    answered: Mapping[str, set[Cell]] | None = None,
 ) -> RunPlan:
     """What evaluating `entry` under `condition` on `home` would ask now (epochs None: as the run
-    would choose them: the partition's last full evaluation's, or one for a sample)."""
+    would choose them: the partition's last full evaluation's, or one for a sample). `answered`:
+    answered_by_config of the home's store, when the caller plans several partitions."""
     from memsql_assets.lib.benchmark.store import read_turns
     from memsql_assets.lib.harness.results import full_epochs
     from memsql_assets.lib.paths import benchmark_dir
@@ -151,5 +163,7 @@ def plan_partition(
         epochs = 1 if sessions is not None else full_epochs(home, entry.key, condition)
     if not (benchmark_dir(home) / "turns.jsonl").exists():
         return plan_unbuilt(entry, condition, epochs)
-    answered = answered_cells(home / "requests", entry, retry_errors)
-    return plan_run(entry, condition, read_turns(benchmark_dir(home)), epochs, answered, sessions)
+    if answered is None:
+        answered = answered_by_config(home / "requests", retry_errors)
+    cells = answered.get(entry_config(entry), set())
+    return plan_run(entry, condition, read_turns(benchmark_dir(home)), epochs, cells, sessions)
