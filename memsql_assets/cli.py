@@ -8,6 +8,7 @@ import contextlib
 import functools
 import gc
 import json
+import math
 import os
 import sys
 from collections import Counter
@@ -115,8 +116,14 @@ def _run(args: argparse.Namespace) -> int:
     from memsql_assets.lib.agent.conditions import CONDITIONS
 
     home = memsql_home()
-    ensure_dagster_home(home)
     cells = [(m, c) for m in REFERENCE_MODELS for c in CONDITIONS]
+    max_cost = _max_cost_allowed("run", args.max_cost)
+    if max_cost is False:
+        return 2
+    if args.dry_run:
+        answered = _answered()
+        return _print_plans([_plan(m, c, answered=answered) for m, c in cells], max_cost, dry_run=True)
+    ensure_dagster_home(home)
     workers = Workers(0 if args.skip_eval else worker_count(len(cells)))
     with _stdout_to_stderr(), DagsterInstance.get() as instance, contextlib.closing(workers):
         _observe_inputs(instance)
@@ -126,7 +133,7 @@ def _run(args: argparse.Namespace) -> int:
         if ok and not args.skip_eval:
             _sync_models(instance)
             why = _partitions_out_of_date(instance, cells, args.force)
-            evaluations = _evaluate_out_of_date(instance, cells, why, workers)
+            evaluations = _evaluate_out_of_date(instance, cells, why, workers, max_cost)
         report = _metrics_in(workers, instance, args.force) if evaluations else None
     summary = _summary(home, main["run_id"], main["success"], main["checks"])
     summary["main_job_skipped"] = main["skipped"]
@@ -254,14 +261,18 @@ def _partitions_out_of_date(
 
 
 def _evaluate_out_of_date(
-    instance: Any, cells: list[tuple[str, str]], why: dict[tuple[str, str], str | None], workers: Any = None
+    instance: Any,
+    cells: list[tuple[str, str]],
+    why: dict[tuple[str, str], str | None],
+    workers: Any = None,
+    max_cost: float | None = None,
 ) -> list[dict[str, Any]]:
     """Evaluate the partitions Dagster reports out of date (and samples), as concurrent Dagster runs
     on every core (`workers`, a concurrent_runs.Workers; None: this process alone); the others report
     their current summary. A partition keeps its epochs: the re-run of one evaluated with several asks
     the model only for what changed."""
     from memsql_assets.defs.evaluation.concurrent_runs import run_cells
-    from memsql_assets.lib.harness.results import SUMMARY_FILE, partition_dir
+    from memsql_assets.lib.harness.results import SUMMARY_FILE, full_epochs, partition_dir
     from memsql_assets.lib.memory.redis_service import redis_connection
 
     out: dict[tuple[str, str], dict[str, Any]] = {}
@@ -269,7 +280,7 @@ def _evaluate_out_of_date(
     for m, c in cells:
         path = partition_dir(memsql_home(), m, c) / SUMMARY_FILE
         summary = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-        had = int(summary.get("epochs", 1))  # summaries written before epochs: one
+        had = full_epochs(memsql_home(), m, c)  # a sample's epochs never become the partition's
         epochs[(m, c)] = had if had > 1 else None
         if why[(m, c)] is None:
             wave_size = _wave_size_now(m) if summary.get("wave_size") is not None else None
@@ -282,6 +293,8 @@ def _evaluate_out_of_date(
     # Largest first (the conditions grow in cost), so that no run is left alone at the end.
     conditions = list(dict.fromkeys(c for _, c in cells))
     todo = sorted((c for c in cells if c not in out), key=lambda cell: conditions.index(cell[1]), reverse=True)
+    out.update(_over_budget(todo, epochs, max_cost))
+    todo = [cell for cell in todo if cell not in out]
     if workers is not None and len(todo) > 1:
         workers.start()
     pool = workers.pool if workers is not None else None
@@ -325,10 +338,11 @@ def _evaluate(
     (both validated by the caller; None: the resource's default). The job comes from the definitions
     without the dbt metrics: no evaluation process pays for importing those."""
     from memsql_assets.defs.evaluation.partitions import model_partitions, partition_key
+    from memsql_assets.defs.evaluation.resources import SAMPLE_TAG
     from memsql_assets.defs.jobs import EVALUATE_JOB
     from memsql_assets.defs.without_metrics import defs
     from memsql_assets.lib.agent.conditions import get_condition
-    from memsql_assets.lib.harness.results import SUMMARY_FILE, partition_dir
+    from memsql_assets.lib.harness.results import SUMMARY_FILE, output_dir
     from memsql_assets.lib.models.registry import load_registry
     from memsql_assets.lib.scale_out import scale_out_enabled
 
@@ -349,9 +363,10 @@ def _evaluate(
         partition_key=partition_key(model, condition),
         raise_on_error=False,
         run_config=run_config,
+        tags={SAMPLE_TAG: str(sessions)} if sessions is not None else None,
     )
     checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
-    summary_path = partition_dir(memsql_home(), model, condition) / SUMMARY_FILE
+    summary_path = output_dir(memsql_home(), model, condition, sessions) / SUMMARY_FILE
     out: dict[str, Any] = {"model": model, "condition": condition, "run_id": result.run_id}
     if result.success and summary_path.exists():
         out.update(json.loads(summary_path.read_text(encoding="utf-8")))
@@ -462,6 +477,14 @@ def _eval(args: argparse.Namespace) -> int:
         return 2
     if args.sessions is not None and not _sessions_allowed(args.sessions):
         return 2
+    max_cost = _max_cost_allowed("eval", args.max_cost)
+    if max_cost is False:
+        return 2
+    if args.dry_run or max_cost is not None or not _builtin(args.model):  # the count reads the request store
+        plan = _plan(args.model, args.condition, args.sessions, args.epochs, args.retry_errors)
+        if args.dry_run or plan.exceeds(max_cost):
+            return _print_plans([plan], max_cost, args.dry_run)
+        print(f"memsql eval: {plan.describe()}", file=sys.stderr)
     ensure_dagster_home(memsql_home())
     with DagsterInstance.get() as instance, _console_without_failures(), _retry_errors(args.retry_errors):
         out = _evaluate(instance, args.model, args.condition, args.sessions, args.epochs)
@@ -736,6 +759,96 @@ def _ui(args: argparse.Namespace) -> int:
     return serve(cmd, cwd=REPO_ROOT, env=os.environ)
 
 
+def _cost_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print, per partition, the model calls the run would make (answers not in the request store) "
+        "and an upper bound of their cost; change nothing",
+    )
+    p.add_argument(
+        "--max-cost",
+        metavar="USD",
+        help="stop before a partition run whose cost bound exceeds USD (a number >= 0)",
+    )
+
+
+def _max_cost_allowed(command: str, text: str | None) -> float | None | bool:
+    """`--max-cost` as a number >= 0 (None: not given); False after one line saying what was expected."""
+    if text is None:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not value >= 0 or math.isinf(value):
+        print(f"memsql {command}: --max-cost {text}: expected a number of USD >= 0", file=sys.stderr)
+        return False
+    return value
+
+
+def _plan(
+    model: str,
+    condition: str,
+    sessions: int | None = None,
+    epochs: int | None = None,
+    retry_errors: bool = False,
+    answered: Any = None,
+) -> Any:
+    """What evaluating `model` under `condition` would ask of the model now (harness/plan.py)."""
+    from memsql_assets.lib.agent.conditions import get_condition
+    from memsql_assets.lib.harness.plan import plan_partition
+    from memsql_assets.lib.models.registry import load_registry
+
+    get_condition(condition)  # unknown condition: a clear error
+    entry = load_registry().get(model)
+    return plan_partition(memsql_home(), entry, condition, sessions, epochs, retry_errors, answered)
+
+
+def _answered() -> Any:
+    """The request store's answered cells by model configuration, read once for a run's plans."""
+    from memsql_assets.lib.harness.plan import answered_by_config
+
+    return answered_by_config(memsql_home() / "requests")
+
+
+def _builtin(model: str) -> bool:
+    from memsql_assets.lib.models.registry import load_registry
+
+    return load_registry().get(model).kind == "builtin"
+
+
+def _print_plans(plans: list[Any], max_cost: float | None, dry_run: bool) -> int:
+    """One line per partition; 0 for a dry run, 1 when a run was stopped by --max-cost."""
+    for plan in plans:
+        over = f"  (above --max-cost ${max_cost:,.2f}: not run)" if plan.exceeds(max_cost) else ""
+        print(plan.describe() + over)
+    if dry_run:
+        print(f"total: {sum(p.calls for p in plans):,} model calls (dry run: nothing was run)")
+        return 0
+    return 1
+
+
+def _over_budget(
+    todo: list[tuple[str, str]], epochs: dict[tuple[str, str], int | None], max_cost: float | None
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """The partitions `memsql run` leaves out because their bound exceeds --max-cost; each plan is
+    printed (to stderr) before an API or local model is asked."""
+
+    skipped: dict[tuple[str, str], dict[str, Any]] = {}
+    answered = None
+    for m, c in todo:
+        if max_cost is None and _builtin(m):
+            continue
+        answered = _answered() if answered is None else answered
+        plan = _plan(m, c, epochs=epochs.get((m, c)), answered=answered)
+        print(f"memsql run: {plan.describe()}", file=sys.stderr)
+        if plan.exceeds(max_cost):
+            error = f"not run: its cost bound exceeds --max-cost ${max_cost:,.2f}"
+            skipped[(m, c)] = {"model": m, "condition": c, "success": False, "error": error}
+    return skipped
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="memsql", description="Multi-turn text-to-SQL memory benchmark platform."
@@ -750,6 +863,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="recompute everything (default: only what Dagster reports missing or stale)",
     )
+    _cost_flags(p)
     p.set_defaults(func=_run)
 
     p = sub.add_parser("eval", help="evaluate one model under one condition (a turn_results partition)")
@@ -774,8 +888,10 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         metavar="N",
         help="independent samples of every turn (default 1): each epoch asks the model again for every "
-        "cell; adding epochs to an evaluated partition asks only for the new ones",
+        "cell; adding epochs to an evaluated partition asks only for the new ones (default: the "
+        "partition's epochs; a sample: 1)",
     )
+    _cost_flags(p)
     p.set_defaults(func=_eval)
 
     p = sub.add_parser("models", help="the model registry")

@@ -203,3 +203,38 @@ def test_a_new_harness_code_version_makes_every_partition_stale(registry_file, s
         ] * 2
         result = dg.evaluate_automation_conditions(defs=new_code, instance=instance, cursor=before.cursor)
         assert _requested_models(result) == {"gold": set(CONDITIONS)}
+
+
+def test_the_automation_skips_a_partition_whose_cost_bound_exceeds_max_cost_usd(
+    registry_file, tmp_path, monkeypatch, caplog
+):
+    """`keyed` costs $1/$2 per Mtok with max_tokens 1,000: a partition of 1,400 new calls is bounded
+    far above its $0.01 cap, so the automation requests every gold partition and none of keyed's."""
+    from memsql_assets.definitions import defs
+    from memsql_assets.lib.harness.plan import plan_unbuilt
+    from memsql_assets.lib.models.registry import load_registry
+
+    path = tmp_path / "models.yaml"
+    text = path.read_text().replace(
+        "    max_concurrency: 2\n", "    max_concurrency: 2\n    provider_params: {max_tokens: 1000}\n    max_cost_usd: 0.01\n"
+    )
+    path.write_text(text)
+    monkeypatch.setenv("MEMSQL_HOME", str(tmp_path / "home"))  # no benchmark yet: every turn is a call
+    monkeypatch.setenv("MEMSQL_TEST_AUTOMATION_KEY", "sk-test-0123456789")
+    bound = plan_unbuilt(load_registry().get("keyed"), "A", 1).cost_bound_usd
+    assert bound is not None and bound > 0.01
+    with dg.instance_for_test() as instance:
+        _inputs_materialized(instance)
+        before = dg.evaluate_automation_conditions(defs=defs, instance=instance)
+        _tick_sensor(instance)
+        assert set(instance.get_dynamic_partitions("model")) == {"gold", "keyed"}
+        with caplog.at_level("INFO"):
+            result = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=before.cursor)
+        assert _requested_models(result) == {"gold": set(CONDITIONS)}, "keyed is over its cap"
+        skipped = [r.getMessage() for r in caplog.records if "not launched" in r.getMessage()]
+        assert len(skipped) == len(CONDITIONS), skipped
+        assert all("keyed/" in m and "max_cost_usd $0.01" in m and "1,400 model calls" in m for m in skipped)
+
+        path.write_text(text.replace("max_cost_usd: 0.01", f"max_cost_usd: {bound}"))
+        again = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=before.cursor)
+        assert _requested_models(again) == {"gold": set(CONDITIONS), "keyed": set(CONDITIONS)}, "at the cap: run"

@@ -127,8 +127,9 @@ def test_eval_sample_run_with_two_epochs(cli_env):
     assert 30 <= out["turns"] < 1400 and out["n_turns"] == 2 * out["turns"]
     lo, hi = out["ex_strict_ci95"]
     assert isinstance(lo, float) and isinstance(hi, float) and lo <= out["ex_strict"] <= hi
+    home = Path(cli_env["MEMSQL_HOME"])
     rows = pq.read_table(
-        Path(cli_env["MEMSQL_HOME"]) / "results" / "model=recall-probe" / "condition=B" / "turn_results.parquet"
+        home / "samples" / "model=recall-probe" / "condition=B" / "sessions=30" / "turn_results.parquet"
     ).to_pylist()
     assert len(rows) == out["n_turns"] and sorted({r["epoch"] for r in rows}) == [1, 2]
 

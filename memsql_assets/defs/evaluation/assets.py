@@ -3,6 +3,9 @@
 import os
 import socket
 import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import dagster as dg
 
@@ -11,6 +14,7 @@ from memsql_assets.defs.evaluation.partitions import evaluation_partitions
 from memsql_assets.defs.evaluation.resources import EvaluationSettings
 from memsql_assets.defs.resources import MemsqlSettings, model_api_keys
 from memsql_assets.lib.code_versions import HARNESS_CODE, SEMANTIC_CODE, code_version, digest
+from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.harness.results import comparable_rows
 from memsql_assets.lib.memory.chroma import chroma_client
 from memsql_assets.lib.memory.semantic import SEMANTIC_COLLECTION, SEMANTIC_HINTS, seed_semantic_memory
@@ -63,6 +67,7 @@ def _table(title: str, values: dict) -> str:
     ],
     code_version=code_version(*HARNESS_CODE),
     automation_condition=EVALUATE_WHEN_OUT_OF_DATE,
+    output_required=False,  # a sample run records an observation, never a materialization
     check_specs=[
         dg.AssetCheckSpec(
             "harness_integrity",
@@ -74,11 +79,12 @@ def _table(title: str, values: dict) -> str:
     ],
     description="Every benchmark turn evaluated for one model under one memory condition: the agent's prompt, "
     "the model's reply (request store: cache, resume point and audit trail), strict/bag/set EX, the six-class "
-    "error taxonomy and contamination. Writes results/model=MODEL/condition=CONDITION/turn_results.parquet atomically.",
+    "error taxonomy and contamination. Writes results/model=MODEL/condition=CONDITION/turn_results.parquet atomically. "
+    "A sample run (setting `sessions`) writes samples/…/sessions=N/ instead and is recorded as an observation.",
 )
 def turn_results(
     context: dg.AssetExecutionContext, memsql: MemsqlSettings, evaluation: EvaluationSettings
-) -> dg.MaterializeResult:
+) -> Iterator[dg.MaterializeResult | dg.AssetObservation]:
     # The harness (litellm with it) loads only when a partition runs: definitions load fast for the CLI and UI.
     from memsql_assets.lib.harness.evaluate import evaluate_partition
     from memsql_assets.lib.harness.runner import RunStats
@@ -94,12 +100,13 @@ def turn_results(
         if now - last_log[0] >= 5 or stats.done_turns == stats.total_turns:
             last_log[0] = now
             eta = f"{stats.eta_s:.0f}s" if stats.eta_s is not None else "?"
-            epoch = f" epoch {stats.epoch}/{evaluation.epochs}" if evaluation.epochs > 1 else ""
+            epoch = f" epoch {stats.epoch}" if stats.epoch > 1 else ""
             context.log.info(
                 f"{model}/{condition}{epoch}: {stats.done_turns}/{stats.total_turns} turns, "
                 f"EX so far {stats.ex:.1f} %, ETA {eta}"
             )
 
+    _within_budget(context, memsql.home_path, model, condition, evaluation)
     outcome = evaluate_partition(
         memsql.home_path,
         model,
@@ -117,14 +124,19 @@ def turn_results(
     check = dg.AssetCheckResult(
         check_name="harness_integrity",
         passed=passed,
-        description=f"{s['n_turns']} rows ({s['turns']} turns x {s['epochs']} epochs); gt errors {s['gt_errors']}; EX {s['ex_strict']} %"
+        description=("" if s["complete"] else f"sample of {s['sessions']} sessions: ")
+        + f"{s['n_turns']} rows ({s['turns']} turns x {s['epochs']} epochs); gt errors {s['gt_errors']}; EX {s['ex_strict']} %"
         + ("" if passed else f"; failing turns: {', '.join(sorted(set(failing))[:20])}"),
         metadata={
             "failing_turns": dg.MetadataValue.json(sorted(set(failing))[:200]),
             "ex_strict": s["ex_strict"],
         },
     )
-    return dg.MaterializeResult(
+    if evaluation.sessions:  # the check's output is required: it checks the sample's rows
+        yield _sample_observation(context, s, outcome.result_path)
+        yield check
+        return
+    yield dg.MaterializeResult(
         metadata={
             "ex_strict": s["ex_strict"],
             "ex_bag": s["ex_bag"],
@@ -152,3 +164,40 @@ def turn_results(
         data_version=dg.DataVersion(digest(comparable_rows(outcome.rows))),
         check_results=[check],
     )
+
+
+def _sample_observation(context: dg.AssetExecutionContext, s: dict[str, Any], path: Path) -> dg.AssetObservation:
+    """A sample run in the UI: an observation of the partition without a data version, so the
+    latest materialization (the full evaluation) stays the current one and nothing turns stale."""
+    ci = s["ex_strict_ci95"]
+    context.log.info(f"sample of {s['sessions']} sessions x {s['epochs']} epochs: not a materialization")
+    return dg.AssetObservation(
+        asset_key=context.asset_key,
+        partition=context.partition_key,
+        metadata={
+            "sample": True,
+            "sessions": s["sessions"],
+            "epochs": s["epochs"],
+            "n_turns": s["n_turns"],
+            "ex_strict": s["ex_strict"],
+            "ex_strict_ci95": "-" if ci is None else f"{ci[0]:.1f}-{ci[1]:.1f}",
+            "model_calls": s["model_calls_this_run"],
+            "path": dg.MetadataValue.path(str(path)),
+        },
+    )
+
+
+def _within_budget(
+    context: dg.AssetExecutionContext, home: Path, model: str, condition: str, evaluation: EvaluationSettings
+) -> None:
+    """The run's call count and cost bound in the log; the setting `max_cost_usd` stops a run above it."""
+    from memsql_assets.lib.harness.plan import plan_partition
+
+    entry = load_registry().get(model)
+    if entry.kind == "builtin" and evaluation.max_cost_usd is None:
+        return  # free and uncapped: nothing to print or stop (the count reads the whole request store)
+    settings = evaluation.settings()
+    plan = plan_partition(home, entry, condition, settings.sessions, settings.epochs, settings.retry_errors)
+    context.log.info(plan.describe())
+    if plan.exceeds(evaluation.max_cost_usd):
+        raise MemsqlError(f"{plan.describe()}: above max_cost_usd {evaluation.max_cost_usd}; not run")

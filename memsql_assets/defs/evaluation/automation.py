@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from memsql_assets.defs.evaluation.partitions import model_partitions
+from memsql_assets.defs.evaluation.partitions import evaluation_partitions, model_partitions
 from memsql_assets.defs.jobs import OBSERVE_MODELS_JOB
 from memsql_assets.defs.resources import model_api_keys
 from memsql_assets.lib.code_versions import digest
@@ -93,6 +93,47 @@ def model_registry_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResul
     )
 
 
+def over_cost_cap(registry: Registry, model: str, condition: str) -> str | None:
+    """Why the automation must not evaluate this partition: its run's cost bound exceeds the model's
+    `max_cost_usd` (None: within it, or the entry sets no cap)."""
+    from memsql_assets.lib.harness.plan import plan_partition
+    from memsql_assets.lib.paths import memsql_home
+
+    entry = registry.entries.get(model)
+    if entry is None or entry.max_cost_usd is None:
+        return None
+    plan = plan_partition(memsql_home(), entry, condition)
+    if not plan.exceeds(entry.max_cost_usd):
+        return None
+    return f"{plan.describe()}: above the registry's max_cost_usd ${entry.max_cost_usd:,.2f}"
+
+
+class WithinCostCap(dg.AutomationCondition):
+    """The candidate partitions whose run stays within their model's `max_cost_usd`; each one left
+    out is logged with its bound (the count reads the request store, so only capped models pay it)."""
+
+    @property
+    def name(self) -> str:
+        return "within_cost_cap"
+
+    def evaluate(self, context: dg.AutomationContext) -> dg.AutomationResult:
+        candidates = context.candidate_subset
+        if candidates.is_empty:
+            return dg.AutomationResult(context, candidates)
+        registry = load_registry()
+        over = set()
+        for key in candidates.expensively_compute_partition_keys():
+            dims = evaluation_partitions.get_partition_key_from_str(key).keys_by_dimension
+            reason = over_cost_cap(registry, dims["model"], dims["condition"])
+            if reason is not None:
+                context.log.info(f"turn_results {key} not launched: {reason}")
+                over.add(key)
+        if not over:
+            return dg.AutomationResult(context, candidates)
+        skipped = candidates.compute_intersection_with_partition_keys(over)
+        return dg.AutomationResult(context, candidates.compute_difference(skipped))
+
+
 # Missing (a new or newly runnable model), a new harness code version, or a new upstream data version;
 # never while an input is missing or being rebuilt. Requests fire once per change: a failed run is
 # not retried in a loop.
@@ -105,7 +146,8 @@ EVALUATE_WHEN_OUT_OF_DATE = (
     & ~dg.AutomationCondition.any_deps_missing()
     & ~dg.AutomationCondition.any_deps_in_progress()
     & ~dg.AutomationCondition.in_progress()
-).with_label("missing, new code version or new input data version")
+    & WithinCostCap()
+).with_label("missing, new code version or new input data version, within the model's max_cost_usd")
 
 automation_sensor = dg.AutomationConditionSensorDefinition(
     "memsql_automation",

@@ -10,6 +10,7 @@ from memsql_assets.lib.harness.settings import EvalSettings
 
 RETRY_ERRORS_ENV = "MEMSQL_RETRY_ERRORS"  # "1": as retry_errors (set by `memsql eval --retry-errors`)
 WAVE_SIZE_ENV = "MEMSQL_WAVE_SIZE"  # an integer: as wave_size, when the resource leaves it unset
+SAMPLE_TAG = "memsql/sample"  # on the Dagster run of a sample: its session count
 
 
 class EvaluationSettings(dg.ConfigurableResource):
@@ -37,13 +38,24 @@ class EvaluationSettings(dg.ConfigurableResource):
     sessions: int = Field(
         default=0,
         description="A sample run: evaluate a deterministic sample of this many sessions, stratified by source x "
-        "tier (at least one per stratum), the same for every model and condition. 0: every session.",
+        "tier (at least one per stratum), the same for every model and condition. Its rows go to "
+        "samples/model=M/condition=C/sessions=N/, never the partition's file: the run is recorded as an "
+        "observation of turn_results (tag memsql/sample), and the latest materialization stays the full "
+        "evaluation. 0: every session (a full evaluation).",
     )
     epochs: int = Field(
-        default=1,
+        default=0,
         description="Independent samples of every turn (epochs 1 … N): each epoch asks the model again for "
         "every cell, with its own working and episodic memory. Adding epochs to an evaluated partition asks "
-        "only for the new ones. At least 1.",
+        "only for the new ones. 0: a full run keeps the epochs of the partition's last full evaluation (1 "
+        "for a new one), a sample runs one; only a full run that asks for N changes the partition's epochs.",
+    )
+    max_cost_usd: float | None = Field(
+        default=None,
+        ge=0,
+        description="Stop before the run when the upper bound of what it would spend (model calls not in the "
+        "request store x the registry's prices at their largest, `memsql eval --dry-run`) exceeds this many "
+        "USD; unset: no cap (`memsql eval --max-cost`).",
     )
     wave_size: int | None = Field(
         default=None,
@@ -62,7 +74,7 @@ class EvaluationSettings(dg.ConfigurableResource):
             retry_errors=self.retry_errors or os.environ.get(RETRY_ERRORS_ENV) == "1",
             share_identical_prompts=self.share_identical_prompts,
             sessions=self.sessions or None,
-            epochs=self.epochs,
+            epochs=self.epochs or None,
             wave_size=self.wave_size if self.wave_size is not None else env_wave_size(),
         )
 

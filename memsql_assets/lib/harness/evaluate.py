@@ -22,6 +22,7 @@ from memsql_assets.lib.atomic import sha256_file
 from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.benchmark.store import read_turns
 from memsql_assets.lib.errors import MemsqlError
+from memsql_assets.lib.harness.results import full_epochs
 from memsql_assets.lib.harness.runner import PartitionRunner, Progress
 from memsql_assets.lib.harness.sample import sample_turns
 from memsql_assets.lib.harness.services import TrajectoryFactory, open_services
@@ -117,7 +118,11 @@ def evaluate_partition(
     """`api_keys`: the values of the registry's key variables (the Dagster asset passes them through
     `dg.EnvVar`); a library caller that passes none gets the process environment's."""
     settings = settings or EvalSettings()
-    epochs = check_epochs(settings.epochs)  # before anything is written
+    sample = settings.sessions
+    requested = settings.epochs
+    if requested is None:
+        requested = 1 if sample is not None else full_epochs(home, model_key, condition_name)
+    epochs = check_epochs(requested)  # before anything is written
     api_keys = os.environ if api_keys is None else api_keys
     condition = get_condition(condition_name)
     registry = registry or load_registry()
@@ -156,6 +161,7 @@ def evaluate_partition(
             episodic_k=settings.episodic_k,
             trajectory_factory=trajectory_factory,
             epoch=epoch,
+            sample=sample,
         ) as services:
             gateway.store.make_shards()  # once the services are up: a run that cannot start writes nothing
             runner = PartitionRunner(
@@ -172,6 +178,7 @@ def evaluate_partition(
                 memory=services.memory,
                 wave_size=settings.wave_size,
                 epoch=epoch,
+                sample=sample,
             )
             epoch_rows, stats = asyncio.run(runner.run(turns))
         rows += epoch_rows

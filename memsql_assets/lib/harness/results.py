@@ -1,9 +1,11 @@
 """Per-partition result files: one row per turn, written atomically, laid out for dbt.
 
-`results/model=<key>/condition=<name>/turn_results.parquet` is the only file dbt reads: one row per
-turn and epoch (an epoch is one independent sample of every turn). While a partition runs, finished
+`results/model=<key>/condition=<name>/turn_results.parquet` is the partition's full evaluation, the
+file the marts read: one row per turn and epoch (an epoch is one independent sample of every turn). While a partition runs, finished
 sessions are checkpointed per epoch under `_progress/epoch=<n>/` beside it (never read by dbt),
-which is what a killed run resumes from.
+which is what a killed run resumes from. A sample run (`sessions`) publishes under
+`samples/model=<key>/condition=<name>/sessions=<n>/` instead, with its own checkpoints: it never
+touches the partition's file, and dbt reads it only into the sample models.
 
 Schema drift is checked on read, differently for the two kinds of file. A published result file
 from another schema (other columns or types, another `schema_version`) is an error naming the
@@ -131,13 +133,41 @@ def partition_dir(home: Path, model: str, condition: str) -> Path:
     return home / "results" / f"model={model}" / f"condition={condition}"
 
 
-def progress_root(home: Path, model: str, condition: str) -> Path:
-    """Every epoch's checkpoints of a running partition (removed once its file is published)."""
-    return partition_dir(home, model, condition) / "_progress"
+def sample_dir(home: Path, model: str, condition: str, sessions: int) -> Path:
+    """A sample run's own file, summary and checkpoints: never the partition's (dbt reads it apart)."""
+    return home / "samples" / f"model={model}" / f"condition={condition}" / f"sessions={sessions}"
 
 
-def progress_dir(home: Path, model: str, condition: str, epoch: int = 1) -> Path:
-    return progress_root(home, model, condition) / f"epoch={epoch}"
+def output_dir(home: Path, model: str, condition: str, sessions: int | None = None) -> Path:
+    """Where a run publishes: the partition's directory, or its sample's when `sessions` is set."""
+    if sessions is None:
+        return partition_dir(home, model, condition)
+    return sample_dir(home, model, condition, sessions)
+
+
+def read_summary(directory: Path) -> dict[str, Any]:
+    """The summary published in `directory` ({} when there is none yet)."""
+    path = directory / SUMMARY_FILE
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def full_epochs(home: Path, model: str, condition: str) -> int:
+    """The epochs of the partition's last full evaluation: what a re-evaluation asks for unless a
+    full run asks for others (1 when it has none; a file from before samples lived apart may be a
+    sample, whose epochs count for nothing)."""
+    summary = read_summary(partition_dir(home, model, condition))
+    if summary.get("complete") is False:
+        return 1
+    return int(summary.get("epochs", 1))
+
+
+def progress_root(home: Path, model: str, condition: str, sessions: int | None = None) -> Path:
+    """Every epoch's checkpoints of a running partition or sample (removed once its file is published)."""
+    return output_dir(home, model, condition, sessions) / "_progress"
+
+
+def progress_dir(home: Path, model: str, condition: str, epoch: int = 1, sessions: int | None = None) -> Path:
+    return progress_root(home, model, condition, sessions) / f"epoch={epoch}"
 
 
 def write_session_checkpoint(directory: Path, session_id: str, rows: Sequence[Mapping[str, Any]]) -> None:

@@ -58,9 +58,8 @@ from memsql_assets.lib.evaluation.taxonomy import ErrorClass
 from memsql_assets.lib.harness.priority_gate import PriorityGate
 from memsql_assets.lib.harness.results import (
     SCHEMA_VERSION,
-    partition_dir,
+    output_dir,
     progress_dir,
-    progress_root,
     read_checkpoints,
     write_results,
     write_session_checkpoint,
@@ -160,12 +159,13 @@ class PartitionRunner:
     stop_after_failures: int = STOP_AFTER_FAILURES
     wave_size: int | None = None  # C/D: sessions per wave; None: the concurrency
     epoch: int = 1  # which independent sample of every turn this run is (1-based; its own checkpoints)
+    sample: int | None = None  # a sample run of this many sessions: its own file and checkpoints
 
     def __post_init__(self) -> None:
         self.wave_size = resolve_wave_size(self.wave_size, self.concurrency)
         self.condition = self.agent.condition
-        self.out_dir = partition_dir(self.home, self.model_key, self.condition.name)
-        self.progress_dir = progress_dir(self.home, self.model_key, self.condition.name, self.epoch)
+        self.out_dir = output_dir(self.home, self.model_key, self.condition.name, self.sample)
+        self.progress_dir = progress_dir(self.home, self.model_key, self.condition.name, self.epoch, self.sample)
         self._pools: dict[str, ConnectionPool] = {}
         self._results: dict[str, DatabaseResults] = {}
         self._pools_lock = threading.Lock()
@@ -437,5 +437,5 @@ class PartitionRunner:
     def finish(self, rows: list[dict[str, Any]], summary: Mapping[str, Any]) -> Path:
         """Publish the partition's one file (every epoch's rows) atomically, then drop every epoch's checkpoints."""
         path = write_results(self.out_dir, rows, summary)
-        shutil.rmtree(progress_root(self.home, self.model_key, self.condition.name), ignore_errors=True)
+        shutil.rmtree(self.progress_dir.parent, ignore_errors=True)
         return path

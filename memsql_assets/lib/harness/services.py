@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 from memsql_assets.lib.agent.agent import Agent, TrajectoryLookup
 from memsql_assets.lib.agent.conditions import Condition
-from memsql_assets.lib.harness.results import partition_dir, progress_dir, read_checkpoints
+from memsql_assets.lib.harness.results import output_dir, progress_dir, read_checkpoints
 from memsql_assets.lib.memory.chroma import chroma_client, collection_name, open_collection
 from memsql_assets.lib.memory.embeddings import EmbeddingCache
 from memsql_assets.lib.memory.episodic import EpisodicMemory, turn_id
@@ -159,18 +159,24 @@ def open_services(
     episodic_k: int,
     trajectory_factory: TrajectoryFactory | None,
     epoch: int = 1,
+    sample: int | None = None,
 ) -> Iterator[PartitionServices]:
-    """The agent for `condition` over its stores, and the memory the runner manages between sessions."""
-    run_id = f"{model_key}.{condition.name}.{benchmark_version}.epoch{epoch}"
+    """The agent for `condition` over its stores, and the memory the runner manages between sessions.
+    A sample run (`sample` sessions) keeps memory of its own: it never resets the full run's."""
+    run_name = f"{model_key}.{condition.name}.{benchmark_version}.epoch{epoch}"
+    run_id = run_name if sample is None else f"{run_name}.sample{sample}"
     with _redis(home, condition, redis_url) as client:
         working = WorkingMemory(client, run_id) if client is not None else None
         episodic = None
         if condition.episodic:
-            chroma = chroma_client(partition_dir(home, model_key, condition.name), chroma_url)
+            chroma = chroma_client(output_dir(home, model_key, condition.name, sample), chroma_url)
+            parts = [f"epoch{epoch}"] + ([] if sample is None else [f"sample{sample}"])
             episodic = EpisodicMemory(
-                chroma, collection_name("episodic", model_key, condition.name, benchmark_version, f"epoch{epoch}")
+                chroma, collection_name("episodic", model_key, condition.name, benchmark_version, *parts)
             )
-            _drop_checkpoints_without_memory(progress_dir(home, model_key, condition.name, epoch), episodic)
+            _drop_checkpoints_without_memory(
+                progress_dir(home, model_key, condition.name, epoch, sample), episodic
+            )
         semantic = SemanticMemory(chroma_client(home, chroma_url)) if condition.semantic else None
         trajectories = trajectory_factory(home) if condition.trajectory and trajectory_factory else None
         embed = None

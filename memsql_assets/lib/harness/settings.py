@@ -31,7 +31,8 @@ class EvalSettings:
     share_identical_prompts: bool = False
     sessions: int | None = None  # a sample run of this many sessions (harness/sample.py); None: all
     # Independent samples of every turn (epoch 1..N, each its own request-store cell and memory).
-    epochs: int = 1
+    # None: a full run keeps the epochs of the partition's last full evaluation, a sample runs one.
+    epochs: int | None = None
     # C/D: sessions per wave (runner.py); None: the model's max_concurrency. 1: strictly sequential.
     wave_size: int | None = None
 

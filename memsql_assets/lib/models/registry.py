@@ -239,6 +239,9 @@ class ModelEntry(_Strict):
     """Sampling temperature, only for non-reasoning models (reasoning.type none)."""
     description: str = ""
     """What a person should know about the entry."""
+    max_cost_usd: float | None = Field(default=None, ge=0)
+    """The most, in USD, the automation may spend on one partition run of this model (the run's
+    upper bound, harness/plan.py); a partition above it is skipped and logged. Absent: no cap."""
 
     _key: str = PrivateAttr(default="")
 

@@ -1,0 +1,169 @@
+"""What a partition run would ask a model, before it asks: the calls and an upper bound of their cost.
+
+A cell (model, condition, session, turn, epoch) costs nothing when the request store holds a
+replayable answer for it from the same model configuration (litellm id and params); every other
+cell of the run is counted as one call. The count is by cell, so a prompt that changed since (a new
+benchmark version) is not foreseen: `memsql run` re-asks such cells, which the count of a stale
+partition leaves out only when the same cells were answered before under other prompts.
+
+The cost bound prices each call at its largest possible size: the prompt at PROMPT_BYTES_BOUND
+tokens (a token is at least one byte of UTF-8; memsql's prompts without model-written text are
+below it) plus every model-written entry a prompt can carry (MEMORY_ENTRIES) at the model's output
+limit, and the output at that limit (`max_tokens` or `max_completion_tokens` of the entry's
+provider params). A priced model without an output limit has no bound: None, which exceeds any cap.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memsql_assets.lib.harness.sample import sample_turns
+from memsql_assets.lib.models.gateway import ENDPOINT_FAILURES
+from memsql_assets.lib.models.registry import ModelEntry
+from memsql_assets.lib.models.request_store import scrub
+
+# The largest prompt the benchmark assembles without model-written text, in UTF-8 bytes, rounded up
+# (condition E with a trajectory comes to about 13 KB).
+PROMPT_BYTES_BOUND = 16_384
+# Model-written entries one prompt can carry: five working-memory turns and three episodic ones.
+MEMORY_ENTRIES = 8
+OUTPUT_LIMIT_PARAMS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
+
+Cell = tuple[str, str, str, int, int]  # model, condition, session, turn, epoch
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    model: str
+    condition: str
+    cells: int  # turns x epochs of the run
+    calls: int  # cells without a stored answer
+    cost_bound_usd: float | None  # None: no bound (a priced model without an output limit)
+
+    def exceeds(self, max_cost_usd: float | None) -> bool:
+        if max_cost_usd is None:
+            return False
+        return self.cost_bound_usd is None or self.cost_bound_usd > max_cost_usd
+
+    def describe(self) -> str:
+        bound = "no bound (set provider_params.max_tokens)" if self.cost_bound_usd is None else (
+            f"at most ${self.cost_bound_usd:,.2f}"
+        )
+        return f"{self.model}/{self.condition}: {self.calls:,} model calls of {self.cells:,} cells, {bound}"
+
+
+def output_limit(entry: ModelEntry) -> int | None:
+    for name in OUTPUT_LIMIT_PARAMS:
+        value = entry.provider_params.get(name)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
+
+
+def call_cost_bound(entry: ModelEntry) -> float | None:
+    """The most one call of `entry` can cost (USD); None when a priced model has no output limit."""
+    if entry.price_input_per_mtok == 0 and entry.price_output_per_mtok == 0:
+        return 0.0
+    limit = output_limit(entry)
+    if limit is None:
+        return None
+    return entry.cost_usd(PROMPT_BYTES_BOUND + MEMORY_ENTRIES * limit, limit)
+
+
+def answered_by_config(store_root: Path, retry_errors: bool = False) -> dict[str, set[Cell]]:
+    """Every replayable cell of the request store, by model configuration (config_key): one read of
+    the store serves every partition of a run's plan."""
+    done: dict[str, set[Cell]] = {}
+    for path in store_root.glob("??/*.json") if store_root.exists() else ():
+        try:
+            record = json.loads(path.read_bytes())
+        except (OSError, ValueError):
+            continue  # the gateway treats an unreadable record as a miss: so does the count
+        cell = record.get("cell") if isinstance(record, dict) else None
+        if not isinstance(cell, dict) or "condition" not in cell or not _replayable(record, retry_errors):
+            continue
+        config = config_key(record.get("litellm_model"), (record.get("request") or {}).get("params"))
+        done.setdefault(config, set()).add(
+            (cell["model"], cell["condition"], cell["session"], int(cell["turn"]), int(cell["epoch"]))
+        )
+    return done
+
+
+def config_key(litellm_model: Any, params: Any) -> str:
+    """What a stored answer must share with the entry to be replayed for it: model id and params."""
+    return json.dumps([litellm_model, params], sort_keys=True, default=str)
+
+
+def entry_config(entry: ModelEntry) -> str:
+    return config_key(entry.litellm_model, scrub(entry.call_params()))
+
+
+def _replayable(record: Mapping[str, Any], retry_errors: bool) -> bool:
+    """As the gateway decides: an answer, or a failure the request determines unless retried."""
+    error = record.get("error")
+    return not error or (not retry_errors and error.get("type") not in ENDPOINT_FAILURES)
+
+
+def plan_run(
+    entry: ModelEntry,
+    condition: str,
+    turns: Sequence[Mapping[str, Any]],
+    epochs: int,
+    answered: Iterable[Cell],
+    sessions: int | None = None,
+) -> RunPlan:
+    """The calls and cost bound of evaluating `entry` under `condition` (a sample of `sessions`)."""
+    answered = set(answered)
+    cells = [
+        (entry.key, condition, t["session_id"], int(t["turn_index"]), e)
+        for t in sample_turns(turns, sessions)
+        for e in range(1, epochs + 1)
+    ]
+    calls = sum(1 for c in cells if c not in answered)
+    per_call = call_cost_bound(entry)
+    bound = None if per_call is None and calls else (per_call or 0.0) * calls
+    return RunPlan(entry.key, condition, len(cells), calls, None if bound is None else _cents_up(bound))
+
+
+def _cents_up(usd: float) -> float:
+    return math.ceil(round(usd * 100, 6)) / 100
+
+
+def plan_unbuilt(entry: ModelEntry, condition: str, epochs: int) -> RunPlan:
+    """The plan on a home without a benchmark yet: every turn the benchmark will have is a call."""
+    from memsql_assets.lib.benchmark.invariants import TOTAL_TURNS
+
+    cells = TOTAL_TURNS * epochs
+    per_call = call_cost_bound(entry)
+    return RunPlan(entry.key, condition, cells, cells, None if per_call is None else _cents_up(per_call * cells))
+
+
+def plan_partition(
+    home: Path,
+    entry: ModelEntry,
+    condition: str,
+    sessions: int | None = None,
+    epochs: int | None = None,
+    retry_errors: bool = False,
+    answered: Mapping[str, set[Cell]] | None = None,
+) -> RunPlan:
+    """What evaluating `entry` under `condition` on `home` would ask now (epochs None: as the run
+    would choose them: the partition's last full evaluation's, or one for a sample). `answered`:
+    answered_by_config of the home's store, when the caller plans several partitions."""
+    from memsql_assets.lib.benchmark.store import read_turns
+    from memsql_assets.lib.harness.results import full_epochs
+    from memsql_assets.lib.paths import benchmark_dir
+
+    if epochs is None:
+        epochs = 1 if sessions is not None else full_epochs(home, entry.key, condition)
+    if not (benchmark_dir(home) / "turns.jsonl").exists():
+        return plan_unbuilt(entry, condition, epochs)
+    if answered is None:
+        answered = answered_by_config(home / "requests", retry_errors)
+    cells = answered.get(entry_config(entry), set())
+    return plan_run(entry, condition, read_turns(benchmark_dir(home)), epochs, cells, sessions)
