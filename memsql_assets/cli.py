@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from memsql_assets.lib.viewer.server import partition_url, viewer_url
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.paths import (
     REPO_ROOT,
@@ -471,6 +472,7 @@ def _eval(args: argparse.Namespace) -> int:
         print(f"memsql eval {args.model}/{args.condition}: FAILED: {out['error']}", file=sys.stderr)
     else:
         _print_evaluations([out])
+        print(f"\nthese turns: memsql view  ({partition_url(args.model, args.condition)})")
     return 0 if out["success"] else 1
 
 
@@ -639,6 +641,7 @@ def _print_summary(s: dict[str, Any]) -> None:
         print(f"\nreport: {report['html']}")
         print("dbt docs: memsql docs  (http://127.0.0.1:8080)")
     print("\nBrowse the run: memsql ui  (Dagster on http://127.0.0.1:3333)")
+    print(f"Every turn: memsql view  ({viewer_url()})")
 
 
 def _models_list(args: argparse.Namespace) -> int:
@@ -736,6 +739,23 @@ def _ui(args: argparse.Namespace) -> int:
     return serve(cmd, cwd=REPO_ROOT, env=os.environ)
 
 
+def _view(args: argparse.Namespace) -> int:
+    from memsql_assets.lib.viewer.data import NoResultsError, TurnIndex
+    from memsql_assets.lib.viewer.server import serve
+
+    if _port_taken("view", args.host, args.port):
+        return 1
+    home = memsql_home()
+    try:
+        TurnIndex(home).connection()
+    except NoResultsError as exc:
+        print(f"memsql view: {exc}", file=sys.stderr)
+        return 1
+    print(f"memsql view: turns of {home} on {viewer_url(args.host, args.port)} (Ctrl-C to stop)", flush=True)
+    serve(home, args.host, args.port)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="memsql", description="Multi-turn text-to-SQL memory benchmark platform."
@@ -824,6 +844,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=3333)
     p.set_defaults(func=_ui)
+
+
+    p = sub.add_parser("view", help="browse every evaluated turn, and compare two partitions, on 127.0.0.1")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8765)
+    p.set_defaults(func=_view)
     return parser
 
 
