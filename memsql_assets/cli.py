@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from memsql_assets.lib.viewer.server import partition_url, viewer_url
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.paths import (
     REPO_ROOT,
@@ -24,6 +23,7 @@ from memsql_assets.lib.paths import (
     memsql_home,
     source_db_path,
 )
+from memsql_assets.lib.viewer.server import partition_url, viewer_url
 from memsql_assets.lib.vocabulary import REFERENCE_MODELS, REPORT_SOURCES
 
 # After a run that loaded torch, Chroma, dbt and Dagster, the interpreter's final garbage collections

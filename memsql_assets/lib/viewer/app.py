@@ -29,7 +29,9 @@ def _not_found(request: Request, what: str, value: str, choices: list[str]) -> H
     )
 
 
-def _unknown_partition(request: Request, index: data.TurnIndex, model: str, condition: str) -> HTMLResponse | None:
+def _unknown_partition(
+    request: Request, index: data.TurnIndex, model: str, condition: str
+) -> HTMLResponse | None:
     index.connection()
     models = sorted({p.model for p in index.partitions})
     if model not in models:
@@ -62,14 +64,21 @@ def create_app(home: Path) -> FastAPI:
             request,
             "list.html",
             {
-                "rows": rows, "total": total, "page": page, "pages": pages, "params": params,
-                "choices": index.choices(), "partitions": [p.key for p in index.partitions],
+                "rows": rows,
+                "total": total,
+                "page": page,
+                "pages": pages,
+                "params": params,
+                "choices": index.choices(),
+                "partitions": [p.key for p in index.partitions],
                 "page_url": lambda n: "/?" + urlencode({**params, "page": n}),
             },
         )
 
     @app.get("/turn/{model}/{condition}/{session}/{turn}/{epoch}", response_class=HTMLResponse)
-    def one_turn(request: Request, model: str, condition: str, session: str, turn: int, epoch: int) -> HTMLResponse:
+    def one_turn(
+        request: Request, model: str, condition: str, session: str, turn: int, epoch: int
+    ) -> HTMLResponse:
         unknown = _unknown_partition(request, index, model, condition)
         if unknown:
             return unknown
@@ -83,7 +92,9 @@ def create_app(home: Path) -> FastAPI:
         index.connection()
         keys = [p.key for p in index.partitions]
         if not left or not right:
-            return TEMPLATES.TemplateResponse(request, "compare.html", {"keys": keys, "left": left, "right": right, "groups": None})
+            return TEMPLATES.TemplateResponse(
+                request, "compare.html", {"keys": keys, "left": left, "right": right, "groups": None}
+            )
         for side in (left, right):
             if side not in keys:
                 return _not_found(request, "partition (model/condition)", side, keys)
@@ -96,8 +107,13 @@ def create_app(home: Path) -> FastAPI:
             request,
             "compare.html",
             {
-                "keys": keys, "left": left, "right": right, "lpart": lpart, "rpart": rpart,
-                "groups": dict(groups), "n_flips": len(flips),
+                "keys": keys,
+                "left": left,
+                "right": right,
+                "lpart": lpart,
+                "rpart": rpart,
+                "groups": dict(groups),
+                "n_flips": len(flips),
                 "gained": sum(f["r_class"] == "correct" for f in flips),
                 "lost": sum(f["l_class"] == "correct" for f in flips),
             },

@@ -21,7 +21,14 @@ from memsql_assets.lib.paths import benchmark_dir
 from memsql_assets.lib.vocabulary import ErrorClass
 
 TURNS_FILE = "turns.parquet"
-TURN_COLUMNS = ("session_id", "turn_index", "question", "gt_sql", "output_requirements", "referenced_context_keys")
+TURN_COLUMNS = (
+    "session_id",
+    "turn_index",
+    "question",
+    "gt_sql",
+    "output_requirements",
+    "referenced_context_keys",
+)
 PAGE_SIZE = 50
 # The list page's filters: query-string name -> the SQL it adds (values are bound, never spliced).
 EQUALITY_FILTERS = ("model", "condition", "source", "tier", "turn_index", "error_class", "epoch")
@@ -121,8 +128,12 @@ def where_clause(params: dict[str, str]) -> tuple[str, list[Any]]:
         if params.get(col):
             terms.append(f"cast({col} as varchar) = ?")
             values.append(params[col])
-    for flag, column in (("memory_critical", "memory_critical"), ("contaminated", "contaminated"),
-                         ("failed", "failed"), ("missing_context", "missing_context")):
+    for flag, column in (
+        ("memory_critical", "memory_critical"),
+        ("contaminated", "contaminated"),
+        ("failed", "failed"),
+        ("missing_context", "missing_context"),
+    ):
         if params.get(flag) in ("yes", "no"):
             terms.append(f"{column} = ?")
             values.append(params[flag] == "yes")
@@ -133,8 +144,20 @@ def where_clause(params: dict[str, str]) -> tuple[str, list[Any]]:
 
 
 LIST_COLUMNS = (
-    "model", "condition", "session_id", "turn_index", "epoch", "source", "tier", "memory_critical",
-    "error_class", "contaminated", "question", "extracted_sql", "gt_sql", "missing_keys",
+    "model",
+    "condition",
+    "session_id",
+    "turn_index",
+    "epoch",
+    "source",
+    "tier",
+    "memory_critical",
+    "error_class",
+    "contaminated",
+    "question",
+    "extracted_sql",
+    "gt_sql",
+    "missing_keys",
 )
 
 
@@ -151,7 +174,9 @@ def list_turns(index: TurnIndex, params: dict[str, str], page: int = 1) -> tuple
     return total, [dict(zip(LIST_COLUMNS, r, strict=True)) for r in rows]
 
 
-def one_turn(index: TurnIndex, model: str, condition: str, session: str, turn: int, epoch: int) -> dict | None:
+def one_turn(
+    index: TurnIndex, model: str, condition: str, session: str, turn: int, epoch: int
+) -> dict | None:
     con = index.connection()
     cur = con.execute(
         "select * from turns where model = ? and condition = ? and session_id = ? and turn_index = ? and epoch = ?",

@@ -74,7 +74,9 @@ def sql_diff(model_sql: str | None, gt_sql: str | None) -> list[tuple[str, str]]
     """(kind, token line) pairs: SQL split at its clauses, so that a diff reads clause by clause."""
 
     def lines(sql: str | None) -> list[str]:
-        return re.sub(r"\s+(?=(FROM|WHERE|JOIN|GROUP BY|ORDER BY|HAVING|LIMIT|UNION|SELECT)\b)", "\n", sql or "").split("\n")
+        return re.sub(
+            r"\s+(?=(FROM|WHERE|JOIN|GROUP BY|ORDER BY|HAVING|LIMIT|UNION|SELECT)\b)", "\n", sql or ""
+        ).split("\n")
 
     kinds = {"-": "model", "+": "truth", " ": "same"}
     return [(kinds[d[0]], d[2:]) for d in difflib.ndiff(lines(model_sql), lines(gt_sql)) if d[0] in kinds]
