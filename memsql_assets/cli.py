@@ -24,6 +24,7 @@ from memsql_assets.lib.paths import (
     memsql_home,
     source_db_path,
 )
+from memsql_assets.lib.viewer.server import partition_url, viewer_url
 from memsql_assets.lib.vocabulary import REFERENCE_MODELS, REPORT_SOURCES
 
 # After a run that loaded torch, Chroma, dbt and Dagster, the interpreter's final garbage collections
@@ -494,6 +495,7 @@ def _eval(args: argparse.Namespace) -> int:
         print(f"memsql eval {args.model}/{args.condition}: FAILED: {out['error']}", file=sys.stderr)
     else:
         _print_evaluations([out])
+        print(f"\nthese turns: memsql view  ({partition_url(args.model, args.condition)})")
     return 0 if out["success"] else 1
 
 
@@ -662,6 +664,7 @@ def _print_summary(s: dict[str, Any]) -> None:
         print(f"\nreport: {report['html']}")
         print("dbt docs: memsql docs  (http://127.0.0.1:8080)")
     print("\nBrowse the run: memsql ui  (Dagster on http://127.0.0.1:3333)")
+    print(f"Every turn: memsql view  ({viewer_url()})")
 
 
 def _models_list(args: argparse.Namespace) -> int:
@@ -849,6 +852,23 @@ def _over_budget(
     return skipped
 
 
+def _view(args: argparse.Namespace) -> int:
+    from memsql_assets.lib.viewer.data import NoResultsError, TurnIndex
+    from memsql_assets.lib.viewer.server import serve
+
+    if _port_taken("view", args.host, args.port):
+        return 1
+    home = memsql_home()
+    try:
+        TurnIndex(home).connection()
+    except NoResultsError as exc:
+        print(f"memsql view: {exc}", file=sys.stderr)
+        return 1
+    print(f"memsql view: turns of {home} on {viewer_url(args.host, args.port)} (Ctrl-C to stop)", flush=True)
+    serve(home, args.host, args.port)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="memsql", description="Multi-turn text-to-SQL memory benchmark platform."
@@ -940,6 +960,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=3333)
     p.set_defaults(func=_ui)
+
+
+    p = sub.add_parser("view", help="browse every evaluated turn, and compare two partitions, on 127.0.0.1")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8765)
+    p.set_defaults(func=_view)
     return parser
 
 

@@ -23,6 +23,7 @@ from memsql_assets.lib.paths import embeddings_cache_dir
 from memsql_assets.lib.scale_out import check_shared_home, scale_out_enabled
 from memsql_assets.lib.sources.config import SOURCE_NAMES
 from memsql_assets.lib.trajectories.lookup import trajectory_lookup
+from memsql_assets.lib.viewer.server import partition_url
 from memsql_assets.lib.vocabulary import MUST_SCORE_100
 
 
@@ -160,6 +161,7 @@ def turn_results(
             "resumed_sessions": s["resumed_sessions"],
             "benchmark_version": s["benchmark_version"],
             "path": dg.MetadataValue.path(str(outcome.result_path)),
+            "viewer": dg.MetadataValue.url(partition_url(model, condition)),
         },
         data_version=dg.DataVersion(digest(comparable_rows(outcome.rows))),
         check_results=[check],

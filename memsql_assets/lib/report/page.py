@@ -9,6 +9,7 @@ from pathlib import Path
 
 from memsql_assets.lib.report.figures import FIGURES
 from memsql_assets.lib.report.fmt import Table
+from memsql_assets.lib.viewer.server import viewer_url
 
 CSS = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
@@ -47,6 +48,8 @@ def render(tables: Sequence[Table], figures: Mapping[str, Path], subtitle: str) 
         f"<style>{CSS}</style></head><body>",
         "<h1>memsql results report</h1>",
         f'<p class="note">{html.escape(subtitle)}</p>',
+        f'<p class="note">Every turn behind these tables: run <code>memsql view</code>, then open '
+        f'<a id="viewer-link" href="{viewer_url()}">{viewer_url()}</a>.</p>',
     ]
     used: set[str] = set()
     for heading, fig_key, table_key in SECTIONS:

@@ -1,0 +1,200 @@
+"""The viewer's data: every committed result file joined once with the benchmark's turns, in DuckDB.
+
+Only published `turn_results.parquet` files are read: they are renamed into place whole, so a
+partition being written shows its previous file (or nothing), never its checkpoints.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from memsql_assets.lib.errors import MemsqlError
+from memsql_assets.lib.harness.results import RESULT_FILE, check_result_table
+from memsql_assets.lib.paths import benchmark_dir
+from memsql_assets.lib.vocabulary import ErrorClass
+
+TURNS_FILE = "turns.parquet"
+TURN_COLUMNS = (
+    "session_id",
+    "turn_index",
+    "question",
+    "gt_sql",
+    "output_requirements",
+    "referenced_context_keys",
+)
+PAGE_SIZE = 50
+# The list page's filters: query-string name -> the SQL it adds (values are bound, never spliced).
+EQUALITY_FILTERS = ("model", "condition", "source", "tier", "turn_index", "error_class", "epoch")
+
+
+class NoResultsError(MemsqlError):
+    """The home has no published result file yet."""
+
+
+@dataclass(frozen=True)
+class Partition:
+    model: str
+    condition: str
+    path: Path
+
+    @property
+    def key(self) -> str:
+        return f"{self.model}/{self.condition}"
+
+
+def partitions(home: Path) -> list[Partition]:
+    """Every partition with a published result file, in path order."""
+    found = []
+    for path in sorted((home / "results").glob(f"model=*/condition=*/{RESULT_FILE}")):
+        model = path.parent.parent.name.removeprefix("model=")
+        found.append(Partition(model, path.parent.name.removeprefix("condition="), path))
+    return found
+
+
+def _signature(parts: list[Partition], turns: Path) -> tuple:
+    return tuple((str(p.path), p.path.stat().st_mtime_ns) for p in parts) + (turns.stat().st_mtime_ns,)
+
+
+def _read_partition(p: Partition) -> pa.Table:
+    table = pq.read_table(p.path)
+    check_result_table(p.path, table)
+    return table.drop_columns(["schema_version"]) if "epoch" in table.schema.names else table
+
+
+class TurnIndex:
+    """The joined table `turns` (results x benchmark turns), rebuilt when a result file changes."""
+
+    def __init__(self, home: Path):
+        self.home = home
+        self._lock = threading.Lock()
+        self._signature: tuple | None = None
+        self._con: duckdb.DuckDBPyConnection | None = None
+        self.partitions: list[Partition] = []
+
+    def connection(self) -> duckdb.DuckDBPyConnection:
+        turns_path = benchmark_dir(self.home) / TURNS_FILE
+        parts = partitions(self.home)
+        if not parts:
+            raise NoResultsError(
+                f"{self.home / 'results'}: no result file yet; produce some with `memsql run` "
+                "(the reference models) or `memsql eval --model M --condition C`"
+            )
+        if not turns_path.exists():
+            raise MemsqlError(f"{turns_path}: missing; `memsql run` builds the benchmark")
+        with self._lock:
+            sig = _signature(parts, turns_path)
+            if sig != self._signature:
+                self._con = self._build(parts, turns_path)
+                self._signature, self.partitions = sig, parts
+            return self._con.cursor()
+
+    def _build(self, parts: list[Partition], turns_path: Path) -> duckdb.DuckDBPyConnection:
+        con = duckdb.connect()
+        results = pa.concat_tables([_read_partition(p) for p in parts], promote_options="default")
+        bench = pq.read_table(turns_path, columns=list(TURN_COLUMNS))
+        con.register("results_arrow", results)
+        con.register("bench_arrow", bench)
+        con.execute(
+            "create table turns as select r.*, b.question, b.gt_sql, b.output_requirements, "
+            "b.referenced_context_keys, r.error_class <> ? as failed, "
+            "coalesce(r.missing_keys, '[]') <> '[]' as missing_context "
+            "from results_arrow r left join bench_arrow b using (session_id, turn_index)",
+            [ErrorClass.CORRECT.value],
+        )
+        con.unregister("results_arrow")
+        con.unregister("bench_arrow")
+        return con
+
+    def choices(self) -> dict[str, list[Any]]:
+        """The values each list filter can take, for the filter form."""
+        con = self.connection()
+        return {
+            col: [r[0] for r in con.execute(f"select distinct {col} from turns order by 1").fetchall()]
+            for col in EQUALITY_FILTERS
+        }
+
+
+def where_clause(params: dict[str, str]) -> tuple[str, list[Any]]:
+    """SQL conditions and their bound values for the list page's query string."""
+    terms, values = [], []
+    for col in EQUALITY_FILTERS:
+        if params.get(col):
+            terms.append(f"cast({col} as varchar) = ?")
+            values.append(params[col])
+    for flag, column in (
+        ("memory_critical", "memory_critical"),
+        ("contaminated", "contaminated"),
+        ("failed", "failed"),
+        ("missing_context", "missing_context"),
+    ):
+        if params.get(flag) in ("yes", "no"):
+            terms.append(f"{column} = ?")
+            values.append(params[flag] == "yes")
+    if params.get("q"):
+        terms.append("(question ilike ? or extracted_sql ilike ? or gt_sql ilike ?)")
+        values += [f"%{params['q']}%"] * 3
+    return (" where " + " and ".join(terms)) if terms else "", values
+
+
+LIST_COLUMNS = (
+    "model",
+    "condition",
+    "session_id",
+    "turn_index",
+    "epoch",
+    "source",
+    "tier",
+    "memory_critical",
+    "error_class",
+    "contaminated",
+    "question",
+    "extracted_sql",
+    "gt_sql",
+    "missing_keys",
+)
+
+
+def list_turns(index: TurnIndex, params: dict[str, str], page: int = 1) -> tuple[int, list[dict[str, Any]]]:
+    """(matching rows, one page of them) in model, condition, epoch, session, turn order."""
+    con = index.connection()
+    where, values = where_clause(params)
+    total = con.execute(f"select count(*) from turns{where}", values).fetchone()[0]
+    rows = con.execute(
+        f"select {', '.join(LIST_COLUMNS)} from turns{where} "
+        "order by model, condition, epoch, session_id, turn_index limit ? offset ?",
+        [*values, PAGE_SIZE, (max(page, 1) - 1) * PAGE_SIZE],
+    ).fetchall()
+    return total, [dict(zip(LIST_COLUMNS, r, strict=True)) for r in rows]
+
+
+def one_turn(
+    index: TurnIndex, model: str, condition: str, session: str, turn: int, epoch: int
+) -> dict | None:
+    con = index.connection()
+    cur = con.execute(
+        "select * from turns where model = ? and condition = ? and session_id = ? and turn_index = ? and epoch = ?",
+        [model, condition, session, turn, epoch],
+    )
+    row = cur.fetchone()
+    return dict(zip([d[0] for d in cur.description], row, strict=True)) if row else None
+
+
+def flips(index: TurnIndex, left: tuple[str, str], right: tuple[str, str]) -> list[dict[str, Any]]:
+    """Turns (matched by session, turn and epoch) whose error class differs between two partitions."""
+    con = index.connection()
+    cols = ["session_id", "turn_index", "epoch", "source", "tier", "question", "l_class", "r_class"]
+    rows = con.execute(
+        "select l.session_id, l.turn_index, l.epoch, l.source, l.tier, l.question, l.error_class, r.error_class "
+        "from turns l join turns r using (session_id, turn_index, epoch) "
+        "where l.model = ? and l.condition = ? and r.model = ? and r.condition = ? "
+        "and l.error_class <> r.error_class order by l.source, l.turn_index, l.session_id, l.epoch",
+        [*left, *right],
+    ).fetchall()
+    return [dict(zip(cols, r, strict=True)) for r in rows]

@@ -1,0 +1,24 @@
+"""Serving the viewer on 127.0.0.1 with uvicorn, and the URL other commands print."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
+
+
+def viewer_url(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> str:
+    return f"http://{host}:{port}/"
+
+
+def partition_url(model: str, condition: str, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> str:
+    return f"{viewer_url(host, port)}?model={model}&condition={condition}"
+
+
+def serve(home: Path, host: str, port: int) -> None:
+    import uvicorn
+
+    from memsql_assets.lib.viewer.app import create_app
+
+    uvicorn.run(create_app(home), host=host, port=port, log_level="warning")
