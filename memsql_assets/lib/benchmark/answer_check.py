@@ -20,6 +20,7 @@ import sqlglot
 
 from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.benchmark.templates import template_path
+from memsql_assets.lib.vocabulary import EXTENDED_BENCHMARK
 from memsql_assets.lib.benchmark.ties import tie_probe_sql, tied
 from memsql_assets.lib.evaluation.compare import strict_equal
 from memsql_assets.lib.evaluation.score import summarize_result
@@ -41,7 +42,11 @@ class AnswerReport:
 
 
 def _template_file(turn: Mapping[str, Any]) -> str:
-    path = template_path(SOURCE_BY_PREFIX[turn["source"]], int(turn["tier"]))
+    from memsql_assets.lib.benchmark.extended import extended_template_path  # it imports this module's neighbours
+
+    source = SOURCE_BY_PREFIX[turn["source"]]
+    extended = turn.get("benchmark") == EXTENDED_BENCHMARK
+    path = extended_template_path(source) if extended else template_path(source, int(turn["tier"]))
     return str(path.relative_to(REPO_ROOT)) if path.is_relative_to(REPO_ROOT) else str(path)
 
 
