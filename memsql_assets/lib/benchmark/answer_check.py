@@ -20,12 +20,12 @@ import sqlglot
 
 from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.benchmark.templates import template_path
-from memsql_assets.lib.vocabulary import EXTENDED_BENCHMARK
 from memsql_assets.lib.benchmark.ties import tie_probe_sql, tied
 from memsql_assets.lib.evaluation.compare import strict_equal
 from memsql_assets.lib.evaluation.score import summarize_result
 from memsql_assets.lib.sources.sqlite_db import open_readonly
 from memsql_assets.lib.sql.result_cache import RESULTS, ResultMemo, run_cached
+from memsql_assets.lib.vocabulary import EXTENDED_BENCHMARK
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
@@ -42,7 +42,9 @@ class AnswerReport:
 
 
 def _template_file(turn: Mapping[str, Any]) -> str:
-    from memsql_assets.lib.benchmark.extended import extended_template_path  # it imports this module's neighbours
+    from memsql_assets.lib.benchmark.extended import (
+        extended_template_path,  # it imports this module's neighbours
+    )
 
     source = SOURCE_BY_PREFIX[turn["source"]]
     extended = turn.get("benchmark") == EXTENDED_BENCHMARK

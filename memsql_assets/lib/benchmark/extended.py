@@ -21,7 +21,13 @@ import yaml
 from memsql_assets.lib.benchmark.generate import Session, Turn, _namespace, render, sql_literal
 from memsql_assets.lib.benchmark.invariants import _session_memory_problems
 from memsql_assets.lib.benchmark.profiles import Profile
-from memsql_assets.lib.benchmark.templates import TEMPLATES_DIR, TurnTemplate, Variant, parse_turn, validate_turns
+from memsql_assets.lib.benchmark.templates import (
+    TEMPLATES_DIR,
+    TurnTemplate,
+    Variant,
+    parse_turn,
+    validate_turns,
+)
 from memsql_assets.lib.errors import BenchmarkInvariantError, TemplateError
 from memsql_assets.lib.sources.config import PREFIX
 from memsql_assets.lib.vocabulary import EXTENDED_BENCHMARK, PHENOMENA, SELF_CONTAINED_TAGS, SOURCE_NAMES
@@ -78,12 +84,18 @@ def _parse_extended_turn(path: Path, where: str, raw: Any) -> ExtendedTurnTempla
     if tag is None:
         raise TemplateError(path, f"{where}.tag", f"missing; expected one of {', '.join(PHENOMENA)}")
     if tag not in PHENOMENA:
-        raise TemplateError(path, f"{where}.tag", f"unknown tag {tag!r}; expected one of {', '.join(PHENOMENA)}")
+        raise TemplateError(
+            path, f"{where}.tag", f"unknown tag {tag!r}; expected one of {', '.join(PHENOMENA)}"
+        )
     phrasings = raw.get("phrasings")
-    if not isinstance(phrasings, list) or len(phrasings) < MIN_PHRASINGS or not all(
-        isinstance(p, str) and p.strip() for p in phrasings
+    if (
+        not isinstance(phrasings, list)
+        or len(phrasings) < MIN_PHRASINGS
+        or not all(isinstance(p, str) and p.strip() for p in phrasings)
     ):
-        raise TemplateError(path, f"{where}.phrasings", f"expected a list of >= {MIN_PHRASINGS} non-empty questions")
+        raise TemplateError(
+            path, f"{where}.phrasings", f"expected a list of >= {MIN_PHRASINGS} non-empty questions"
+        )
     overwrites = raw.get("overwrites") or []
     if not isinstance(overwrites, list) or not all(isinstance(k, str) for k in overwrites):
         raise TemplateError(path, f"{where}.overwrites", "expected a list of key names")
@@ -112,14 +124,20 @@ def _validate_extended_variant(path: Path, variant: ExtendedVariant) -> None:
         for key in turn.overwrites:
             if key not in bound:
                 raise TemplateError(
-                    path, f"{where}.overwrites", f"overwrites key '{key}' that no earlier turn binds (bound: {sorted(bound)})"
+                    path,
+                    f"{where}.overwrites",
+                    f"overwrites key '{key}' that no earlier turn binds (bound: {sorted(bound)})",
                 )
             if key not in binds:
-                raise TemplateError(path, f"{where}.overwrites", f"overwrites key '{key}' but does not bind it")
+                raise TemplateError(
+                    path, f"{where}.overwrites", f"overwrites key '{key}' but does not bind it"
+                )
         if turn.tag == "detour" and turn.base.refs:
             raise TemplateError(path, f"{where}.refs", "a detour states everything it needs (no refs)")
         if (turn.tag == "correction") != bool(turn.overwrites):
-            raise TemplateError(path, f"{where}.overwrites", "a correction turn, and only one, overwrites keys")
+            raise TemplateError(
+                path, f"{where}.overwrites", "a correction turn, and only one, overwrites keys"
+            )
         bound |= binds
 
 
@@ -142,19 +160,28 @@ def load_extended_template(source: str, directory: Path = EXTENDED_DIR) -> Exten
         raise TemplateError(path, "variants", f"expected a list of >= {MIN_VARIANTS} variants")
     variants: list[ExtendedVariant] = []
     for i, v in enumerate(variants_raw):
-        if not isinstance(v, dict) or not isinstance(v.get("id"), str) or not isinstance(v.get("turns"), list):
+        if (
+            not isinstance(v, dict)
+            or not isinstance(v.get("id"), str)
+            or not isinstance(v.get("turns"), list)
+        ):
             raise TemplateError(path, f"variants[{i}]", "expected a mapping with id and turns")
         if any(v["id"] == seen.id for seen in variants):
             raise TemplateError(path, f"variants[{i}].id", f"duplicate variant id {v['id']!r}")
         turns = tuple(
-            _parse_extended_turn(path, f"variant {v['id']}, turn {j}", t) for j, t in enumerate(v["turns"], start=1)
+            _parse_extended_turn(path, f"variant {v['id']}, turn {j}", t)
+            for j, t in enumerate(v["turns"], start=1)
         )
         variant = ExtendedVariant(id=v["id"], turns=turns)
         _validate_extended_variant(path, variant)
         variants.append(variant)
     missing = set(PHENOMENA) - {t.tag for v in variants for t in v.turns}
     if missing:
-        raise TemplateError(path, "variants", f"no turn tests {', '.join(sorted(missing))}; every source covers every phenomenon")
+        raise TemplateError(
+            path,
+            "variants",
+            f"no turn tests {', '.join(sorted(missing))}; every source covers every phenomenon",
+        )
     return ExtendedTemplate(path, source, raw["profile"], raw["sessions"], tuple(variants))
 
 
@@ -206,7 +233,9 @@ def _states(turn: ExtendedRendered, key: str, value: Any) -> bool:
     )
 
 
-def recall_distance(rendered: list[ExtendedRendered], index: int, refs: tuple[str, ...], state: dict[str, Any]) -> int:
+def recall_distance(
+    rendered: list[ExtendedRendered], index: int, refs: tuple[str, ...], state: dict[str, Any]
+) -> int:
     """How many turns back the farthest of `refs` was last stated (bound, asked or written in SQL)."""
     farthest = 0
     for key in refs:
@@ -270,7 +299,9 @@ def generate_extended_source(template: ExtendedTemplate, profiles: dict[str, lis
     pool = profiles.get(template.profile)
     if not pool or len(pool) < 2:
         raise TemplateError(
-            template.path, "profile", f"profile '{template.profile}' needs >= 2 rows (a session and its distractor)"
+            template.path,
+            "profile",
+            f"profile '{template.profile}' needs >= 2 rows (a session and its distractor)",
         )
     return [_session(template, i, pool) for i in range(template.sessions)]
 
@@ -287,7 +318,11 @@ def extended_violations(turns: list[dict[str, Any]]) -> list[str]:
             problems.append(f"session id {sid!r} does not match PREFIX-X-NNN")
         ts.sort(key=lambda t: t["turn_index"])
         problems.extend(_session_memory_problems(sid, ts))
-        problems.extend(f"{sid} turn {t['turn_index']}: tag {t['tag']!r} is not a phenomenon" for t in ts if t["tag"] not in PHENOMENA)
+        problems.extend(
+            f"{sid} turn {t['turn_index']}: tag {t['tag']!r} is not a phenomenon"
+            for t in ts
+            if t["tag"] not in PHENOMENA
+        )
     for prefix in sorted({t["source"] for t in turns}):
         tags = {t["tag"] for t in turns if t["source"] == prefix}
         if set(PHENOMENA) - tags:
@@ -307,5 +342,7 @@ def build_extended_sessions(
     sessions.sort(key=lambda s: s.session_id)
     problems = extended_violations([dict(t.__dict__) for s in sessions for t in s.turns])
     if problems:
-        raise BenchmarkInvariantError(f"extended benchmark violates {len(problems)} invariant(s): {'; '.join(problems[:20])}")
+        raise BenchmarkInvariantError(
+            f"extended benchmark violates {len(problems)} invariant(s): {'; '.join(problems[:20])}"
+        )
     return sessions
