@@ -54,6 +54,18 @@ REFERENCE_MODELS: tuple[str, ...] = ("gold", "paraphrase", "recall-probe", "read
 MUST_SCORE_100: tuple[str, ...] = ("gold", "paraphrase")
 
 
+# The benchmarks one home builds side by side: the paper-exact default and the extended one, whose
+# turns are tagged with the phenomenon they test (docs/specification.md, section 6).
+BENCHMARKS: tuple[str, ...] = ("paper", "extended")
+PAPER_BENCHMARK, EXTENDED_BENCHMARK = BENCHMARKS
+# `detour`: a turn about another entity, stated in full, between a value and the turn that needs it.
+PHENOMENA: tuple[str, ...] = (
+    "baseline", "long_range", "correction", "entity_switch", "distractor", "wording", "detour"
+)
+# Extended turns that may state everything they need (no refs, never memory-critical).
+SELF_CONTAINED_TAGS: tuple[str, ...] = ("baseline", "detour")
+
+
 def dbt_vars() -> dict[str, Any]:
     """What dbt_project/ reads with `var(...)`: accepted values, report order, the ablation's terms."""
     return {
@@ -62,6 +74,8 @@ def dbt_vars() -> dict[str, Any]:
         "all_sources": ALL_SOURCES,
         "error_classes": list(ERROR_CLASSES),
         "reference_models": list(REFERENCE_MODELS),
+        "benchmarks": list(BENCHMARKS),
+        "phenomena": list(PHENOMENA),
         # The conditions the paper evaluates (E, trajectory reuse, is this project's addition): a paper
         # claim "in each condition" is checked in these, "in each memory condition" in all but A.
         "paper_conditions": [c for c in CONDITION_NAMES if c != "E"],

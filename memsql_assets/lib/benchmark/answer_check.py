@@ -25,6 +25,7 @@ from memsql_assets.lib.evaluation.compare import strict_equal
 from memsql_assets.lib.evaluation.score import summarize_result
 from memsql_assets.lib.sources.sqlite_db import open_readonly
 from memsql_assets.lib.sql.result_cache import RESULTS, ResultMemo, run_cached
+from memsql_assets.lib.vocabulary import EXTENDED_BENCHMARK
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
@@ -41,7 +42,13 @@ class AnswerReport:
 
 
 def _template_file(turn: Mapping[str, Any]) -> str:
-    path = template_path(SOURCE_BY_PREFIX[turn["source"]], int(turn["tier"]))
+    from memsql_assets.lib.benchmark.extended import (
+        extended_template_path,  # it imports this module's neighbours
+    )
+
+    source = SOURCE_BY_PREFIX[turn["source"]]
+    extended = turn.get("benchmark") == EXTENDED_BENCHMARK
+    path = extended_template_path(source) if extended else template_path(source, int(turn["tier"]))
     return str(path.relative_to(REPO_ROOT)) if path.is_relative_to(REPO_ROOT) else str(path)
 
 

@@ -45,7 +45,7 @@ def check_ground_truth(
         for t in turns:
             name = SOURCE_BY_PREFIX[t["source"]]
             conn = conns[name]
-            for kind in ("gt_sql", "fallback_sql"):
+            for kind in ("gt_sql", "fallback_sql", "stale_gt_sql"):  # the stale one: extended turns only
                 sql = t.get(kind)
                 if not sql:
                     continue

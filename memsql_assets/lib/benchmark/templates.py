@@ -76,7 +76,7 @@ def _normalise_sql(sql: str) -> str:
     return " ".join(sql.split())
 
 
-def _parse_turn(path: Path, where: str, raw: Any) -> TurnTemplate:
+def parse_turn(path: Path, where: str, raw: Any) -> TurnTemplate:
     if not isinstance(raw, dict):
         raise TemplateError(path, where, f"expected a mapping with {'/'.join(TURN_FIELDS)}")
     unknown = set(raw) - set(TURN_FIELDS)
@@ -119,12 +119,18 @@ def _validate_variant(path: Path, variant: Variant, tier: int) -> None:
         raise TemplateError(
             path, f"variant {variant.id}", f"has {len(variant.turns)} turns; tier {tier} needs {expected}"
         )
+    validate_turns(path, variant)
+
+
+def validate_turns(path: Path, variant: Variant, self_contained: frozenset[int] = frozenset()) -> None:
+    """The static rules of every variant, of either benchmark: refs bound earlier, never stated.
+    `self_contained`: indices of later turns allowed to state everything they need."""
     bound: set[str] = set()
     for index, turn in enumerate(variant.turns, start=1):
         where = f"variant {variant.id}, turn {index}"
         if index == 1 and turn.refs:
             raise TemplateError(path, f"{where}.refs", "turn 1 must not reference earlier context")
-        if index > 1 and not turn.refs:
+        if index > 1 and not turn.refs and index not in self_contained:
             raise TemplateError(
                 path, f"{where}.refs", "every turn after the first must reference a bound key"
             )
@@ -212,7 +218,7 @@ def load_tier_template(source: str, tier: int, directory: Path = TEMPLATES_DIR) 
             raise TemplateError(path, f"variants[{i}].id", f"duplicate variant id {v['id']!r}")
         seen.add(v["id"])
         turns = tuple(
-            _parse_turn(path, f"variant {v['id']}, turn {j}", t) for j, t in enumerate(v["turns"], start=1)
+            parse_turn(path, f"variant {v['id']}, turn {j}", t) for j, t in enumerate(v["turns"], start=1)
         )
         variant = Variant(id=v["id"], turns=turns)
         _validate_variant(path, variant, tier)

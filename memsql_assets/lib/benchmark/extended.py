@@ -1,0 +1,348 @@
+"""The extended benchmark: its templates (templates/extended/<source>.yaml), generation and invariants.
+
+A template turn is a paper turn (templates.py: question, requirement, SQL, paraphrase, refs, binds,
+let) with three more fields: `tag`, the phenomenon it tests; `phrasings`, the question worded at
+least three ways (chosen by index arithmetic, so generation stays byte-identical); and
+`overwrites`, the keys a correction rebinds. A turn after a correction also carries the ground
+truth built with the overwritten values (`stale_gt_sql`), which the scorer compares with.
+Consecutive sessions share their variant and wording and differ in profile: each is the other's
+cross-session distractor under episodic retrieval.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from memsql_assets.lib.benchmark.generate import Session, Turn, _namespace, render, sql_literal
+from memsql_assets.lib.benchmark.invariants import _session_memory_problems
+from memsql_assets.lib.benchmark.profiles import Profile
+from memsql_assets.lib.benchmark.templates import (
+    TEMPLATES_DIR,
+    TurnTemplate,
+    Variant,
+    parse_turn,
+    validate_turns,
+)
+from memsql_assets.lib.errors import BenchmarkInvariantError, TemplateError
+from memsql_assets.lib.sources.config import PREFIX
+from memsql_assets.lib.vocabulary import EXTENDED_BENCHMARK, PHENOMENA, SELF_CONTAINED_TAGS, SOURCE_NAMES
+
+EXTENDED_DIR = TEMPLATES_DIR / EXTENDED_BENCHMARK
+MIN_PHRASINGS = 3
+MIN_VARIANTS = 6
+MAX_SESSIONS = 300  # no larger than the paper's benchmark
+LONG_RANGE = range(3, 9)  # a long-range turn's value was last stated 3 to 8 turns earlier
+SESSION_ID = re.compile(r"^(NW|SEC|BIRD)-X-(\d{3})$")
+EXTENDED_FIELDS = ("tag", "phrasings", "overwrites")
+
+
+@dataclass(frozen=True)
+class ExtendedTurnTemplate:
+    base: TurnTemplate  # its question is the first phrasing
+    tag: str
+    phrasings: tuple[str, ...]
+    overwrites: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ExtendedVariant:
+    id: str
+    turns: tuple[ExtendedTurnTemplate, ...]
+
+
+@dataclass(frozen=True)
+class ExtendedTemplate:
+    path: Path
+    source: str
+    profile: str
+    sessions: int
+    variants: tuple[ExtendedVariant, ...]
+
+
+@dataclass(frozen=True)
+class ExtendedTurn(Turn):
+    benchmark: str = EXTENDED_BENCHMARK
+    tag: str = ""
+    stale_gt_sql: str | None = None  # the ground truth with a correction's overwritten values
+    recall_distance: int = 0  # turns back to where the farthest referenced value was last stated
+    phrasing_index: int = 0
+
+
+def extended_template_path(source: str, directory: Path = EXTENDED_DIR) -> Path:
+    return directory / f"{source}.yaml"
+
+
+def _parse_extended_turn(path: Path, where: str, raw: Any) -> ExtendedTurnTemplate:
+    if not isinstance(raw, dict):
+        raise TemplateError(path, where, "expected a mapping with tag, phrasings and the turn fields")
+    tag = raw.get("tag")
+    if tag is None:
+        raise TemplateError(path, f"{where}.tag", f"missing; expected one of {', '.join(PHENOMENA)}")
+    if tag not in PHENOMENA:
+        raise TemplateError(
+            path, f"{where}.tag", f"unknown tag {tag!r}; expected one of {', '.join(PHENOMENA)}"
+        )
+    phrasings = raw.get("phrasings")
+    if (
+        not isinstance(phrasings, list)
+        or len(phrasings) < MIN_PHRASINGS
+        or not all(isinstance(p, str) and p.strip() for p in phrasings)
+    ):
+        raise TemplateError(
+            path, f"{where}.phrasings", f"expected a list of >= {MIN_PHRASINGS} non-empty questions"
+        )
+    overwrites = raw.get("overwrites") or []
+    if not isinstance(overwrites, list) or not all(isinstance(k, str) for k in overwrites):
+        raise TemplateError(path, f"{where}.overwrites", "expected a list of key names")
+    rest = {k: v for k, v in raw.items() if k not in EXTENDED_FIELDS}
+    base = parse_turn(path, where, {**rest, "question": phrasings[0]})
+    texts = tuple(" ".join(p.split()) for p in phrasings)
+    for i, text in enumerate(texts):
+        if TurnTemplate.placeholders(text) != base.question_keys:
+            raise TemplateError(
+                path,
+                f"{where}.phrasings[{i}]",
+                f"states {sorted(TurnTemplate.placeholders(text))}; phrasing 0 states {sorted(base.question_keys)}",
+            )
+    return ExtendedTurnTemplate(base=base, tag=tag, phrasings=texts, overwrites=tuple(overwrites))
+
+
+def _validate_extended_variant(path: Path, variant: ExtendedVariant) -> None:
+    free = frozenset(i for i, t in enumerate(variant.turns, start=1) if t.tag in SELF_CONTAINED_TAGS)
+    validate_turns(path, Variant(variant.id, tuple(t.base for t in variant.turns)), free)
+    bound: set[str] = set()
+    for index, turn in enumerate(variant.turns, start=1):
+        where = f"variant {variant.id}, turn {index}"
+        if (index == 1) != (turn.tag == "baseline"):
+            raise TemplateError(path, f"{where}.tag", "turn 1, and only turn 1, is tagged baseline")
+        binds = {k for k, _ in turn.base.binds}
+        for key in turn.overwrites:
+            if key not in bound:
+                raise TemplateError(
+                    path,
+                    f"{where}.overwrites",
+                    f"overwrites key '{key}' that no earlier turn binds (bound: {sorted(bound)})",
+                )
+            if key not in binds:
+                raise TemplateError(
+                    path, f"{where}.overwrites", f"overwrites key '{key}' but does not bind it"
+                )
+        if turn.tag == "detour" and turn.base.refs:
+            raise TemplateError(path, f"{where}.refs", "a detour states everything it needs (no refs)")
+        if (turn.tag == "correction") != bool(turn.overwrites):
+            raise TemplateError(
+                path, f"{where}.overwrites", "a correction turn, and only one, overwrites keys"
+            )
+        bound |= binds
+
+
+def load_extended_template(source: str, directory: Path = EXTENDED_DIR) -> ExtendedTemplate:
+    path = extended_template_path(source, directory)
+    if not path.exists():
+        raise TemplateError(path, "<file>", f"extended template file for {source} does not exist")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise TemplateError(path, "<file>", f"not valid YAML: {exc}") from exc
+    if not isinstance(raw, dict) or raw.get("source") != source:
+        raise TemplateError(path, "source", f"expected a mapping with source: {source}")
+    if not isinstance(raw.get("profile"), str):
+        raise TemplateError(path, "profile", "expected the name of a profile query in extended/profiles.yaml")
+    if not isinstance(raw.get("sessions"), int) or raw["sessions"] < 2:
+        raise TemplateError(path, "sessions", "expected the number of sessions, an integer >= 2")
+    variants_raw = raw.get("variants")
+    if not isinstance(variants_raw, list) or len(variants_raw) < MIN_VARIANTS:
+        raise TemplateError(path, "variants", f"expected a list of >= {MIN_VARIANTS} variants")
+    variants: list[ExtendedVariant] = []
+    for i, v in enumerate(variants_raw):
+        if (
+            not isinstance(v, dict)
+            or not isinstance(v.get("id"), str)
+            or not isinstance(v.get("turns"), list)
+        ):
+            raise TemplateError(path, f"variants[{i}]", "expected a mapping with id and turns")
+        if any(v["id"] == seen.id for seen in variants):
+            raise TemplateError(path, f"variants[{i}].id", f"duplicate variant id {v['id']!r}")
+        turns = tuple(
+            _parse_extended_turn(path, f"variant {v['id']}, turn {j}", t)
+            for j, t in enumerate(v["turns"], start=1)
+        )
+        variant = ExtendedVariant(id=v["id"], turns=turns)
+        _validate_extended_variant(path, variant)
+        variants.append(variant)
+    missing = set(PHENOMENA) - {t.tag for v in variants for t in v.turns}
+    if missing:
+        raise TemplateError(
+            path,
+            "variants",
+            f"no turn tests {', '.join(sorted(missing))}; every source covers every phenomenon",
+        )
+    return ExtendedTemplate(path, source, raw["profile"], raw["sessions"], tuple(variants))
+
+
+@dataclass(frozen=True)
+class ExtendedRendered:
+    question: str
+    sql: str
+    paraphrase: str
+    stale_sql: str | None
+    state_updates: dict[str, Any]
+    stated_values: dict[str, Any]
+
+
+def instantiate_extended(variant: ExtendedVariant, profile: Profile, wording: int) -> list[ExtendedRendered]:
+    """Walk the turns with two states: the session's, and the one a correction never reached."""
+    state: dict[str, Any] = {}
+    stale: dict[str, Any] = {}
+    corrected = False
+    out = []
+    for index, turn in enumerate(variant.turns, start=1):
+        ns = _namespace(turn.base, profile, state)
+        old = _namespace(turn.base, profile, stale)
+        sql = render(turn.base.sql, ns, literal=True)
+        stale_sql = render(turn.base.sql, old, literal=True) if corrected else None
+        phrasing = turn.phrasings[(wording + index) % len(turn.phrasings)]
+        updates = {key: ns[src] for key, src in turn.base.binds}
+        out.append(
+            ExtendedRendered(
+                question=render(phrasing, ns, literal=False),
+                sql=sql,
+                paraphrase=render(turn.base.paraphrase, ns, literal=True),
+                stale_sql=stale_sql if stale_sql != sql else None,
+                state_updates=updates,
+                stated_values={k: ns[k] for k in sorted(turn.base.stated_keys() & turn.base.sql_keys)},
+            )
+        )
+        state.update(updates)
+        stale.update({k: old[src] for k, src in turn.base.binds if k not in turn.overwrites})
+        corrected = corrected or bool(turn.overwrites)
+    return out
+
+
+def _states(turn: ExtendedRendered, key: str, value: Any) -> bool:
+    if key in turn.state_updates:
+        return True
+    return any(
+        re.search(rf"(?<![\w.]){re.escape(text)}(?![\w.])", where)
+        for text, where in ((str(value), turn.question), (sql_literal(value), turn.sql))
+    )
+
+
+def recall_distance(
+    rendered: list[ExtendedRendered], index: int, refs: tuple[str, ...], state: dict[str, Any]
+) -> int:
+    """How many turns back the farthest of `refs` was last stated (bound, asked or written in SQL)."""
+    farthest = 0
+    for key in refs:
+        back = next(
+            (index - j for j in range(index - 1, 0, -1) if _states(rendered[j - 1], key, state[key])), index
+        )
+        farthest = max(farthest, back)
+    return farthest
+
+
+def _session(template: ExtendedTemplate, i: int, pool: list[Profile]) -> Session:
+    prefix = PREFIX[template.source]
+    pair = i // 2  # the two sessions of a pair are each other's distractor
+    variant = template.variants[pair % len(template.variants)]
+    profile, neighbour = pool[i % len(pool)], pool[(i + 1) % len(pool)]
+    own = instantiate_extended(variant, profile, pair)
+    theirs = instantiate_extended(variant, neighbour, pair)
+    session_id = f"{prefix}-X-{i + 1:03d}"
+    state: dict[str, Any] = {}
+    turns = []
+    for t, (tmpl, mine, other) in enumerate(zip(variant.turns, own, theirs, strict=True), start=1):
+        refs = list(tmpl.base.refs)
+        critical = bool(refs) and all(k in state for k in refs)
+        distance = recall_distance(own, t, tmpl.base.refs, state)
+        if tmpl.tag == "long_range" and distance not in LONG_RANGE:
+            raise TemplateError(
+                template.path,
+                f"variant {variant.id}, turn {t}",
+                f"long_range, but its farthest value was last stated {distance} turn(s) earlier in {session_id}; "
+                f"expected {LONG_RANGE.start} to {LONG_RANGE.stop - 1}",
+            )
+        turns.append(
+            ExtendedTurn(
+                session_id=session_id,
+                source=prefix,
+                tier=3,
+                turn_index=t,
+                question=mine.question,
+                output_requirements=tmpl.base.output_requirements,
+                gt_sql=mine.sql,
+                paraphrase_sql=mine.paraphrase,
+                fallback_sql=other.sql if critical else None,
+                requires_prior_context=bool(refs),
+                referenced_context_keys=refs,
+                state_updates=mine.state_updates,
+                memory_critical=critical,
+                sql_template=tmpl.base.sql,
+                stated_values=mine.stated_values,
+                variant_id=variant.id,
+                tag=tmpl.tag,
+                stale_gt_sql=mine.stale_sql,
+                recall_distance=distance,
+                phrasing_index=(pair + t) % len(tmpl.phrasings),
+            )
+        )
+        state.update(mine.state_updates)
+    return Session(session_id, prefix, template.source, 3, len(turns), variant.id, dict(profile), turns)
+
+
+def generate_extended_source(template: ExtendedTemplate, profiles: dict[str, list[Profile]]) -> list[Session]:
+    pool = profiles.get(template.profile)
+    if not pool or len(pool) < 2:
+        raise TemplateError(
+            template.path,
+            "profile",
+            f"profile '{template.profile}' needs >= 2 rows (a session and its distractor)",
+        )
+    return [_session(template, i, pool) for i in range(template.sessions)]
+
+
+def extended_violations(turns: list[dict[str, Any]]) -> list[str]:
+    problems: list[str] = []
+    by_session: dict[str, list[dict[str, Any]]] = {}
+    for t in turns:
+        by_session.setdefault(t["session_id"], []).append(t)
+    if not 0 < len(by_session) <= MAX_SESSIONS:
+        problems.append(f"session count is {len(by_session)}, expected 1 to {MAX_SESSIONS}")
+    for sid, ts in sorted(by_session.items()):
+        if not SESSION_ID.match(sid):
+            problems.append(f"session id {sid!r} does not match PREFIX-X-NNN")
+        ts.sort(key=lambda t: t["turn_index"])
+        problems.extend(_session_memory_problems(sid, ts))
+        problems.extend(
+            f"{sid} turn {t['turn_index']}: tag {t['tag']!r} is not a phenomenon"
+            for t in ts
+            if t["tag"] not in PHENOMENA
+        )
+    for prefix in sorted({t["source"] for t in turns}):
+        tags = {t["tag"] for t in turns if t["source"] == prefix}
+        if set(PHENOMENA) - tags:
+            problems.append(f"{prefix}: no turn tagged {sorted(set(PHENOMENA) - tags)}")
+    return problems
+
+
+def build_extended_sessions(
+    profiles: dict[str, dict[str, list[Profile]]],
+    directory: Path = EXTENDED_DIR,
+    sources: tuple[str, ...] = SOURCE_NAMES,
+) -> list[Session]:
+    """Instantiate each source's extended template and verify the extended invariants (fail fast)."""
+    sessions: list[Session] = []
+    for source in sources:
+        sessions.extend(generate_extended_source(load_extended_template(source, directory), profiles[source]))
+    sessions.sort(key=lambda s: s.session_id)
+    problems = extended_violations([dict(t.__dict__) for s in sessions for t in s.turns])
+    if problems:
+        raise BenchmarkInvariantError(
+            f"extended benchmark violates {len(problems)} invariant(s): {'; '.join(problems[:20])}"
+        )
+    return sessions

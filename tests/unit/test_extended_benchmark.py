@@ -1,0 +1,153 @@
+"""The extended benchmark's loader and generation: bad input, and each phenomenon on a hand-built session."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from memsql_assets.lib.benchmark.extended import (
+    EXTENDED_DIR,
+    generate_extended_source,
+    load_extended_template,
+)
+from memsql_assets.lib.errors import TemplateError
+from memsql_assets.lib.vocabulary import PHENOMENA
+
+SQL = "SELECT {a} AS a, {b} AS b"
+
+
+def _turn(tag, refs=(), binds=None, overwrites=None, question="q {x}"):
+    turn = {
+        "tag": tag,
+        "phrasings": [question, question + " please", "so: " + question],
+        "output_requirements": "two columns a and b",
+        "sql": SQL,
+        "paraphrase": "SELECT {b} AS b2, {a} AS a2",
+        "refs": list(refs),
+    }
+    if binds:
+        turn["binds"] = binds
+    if overwrites:
+        turn["overwrites"] = overwrites
+    return turn
+
+
+def _session_turns():
+    """A hand-built variant with one turn per phenomenon: a/b bound at turn 1, detours, back to b, a switch,
+    a correction of b, a wording turn after it (stale ground truth) and a distractor."""
+    return [
+        {**_turn("baseline", binds={"a": "a0", "b": "b0"}, question="open {a0} {b0}"),
+         "sql": "SELECT {a0} AS a, {b0} AS b", "paraphrase": "SELECT {b0} AS b2, {a0} AS a2"},
+        {**_turn("detour", question="other {z}"), "sql": "SELECT {z} AS z", "paraphrase": "SELECT {z} AS z2"},
+        {**_turn("detour", question="more {z}"), "sql": "SELECT {z} AS z", "paraphrase": "SELECT {z} AS z2"},
+        {**_turn("long_range", refs=["a", "b"], question="back")},
+        {**_turn("entity_switch", refs=["b"], binds={"a": "a1"}, question="now {a1}"),
+         "sql": "SELECT {a1} AS a, {b} AS b", "paraphrase": "SELECT {b} AS b2, {a1} AS a2"},
+        {**_turn("correction", refs=["a"], binds={"b": "b1"}, overwrites=["b"], question="I meant {b1}"),
+         "sql": "SELECT {a} AS a, {b1} AS b", "paraphrase": "SELECT {b1} AS b2, {a} AS a2"},
+        _turn("wording", refs=["a", "b"], question="again"),
+        _turn("distractor", refs=["a", "b"], binds={"a": "a", "b": "b"}, question="the first again"),
+    ]
+
+
+def _write(tmp_path: Path, source: str, turns, n_variants: int = 6) -> Path:
+    directory = tmp_path / "extended"
+    directory.mkdir(exist_ok=True)
+    doc = {
+        "source": source,
+        "profile": "p",
+        "sessions": 4,
+        "variants": [{"id": f"v{i}", "turns": turns} for i in range(n_variants)],
+    }
+    (directory / f"{source}.yaml").write_text(yaml.safe_dump(doc), encoding="utf-8")
+    return directory
+
+
+PROFILES = {"p": [{"a0": 1, "b0": 2, "a1": 3, "b1": 4, "z": 5}, {"a0": 6, "b0": 7, "a1": 8, "b1": 9, "z": 10}]}
+
+
+def test_each_phenomenon_on_a_hand_built_session(tmp_path):
+    template = load_extended_template("sec_edgar", _write(tmp_path, "sec_edgar", _session_turns()))
+    sessions = generate_extended_source(template, PROFILES)
+    first, twin = sessions[0], sessions[1]
+    by_tag = {t.tag: t for t in first.turns}
+    assert set(by_tag) == set(PHENOMENA)
+    assert not by_tag["baseline"].memory_critical and not by_tag["detour"].memory_critical
+    # long range: a and b were last stated at turn 1, three turns back (the detours do not restate them)
+    assert by_tag["long_range"].recall_distance == 3 and by_tag["long_range"].memory_critical
+    assert by_tag["long_range"].gt_sql == "SELECT 1 AS a, 2 AS b"
+    # entity switch: the new entity is used from then on
+    assert by_tag["entity_switch"].state_updates == {"a": 3}
+    # correction: later turns use the new value and carry the ground truth with the overwritten one
+    assert by_tag["wording"].gt_sql == "SELECT 3 AS a, 4 AS b"
+    assert by_tag["wording"].stale_gt_sql == "SELECT 3 AS a, 2 AS b"
+    assert by_tag["correction"].stale_gt_sql is None  # it states its new value
+    # distractor: the twin session is worded the same and is about another profile
+    assert [t.question for t in twin.turns] == [
+        t.question.replace("1", "6").replace("2", "7").replace("3", "8").replace("4", "9").replace("5", "10")
+        for t in first.turns
+    ]
+    assert twin.turns[-1].gt_sql != by_tag["distractor"].gt_sql
+    # varied wording: the next pair of sessions picks other phrasings
+    assert sessions[2].turns[3].question != first.turns[3].question
+
+
+def test_a_turn_without_a_tag_fails_naming_file_variant_and_turn(tmp_path):
+    turns = _session_turns()
+    del turns[3]["tag"]
+    directory = _write(tmp_path, "sec_edgar", turns)
+    with pytest.raises(TemplateError) as err:
+        load_extended_template("sec_edgar", directory)
+    message = str(err.value)
+    assert "sec_edgar.yaml" in message and "variant v0, turn 4" in message and "tag" in message
+
+
+def test_a_correction_of_a_key_never_bound_fails(tmp_path):
+    turns = _session_turns()
+    turns[5]["binds"] = {"c": "b1"}
+    turns[5]["overwrites"] = ["c"]
+    with pytest.raises(TemplateError, match="overwrites key 'c' that no earlier turn binds"):
+        load_extended_template("sec_edgar", _write(tmp_path, "sec_edgar", turns))
+
+
+def test_fewer_than_three_phrasings_or_six_variants_fail(tmp_path):
+    turns = _session_turns()
+    turns[6]["phrasings"] = turns[6]["phrasings"][:2]
+    with pytest.raises(TemplateError, match="phrasings"):
+        load_extended_template("sec_edgar", _write(tmp_path, "sec_edgar", turns))
+    with pytest.raises(TemplateError, match=">= 6 variants"):
+        load_extended_template("sec_edgar", _write(tmp_path, "sec_edgar", _session_turns(), n_variants=5))
+
+
+def test_a_long_range_turn_whose_value_is_restated_fails(tmp_path):
+    turns = _session_turns()
+    turns[2] = _turn("wording", refs=["a", "b"], question="restates")
+    with pytest.raises(TemplateError, match="long_range, but its farthest value was last stated 1"):
+        generate_extended_source(load_extended_template("sec_edgar", _write(tmp_path, "sec_edgar", turns)), PROFILES)
+
+
+def test_shipped_templates_load_and_cover_every_phenomenon(tmp_path):
+    for source in ("sec_edgar", "northwind", "bird_financial"):
+        template = load_extended_template(source, EXTENDED_DIR)
+        assert len(template.variants) >= 6
+        assert {t.tag for v in template.variants for t in v.turns} == set(PHENOMENA)
+    shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def test_extended_benchmark_on_embedded_data(embedded_dbs):
+    from memsql_assets.lib.benchmark.answer_check import check_answers
+    from memsql_assets.lib.benchmark.extended import build_extended_sessions
+    from memsql_assets.lib.benchmark.gt_check import check_ground_truth
+    from memsql_assets.lib.benchmark.profiles import extract_profiles
+
+    profiles = {s: extract_profiles(s, p, EXTENDED_DIR) for s, p in embedded_dbs.items()}
+    turns = [dict(t.__dict__) for s in build_extended_sessions(profiles) for t in s.turns]
+    assert len({t["session_id"] for t in turns}) <= 300
+    critical = [t for t in turns if t["memory_critical"]]
+    assert sum(t["recall_distance"] > 5 for t in critical) >= 0.10 * len(critical)
+    assert any(t["stale_gt_sql"] for t in turns)
+    assert check_ground_truth(turns, embedded_dbs).ok
+    assert check_answers(turns, embedded_dbs).ok
