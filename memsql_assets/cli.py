@@ -332,7 +332,12 @@ def _evaluate_in_worker(
 
 
 def _evaluate(
-    instance: Any, model: str, condition: str, sessions: int | None = None, epochs: int | None = None
+    instance: Any,
+    model: str,
+    condition: str,
+    sessions: int | None = None,
+    epochs: int | None = None,
+    only_failed: bool = False,
 ) -> dict[str, Any]:
     """One turn_results partition through Dagster (recorded in the instance); returns its summary.
     `sessions`: a sample run of that many sessions; `epochs`: independent samples of every turn
@@ -353,6 +358,8 @@ def _evaluate(
         instance.add_dynamic_partitions(model_partitions.name, [model])
         _observe_models(instance)
     config = {k: v for k, v in (("sessions", sessions), ("epochs", epochs)) if v is not None}
+    if only_failed:
+        config["only_failed"] = True
     run_config = {**QUIET_RUN_CONFIG, "resources": {"evaluation": {"config": config}}} if config else QUIET_RUN_CONFIG
     if scale_out_enabled():  # MEMSQL_PROFILE=scale-out: queued on the shared instance, run by Celery workers
         from memsql_assets.defs.scale_out import submit_evaluation
@@ -478,17 +485,21 @@ def _eval(args: argparse.Namespace) -> int:
         return 2
     if args.sessions is not None and not _sessions_allowed(args.sessions):
         return 2
+    if args.only_failed and not _only_failed_allowed(args.model, args.condition, args.sessions):
+        return 2
     max_cost = _max_cost_allowed("eval", args.max_cost)
     if max_cost is False:
         return 2
     if args.dry_run or max_cost is not None or not _builtin(args.model):  # the count reads the request store
-        plan = _plan(args.model, args.condition, args.sessions, args.epochs, args.retry_errors)
+        plan = _plan(
+            args.model, args.condition, args.sessions, args.epochs, args.retry_errors, only_failed=args.only_failed
+        )
         if args.dry_run or plan.exceeds(max_cost):
             return _print_plans([plan], max_cost, args.dry_run)
         print(f"memsql eval: {plan.describe()}", file=sys.stderr)
     ensure_dagster_home(memsql_home())
     with DagsterInstance.get() as instance, _console_without_failures(), _retry_errors(args.retry_errors):
-        out = _evaluate(instance, args.model, args.condition, args.sessions, args.epochs)
+        out = _evaluate(instance, args.model, args.condition, args.sessions, args.epochs, args.only_failed)
     if args.json:
         print(json.dumps(out, indent=2))
     elif "error" in out:
@@ -497,6 +508,23 @@ def _eval(args: argparse.Namespace) -> int:
         _print_evaluations([out])
         print(f"\nthese turns: memsql view  ({partition_url(args.model, args.condition)})")
     return 0 if out["success"] else 1
+
+
+def _only_failed_allowed(model: str, condition: str, sessions: int | None) -> bool:
+    """`--only-failed` retries a published full evaluation; else one line saying what it needs."""
+    from memsql_assets.lib.harness.results import RESULT_FILE, partition_dir
+
+    if sessions is not None:
+        print("memsql eval: --only-failed retries a full evaluation; it takes no --sessions", file=sys.stderr)
+        return False
+    if not (partition_dir(memsql_home(), model, condition) / RESULT_FILE).exists():
+        print(
+            f"memsql eval: --only-failed: {model}/{condition} has no evaluation yet; run "
+            f"`memsql eval --model {model} --condition {condition}` first",
+            file=sys.stderr,
+        )
+        return False
+    return True
 
 
 def _sessions_allowed(n: int) -> bool:
@@ -581,6 +609,8 @@ def _print_evaluations(rows: list[dict[str, Any]]) -> None:
         sample = "" if e.get("complete", True) else f"  (sample of {e['sessions']} sessions)"
         if e.get("epochs", 1) > 1:
             sample += f"  ({e['epochs']} epochs, {e['n_turns']} rows)"
+        if e.get("retried_turns"):
+            sample += f"  ({e['retried_turns']} turns retried)"
         print(
             f"  {e['model']:<14} {e['condition']:<6} {e['ex_strict']:>6.1f} {ci_text:>13} {'-' if e['ex_memory_critical'] is None else format(e['ex_memory_critical'], '.1f'):>9} "
             f"{e['calls']:>6} {e['cache_hits']:>6}  {classes}"
@@ -797,6 +827,7 @@ def _plan(
     epochs: int | None = None,
     retry_errors: bool = False,
     answered: Any = None,
+    only_failed: bool = False,
 ) -> Any:
     """What evaluating `model` under `condition` would ask of the model now (harness/plan.py)."""
     from memsql_assets.lib.agent.conditions import get_condition
@@ -805,7 +836,7 @@ def _plan(
 
     get_condition(condition)  # unknown condition: a clear error
     entry = load_registry().get(model)
-    return plan_partition(memsql_home(), entry, condition, sessions, epochs, retry_errors, answered)
+    return plan_partition(memsql_home(), entry, condition, sessions, epochs, retry_errors, answered, only_failed)
 
 
 def _answered() -> Any:
@@ -895,6 +926,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="ask the model again for every turn whose recorded reply is a failure (default: replay "
         "deterministic failures such as 400 from the request store; transient ones are always re-asked)",
+    )
+    p.add_argument(
+        "--only-failed",
+        action="store_true",
+        help="ask the model again for every turn of the partition whose answer is not strictly correct "
+        "(wrong SQL and deterministic failures included); the other turns replay from the request store. "
+        "Each row counts its retries (`retries`): the marts and `memsql view` show them",
     )
     p.add_argument(
         "--sessions",

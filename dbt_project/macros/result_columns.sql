@@ -27,6 +27,7 @@
     ('cost_usd', 'double'),
     ('cache_hit', 'boolean'),
     ('attempts', 'integer'),
+    ('retries', 'integer'),
     ('prompt_hash', 'varchar'),
     ('request_key', 'varchar'),
     ('resolved_keys', 'varchar'),

@@ -36,6 +36,7 @@ select
     coalesce(r.cost_usd, 0.0) as cost_usd,
     r.cache_hit,
     r.attempts,
+    r.retries,
     r.retrieval_ms,
     r.extracted_sql,
     r.error_message,

@@ -18,6 +18,7 @@ with turns as (
         {{ pct('count(*) filter (where contaminated)', 'count(*)') }} as contamination_rate_pct,
         count(*) filter (where gt_error is not null) as n_gt_errors,
         count(*) filter (where model_error_type is not null) as n_model_errors,
+        count(*) filter (where retries > 0) as n_retried_turns,
         cast(sum(total_tokens) as bigint) as total_tokens,
         sum(cost_usd) as total_cost_usd,
         avg(latency_s) as mean_latency_s

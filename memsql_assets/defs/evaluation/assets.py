@@ -199,7 +199,15 @@ def _within_budget(
     if entry.kind == "builtin" and evaluation.max_cost_usd is None:
         return  # free and uncapped: nothing to print or stop (the count reads the whole request store)
     settings = evaluation.settings()
-    plan = plan_partition(home, entry, condition, settings.sessions, settings.epochs, settings.retry_errors)
+    plan = plan_partition(
+        home,
+        entry,
+        condition,
+        settings.sessions,
+        settings.epochs,
+        settings.retry_errors,
+        only_failed=settings.only_failed,
+    )
     context.log.info(plan.describe())
     if plan.exceeds(evaluation.max_cost_usd):
         raise MemsqlError(f"{plan.describe()}: above max_cost_usd {evaluation.max_cost_usd}; not run")

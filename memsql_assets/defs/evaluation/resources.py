@@ -30,6 +30,13 @@ class EvaluationSettings(dg.ConfigurableResource):
         description="Ask the model again for every turn whose recorded reply is a failure (deterministic ones "
         "included); `memsql eval --retry-errors` sets it through $MEMSQL_RETRY_ERRORS.",
     )
+    only_failed: bool = Field(
+        default=False,
+        description="Ask the model again for every turn of the published partition whose answer is not "
+        "strictly correct (deterministic failures and wrong SQL included), once more each run; the other "
+        "turns replay. Each row counts its retries (`retries`), and so do the marts (`memsql eval "
+        "--only-failed`).",
+    )
     share_identical_prompts: bool = Field(
         default=False,
         description="Let evaluation cells whose prompts are identical (turn 1 under A and B) share one model "
@@ -72,6 +79,7 @@ class EvaluationSettings(dg.ConfigurableResource):
             timeout_s=self.sql_timeout_s,
             row_cap=self.row_cap,
             retry_errors=self.retry_errors or os.environ.get(RETRY_ERRORS_ENV) == "1",
+            only_failed=self.only_failed,
             share_identical_prompts=self.share_identical_prompts,
             sessions=self.sessions or None,
             epochs=self.epochs or None,

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from memsql_assets.lib.agent.conditions import Condition
 from memsql_assets.lib.agent.context import Resolution, resolve_context
 from memsql_assets.lib.agent.prompts import PromptParts, build_messages
+from memsql_assets.lib.benchmark.store import turn_id
 
 Payload = dict[str, Any]
 
@@ -67,7 +68,7 @@ def prompt_hash(messages: list[dict[str, str]]) -> str:
 def turn_context(turn: Mapping[str, Any]) -> dict[str, Any]:
     """What a built-in model may know about the turn (never the referenced keys' values)."""
     return {
-        "turn_id": f"{turn['session_id']}#{turn['turn_index']}",
+        "turn_id": turn_id(turn),
         "source": turn["source"],
         "gt_sql": turn["gt_sql"],
         "paraphrase_sql": turn["paraphrase_sql"],

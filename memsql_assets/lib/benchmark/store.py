@@ -20,6 +20,12 @@ from memsql_assets.lib.benchmark.generate import Session
 from memsql_assets.lib.benchmark.profiles import Profile
 from memsql_assets.lib.errors import SourceError
 
+
+def turn_id(turn: Mapping[str, Any]) -> str:
+    """`<session_id>#<turn_index>`: how the harness, the request store's cells and retries name a turn."""
+    return f"{turn['session_id']}#{turn['turn_index']}"
+
+
 EXPORT_FIELDS = (
     "session_id",
     "source",

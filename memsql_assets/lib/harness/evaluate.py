@@ -20,9 +20,15 @@ from memsql_assets.lib.agent.conditions import get_condition
 from memsql_assets.lib.agent.schema import schema_text
 from memsql_assets.lib.atomic import sha256_file
 from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
-from memsql_assets.lib.benchmark.store import read_turns
+from memsql_assets.lib.benchmark.store import read_turns, turn_id
 from memsql_assets.lib.errors import MemsqlError
-from memsql_assets.lib.harness.results import full_epochs
+from memsql_assets.lib.harness.results import (
+    RESULT_FILE,
+    ResultSchemaError,
+    full_epochs,
+    partition_dir,
+    read_results,
+)
 from memsql_assets.lib.harness.runner import PartitionRunner, Progress
 from memsql_assets.lib.harness.sample import sample_turns
 from memsql_assets.lib.harness.services import TrajectoryFactory, open_services
@@ -86,22 +92,52 @@ def _redacting(
 
 
 def _in_cells(
-    call_model: Callable[..., Awaitable[ModelReply]], condition: str, share_identical_prompts: bool, epoch: int
+    call_model: Callable[..., Awaitable[ModelReply]],
+    condition: str,
+    share_identical_prompts: bool,
+    epoch: int,
+    retries: Mapping[str, int],
 ) -> Callable[..., Awaitable[ModelReply]]:
     """`call_model` that asks for the evaluation cell's own answer in `epoch`. With prompts shared,
     identical prompts share one answer within an epoch (epoch 1: the schema-1 key, no cell at all),
-    and epochs stay independent samples."""
-    if share_identical_prompts and epoch == 1:
+    and epochs stay independent samples. A turn retried n times (`retries`, by turn id) asks for
+    its cell's n-th retry: a new answer, which later runs replay."""
+    if share_identical_prompts and epoch == 1 and not retries:
         return call_model
 
     async def call(model_key: str, messages: list[dict[str, Any]], context: Mapping[str, Any]) -> ModelReply:
-        if share_identical_prompts:
+        retry = retries.get(context["turn_id"], 0)
+        if share_identical_prompts and not retry:
+            if epoch == 1:
+                return await call_model(model_key, messages, context)
             cell: dict[str, Any] = {"epoch": epoch}
         else:
             cell = evaluation_cell(model_key, condition, context["turn_id"], epoch=epoch)
+        if retry:
+            cell["retry"] = retry
         return await call_model(model_key, messages, context, cell=cell)
 
     return call
+
+
+def retry_counts(home: Path, model: str, condition: str, only_failed: bool) -> dict[int, dict[str, int]]:
+    """By epoch and turn id, how often the partition's published turns were asked again; with
+    `only_failed`, one more for each turn whose recorded answer is not strictly correct."""
+    path = partition_dir(home, model, condition) / RESULT_FILE
+    if not path.exists():
+        return {}
+    try:
+        rows = read_results(path)
+    except ResultSchemaError:
+        if only_failed:
+            raise
+        return {}  # a file of an older schema predates retries; this run rewrites it
+    counts: dict[int, dict[str, int]] = {}
+    for row in rows:
+        n = (row.get("retries") or 0) + (1 if only_failed and not row["ex_strict"] else 0)
+        if n:
+            counts.setdefault(row["epoch"], {})[turn_id(row)] = n
+    return counts
 
 
 def evaluate_partition(
@@ -137,6 +173,7 @@ def evaluate_partition(
     all_turns = read_turns(benchmark_dir(home))
     turns = sample_turns(all_turns, settings.sessions)  # a bad size fails here, before anything is written
     version = benchmark_version(home)
+    retries = retry_counts(home, model_key, condition_name, settings.only_failed) if sample is None else {}
     db_paths = {prefix: source_db_path(home, name) for prefix, name in SOURCE_BY_PREFIX.items()}
     schemas = {prefix: schema_text(path) for prefix, path in db_paths.items()}
     gateway = gateway or ModelGateway(
@@ -167,7 +204,9 @@ def evaluate_partition(
             runner = PartitionRunner(
                 model_key=model_key,
                 agent=services.agent,
-                call_model=_in_cells(call_model, condition.name, settings.share_identical_prompts, epoch),
+                call_model=_in_cells(
+                    call_model, condition.name, settings.share_identical_prompts, epoch, retries.get(epoch, {})
+                ),
                 home=home,
                 db_paths=db_paths,
                 benchmark_version=version,
@@ -179,6 +218,7 @@ def evaluate_partition(
                 wave_size=settings.wave_size,
                 epoch=epoch,
                 sample=sample,
+                retries=retries.get(epoch, {}),
             )
             epoch_rows, stats = asyncio.run(runner.run(turns))
         rows += epoch_rows
@@ -189,6 +229,7 @@ def evaluate_partition(
         benchmark_version=version,
         resumed_sessions=resumed,  # sessions x epochs
         redone_sessions=redone,
+        retried_turns=sum(1 for r in rows if r["retries"]),
         model_calls_this_run=gateway.calls,
         model_fingerprint=entry.fingerprint(),
         share_identical_prompts=settings.share_identical_prompts,

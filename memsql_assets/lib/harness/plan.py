@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memsql_assets.lib.benchmark.store import turn_id
 from memsql_assets.lib.harness.sample import sample_turns
 from memsql_assets.lib.models.gateway import ENDPOINT_FAILURES
 from memsql_assets.lib.models.registry import ModelEntry
@@ -34,7 +35,7 @@ PROMPT_BYTES_BOUND = 16_384
 MEMORY_ENTRIES = 8
 OUTPUT_LIMIT_PARAMS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
 
-Cell = tuple[str, str, str, int, int]  # model, condition, session, turn, epoch
+Cell = tuple[str, str, str, int, int, int]  # model, condition, session, turn, epoch, retry
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,14 @@ def answered_by_config(store_root: Path, retry_errors: bool = False) -> dict[str
             continue
         config = config_key(record.get("litellm_model"), (record.get("request") or {}).get("params"))
         done.setdefault(config, set()).add(
-            (cell["model"], cell["condition"], cell["session"], int(cell["turn"]), int(cell["epoch"]))
+            (
+                cell["model"],
+                cell["condition"],
+                cell["session"],
+                int(cell["turn"]),
+                int(cell["epoch"]),
+                int(cell.get("retry", 0)),
+            )
         )
     return done
 
@@ -116,11 +124,14 @@ def plan_run(
     epochs: int,
     answered: Iterable[Cell],
     sessions: int | None = None,
+    retries: Mapping[int, Mapping[str, int]] | None = None,
 ) -> RunPlan:
-    """The calls and cost bound of evaluating `entry` under `condition` (a sample of `sessions`)."""
+    """The calls and cost bound of evaluating `entry` under `condition` (a sample of `sessions`);
+    `retries`: by epoch and turn id, the retry each cell asks for (evaluate.retry_counts)."""
     answered = set(answered)
+    retries = retries or {}
     cells = [
-        (entry.key, condition, t["session_id"], int(t["turn_index"]), e)
+        (entry.key, condition, t["session_id"], int(t["turn_index"]), e, retries.get(e, {}).get(turn_id(t), 0))
         for t in sample_turns(turns, sessions)
         for e in range(1, epochs + 1)
     ]
@@ -151,11 +162,13 @@ def plan_partition(
     epochs: int | None = None,
     retry_errors: bool = False,
     answered: Mapping[str, set[Cell]] | None = None,
+    only_failed: bool = False,
 ) -> RunPlan:
     """What evaluating `entry` under `condition` on `home` would ask now (epochs None: as the run
     would choose them: the partition's last full evaluation's, or one for a sample). `answered`:
     answered_by_config of the home's store, when the caller plans several partitions."""
     from memsql_assets.lib.benchmark.store import read_turns
+    from memsql_assets.lib.harness.evaluate import retry_counts
     from memsql_assets.lib.harness.results import full_epochs
     from memsql_assets.lib.paths import benchmark_dir
 
@@ -166,4 +179,5 @@ def plan_partition(
     if answered is None:
         answered = answered_by_config(home / "requests", retry_errors)
     cells = answered.get(entry_config(entry), set())
-    return plan_run(entry, condition, read_turns(benchmark_dir(home)), epochs, cells, sessions)
+    retries = retry_counts(home, entry.key, condition, only_failed) if sessions is None else {}
+    return plan_run(entry, condition, read_turns(benchmark_dir(home)), epochs, cells, sessions, retries)

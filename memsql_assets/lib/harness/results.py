@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 
 RESULT_FILE = "turn_results.parquet"
 SUMMARY_FILE = "summary.json"
-SCHEMA_VERSION = 3  # 3: epoch; 2: contamination by provenance (contamination_source, fallback_match, *_sessions)
+SCHEMA_VERSION = 4  # 4: retries; 3: epoch; 2: contamination by provenance (contamination_source, fallback_match, *_sessions)
 
 RESULT_SCHEMA = pa.schema(
     [
@@ -64,6 +64,7 @@ RESULT_SCHEMA = pa.schema(
         ("cost_usd", pa.float64()),
         ("cache_hit", pa.bool_()),
         ("attempts", pa.int32()),
+        ("retries", pa.int32()),
         ("prompt_hash", pa.string()),
         ("request_key", pa.string()),
         ("resolved_keys", pa.string()),

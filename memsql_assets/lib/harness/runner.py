@@ -51,6 +51,7 @@ from typing import Any
 from memsql_assets.lib.agent.agent import Agent, turn_context
 from memsql_assets.lib.agent.context import retrieved_sessions
 from memsql_assets.lib.atomic import write_text_atomic
+from memsql_assets.lib.benchmark.store import turn_id
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.evaluation.contamination import OtherProfileSQL
 from memsql_assets.lib.evaluation.score import TurnScore, score_turn
@@ -160,6 +161,9 @@ class PartitionRunner:
     wave_size: int | None = None  # C/D: sessions per wave; None: the concurrency
     epoch: int = 1  # which independent sample of every turn this run is (1-based; its own checkpoints)
     sample: int | None = None  # a sample run of this many sessions: its own file and checkpoints
+    # Turn ids (`<session>#<turn>`) asked again by a user's `--only-failed`, with how often: each
+    # retry is a request-store cell of its own, and the row says so.
+    retries: Mapping[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.wave_size = resolve_wave_size(self.wave_size, self.concurrency)
@@ -423,6 +427,7 @@ class PartitionRunner:
             "cost_usd": reply.cost_usd,
             "cache_hit": reply.cache_hit,
             "attempts": reply.attempts,
+            "retries": self.retries.get(turn_id(turn), 0),
             "prompt_hash": prompt.prompt_hash,
             "request_key": reply.request_key,
             "resolved_keys": json.dumps(prompt.resolution.origins, sort_keys=True),

@@ -26,6 +26,9 @@ class EvalSettings:
     timeout_s: float = 10.0
     row_cap: int = 100_000
     retry_errors: bool = False  # re-ask every turn whose recorded reply is a failure
+    # Re-ask every turn of the published partition whose answer is not strictly correct (a new
+    # request-store cell per retry; each row counts its retries).
+    only_failed: bool = False
     # Off: each evaluation cell gets its own model answer (request_store.evaluation_cell). On: cells
     # whose prompts are identical share one answer (cheaper; fine for a deterministic model).
     share_identical_prompts: bool = False

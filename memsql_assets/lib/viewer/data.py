@@ -128,14 +128,15 @@ def where_clause(params: dict[str, str]) -> tuple[str, list[Any]]:
         if params.get(col):
             terms.append(f"cast({col} as varchar) = ?")
             values.append(params[col])
-    for flag, column in (
+    for flag, expression in (
         ("memory_critical", "memory_critical"),
         ("contaminated", "contaminated"),
         ("failed", "failed"),
         ("missing_context", "missing_context"),
+        ("retried", "retries > 0"),
     ):
         if params.get(flag) in ("yes", "no"):
-            terms.append(f"{column} = ?")
+            terms.append(f"({expression}) = ?")
             values.append(params[flag] == "yes")
     if params.get("q"):
         terms.append("(question ilike ? or extracted_sql ilike ? or gt_sql ilike ?)")
@@ -154,6 +155,7 @@ LIST_COLUMNS = (
     "memory_critical",
     "error_class",
     "contaminated",
+    "retries",
     "question",
     "extracted_sql",
     "gt_sql",
