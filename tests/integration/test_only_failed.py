@@ -5,26 +5,16 @@ it (real subprocesses, real Dagster runs, a private Redis)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 
 from memsql_assets.lib.harness.results import partition_dir
+from tests.integration.memsql_cli import home_env as _env
+from tests.integration.memsql_cli import memsql as _memsql
 
 pytestmark = pytest.mark.integration
-
-
-def _memsql(env, *args, check=True):
-    proc = subprocess.run(
-        [sys.executable, "-m", "memsql_assets.cli", *args], capture_output=True, text=True, env=env, timeout=600
-    )
-    if check:
-        assert proc.returncode == 0, proc.stderr[-3000:]
-    return proc
 
 
 def _rows(home: Path) -> dict[tuple[str, int], dict]:
@@ -35,8 +25,7 @@ def _rows(home: Path) -> dict[tuple[str, int], dict]:
 @pytest.fixture(scope="module")
 def home_env(tmp_path_factory):
     home = tmp_path_factory.mktemp("only_failed_home")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSQL_SOURCE_")}
-    env.update(MEMSQL_HOME=str(home), DAGSTER_HOME=str(home / "dagster_home"))
+    env = _env(home)
     _memsql(env, "run", "--skip-eval")
     return home, env
 

@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import dagster as dg
@@ -16,24 +13,10 @@ import pytest
 
 from memsql_assets.defs.evaluation.partitions import partition_key
 from memsql_assets.lib.harness.results import partition_dir, sample_dir
+from tests.integration.memsql_cli import home_env as _env
+from tests.integration.memsql_cli import memsql as _memsql
 
 pytestmark = pytest.mark.integration
-
-
-def _memsql(env, *args, check=True):
-    proc = subprocess.run(
-        [sys.executable, "-m", "memsql_assets.cli", *args], capture_output=True, text=True, env=env, timeout=600
-    )
-    if check:
-        assert proc.returncode == 0, proc.stderr[-3000:]
-    return proc
-
-
-def _env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSQL_SOURCE_")}
-    env["MEMSQL_HOME"] = str(home)
-    env["DAGSTER_HOME"] = str(home / "dagster_home")
-    return env
 
 
 def _sha(path: Path) -> str:
