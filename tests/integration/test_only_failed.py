@@ -11,6 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from memsql_assets.lib.harness.results import partition_dir
+from memsql_assets.lib.viewer.data import TurnIndex, list_turns
 from tests.integration.memsql_cli import home_env as _env
 from tests.integration.memsql_cli import memsql as _memsql
 
@@ -47,6 +48,9 @@ def test_only_failed_retries_exactly_the_wrong_turns_and_later_runs_replay_them(
     assert all(after[k]["retries"] == 0 for k in before.keys() - failed)
     # recall-probe is deterministic: asked again, it answers the same
     assert all(after[k]["ex_strict"] == before[k]["ex_strict"] for k in before)
+
+    index = TurnIndex(home)  # the viewer's "retried" filter lists exactly these turns
+    assert list_turns(index, {"model": "recall-probe", "condition": "B", "retried": "yes"})[0] == len(failed)
 
     again = json.loads(_memsql(env, "eval", "--model", "recall-probe", "--condition", "B", "--json").stdout)
     assert again["model_calls_this_run"] == 0 and again["retried_turns"] == len(failed)
