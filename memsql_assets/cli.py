@@ -842,8 +842,9 @@ def _plan(
 def _answered() -> Any:
     """The request store's answered cells by model configuration, read once for a run's plans."""
     from memsql_assets.lib.harness.plan import answered_by_config
+    from memsql_assets.lib.models.request_store import requests_dir
 
-    return answered_by_config(memsql_home() / "requests")
+    return answered_by_config(requests_dir(memsql_home()))
 
 
 def _builtin(model: str) -> bool:

@@ -39,5 +39,5 @@ class TrajectorySettings(dg.ConfigurableResource):
         available, reason = registry.available(model_key, keys, home)
         if not available:
             raise MemsqlError(f"trajectory LLM {model_key} is unavailable: {reason}")
-        gateway = ModelGateway(registry, RequestStore(home / "requests"), home=home, environ=keys)
+        gateway = ModelGateway(registry, RequestStore.at_home(home), home=home, environ=keys)
         return proposer(gateway, model_key)

@@ -36,7 +36,7 @@ from memsql_assets.lib.harness.settings import EvalSettings, check_epochs, resol
 from memsql_assets.lib.harness.summary import summarize
 from memsql_assets.lib.models.gateway import ModelGateway, ModelReply
 from memsql_assets.lib.models.registry import Registry, load_registry
-from memsql_assets.lib.models.request_store import REDACTED, RequestStore, evaluation_cell
+from memsql_assets.lib.models.request_store import RequestStore, evaluation_cell, redact
 from memsql_assets.lib.paths import benchmark_dir, source_db_path
 
 log = logging.getLogger(__name__)
@@ -57,15 +57,6 @@ def benchmark_version(home: Path) -> str:
     return sha256_file(benchmark_dir(home) / "turns.jsonl")[:16]
 
 
-def _secret_values(gateway: ModelGateway) -> list[str]:
-    """Values of the API-key variables the registry names (longest first; short ones, like the request
-    store, are ignored: they would redact innocent text)."""
-    values = {
-        gateway.environ.get(e.api_key_env, "") for e in gateway.registry.entries.values() if e.api_key_env
-    }
-    return sorted((v for v in values if len(v) >= 8), key=len, reverse=True)
-
-
 def _redacting(
     call_model: Callable[..., Awaitable[ModelReply]], secrets: list[str]
 ) -> Callable[..., Awaitable[ModelReply]]:
@@ -73,19 +64,14 @@ def _redacting(
     if not secrets:
         return call_model
 
-    def clean(text: str) -> str:
-        for secret in secrets:
-            text = text.replace(secret, REDACTED)
-        return text
-
     async def call(*args: Any, **kwargs: Any) -> ModelReply:
         reply = await call_model(*args, **kwargs)
         error = reply.error_message
         return replace(
             reply,
-            text=clean(reply.text),
-            reasoning=clean(reply.reasoning),
-            error_message=clean(error) if error is not None else None,
+            text=redact(reply.text, secrets),
+            reasoning=redact(reply.reasoning, secrets),
+            error_message=redact(error, secrets) if error is not None else None,
         )
 
     return call
@@ -177,10 +163,10 @@ def evaluate_partition(
     db_paths = {prefix: source_db_path(home, name) for prefix, name in SOURCE_BY_PREFIX.items()}
     schemas = {prefix: schema_text(path) for prefix, path in db_paths.items()}
     gateway = gateway or ModelGateway(
-        registry, RequestStore(home / "requests"), home=home, environ=api_keys, retry_errors=settings.retry_errors
+        registry, RequestStore.at_home(home), home=home, environ=api_keys, retry_errors=settings.retry_errors
     )
     started = time.monotonic()
-    call_model = _redacting(gateway.acomplete, _secret_values(gateway))
+    call_model = _redacting(gateway.acomplete, gateway.store.secrets)  # the registry's key values
     rows: list[dict[str, Any]] = []
     resumed = redone = 0
     # Epoch by epoch, each with its own memory and checkpoints: a finished epoch is resumed from its

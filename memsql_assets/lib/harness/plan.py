@@ -26,7 +26,7 @@ from memsql_assets.lib.benchmark.store import turn_id
 from memsql_assets.lib.harness.sample import sample_turns
 from memsql_assets.lib.models.gateway import ENDPOINT_FAILURES
 from memsql_assets.lib.models.registry import ModelEntry
-from memsql_assets.lib.models.request_store import scrub
+from memsql_assets.lib.models.request_store import requests_dir, scrub
 
 # The largest prompt the benchmark assembles without model-written text, in UTF-8 bytes, rounded up
 # (condition E with a trajectory comes to about 13 KB).
@@ -177,7 +177,7 @@ def plan_partition(
     if not (benchmark_dir(home) / "turns.jsonl").exists():
         return plan_unbuilt(entry, condition, epochs)
     if answered is None:
-        answered = answered_by_config(home / "requests", retry_errors)
+        answered = answered_by_config(requests_dir(home), retry_errors)
     cells = answered.get(entry_config(entry), set())
     retries = retry_counts(home, entry.key, condition, only_failed) if sessions is None else {}
     return plan_run(entry, condition, read_turns(benchmark_dir(home)), epochs, cells, sessions, retries)

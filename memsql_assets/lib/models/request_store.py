@@ -78,21 +78,38 @@ def evaluation_cell(model: str, condition: str, turn_id: str, epoch: int = 1) ->
     return {"model": model, "condition": condition, "session": session, "turn": int(turn), "epoch": epoch}
 
 
+def secret_list(values: Iterable[str]) -> list[str]:
+    """The values worth redacting, longest first: short strings would redact innocent text, real keys are long."""
+    return sorted({s for s in values if s and len(s) >= 8}, key=len, reverse=True)
+
+
+def redact(text: str, secrets: Iterable[str]) -> str:
+    """`text` with every secret (from secret_list) replaced, in its JSON-escaped spelling too."""
+    for secret in secrets:
+        text = text.replace(secret, REDACTED)
+        escaped = json.dumps(secret, ensure_ascii=False)[1:-1]
+        if escaped != secret:
+            text = text.replace(escaped, REDACTED)
+    return text
+
+
+def requests_dir(home: Path) -> Path:
+    return Path(home) / "requests"
+
+
 class RequestStore:
     """`root/<k[:2]>/<k>.json`; `secret_values` are redacted from every record written."""
 
     def __init__(self, root: Path, secret_values: Iterable[str] = ()):
         self.root = Path(root)
-        # Short strings would redact innocent text; real keys are long.
-        self._secrets = sorted({s for s in secret_values if s and len(s) >= 8}, key=len, reverse=True)
+        self.secrets = secret_list(secret_values)
 
     @classmethod
     def at_home(cls, home: Path, secret_values: Iterable[str] = ()) -> RequestStore:
-        return cls(Path(home) / "requests", secret_values)
+        return cls(requests_dir(home), secret_values)
 
     def add_secret_values(self, values: Iterable[str]) -> None:
-        merged = set(self._secrets) | {s for s in values if s and len(s) >= 8}
-        self._secrets = sorted(merged, key=len, reverse=True)
+        self.secrets = secret_list([*self.secrets, *values])
 
     def make_shards(self) -> None:
         """Create the 256 folders records go into, once per store (a partition's setup calls it): a
@@ -137,13 +154,7 @@ class RequestStore:
             body["request"] = request
         body["key"] = key
         body.setdefault("schema", RECORD_SCHEMA)
-        text = json.dumps(body, sort_keys=True, indent=1, ensure_ascii=False, default=str)
-        for secret in self._secrets:
-            text = text.replace(secret, REDACTED)
-            # json.dumps may escape characters of a secret; redact that spelling too.
-            escaped = json.dumps(secret, ensure_ascii=False)[1:-1]
-            if escaped != secret:
-                text = text.replace(escaped, REDACTED)
+        text = redact(json.dumps(body, sort_keys=True, indent=1, ensure_ascii=False, default=str), self.secrets)
         path = self.path_for(key)
         # No fsync: the rename already survives kill -9, and a record lost to an OS crash costs only
         # a repeated request, while an fsync per call would sit on the harness's path.
