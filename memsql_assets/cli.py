@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from memsql_assets.lib.errors import MemsqlError
+from memsql_assets.lib.evaluation.interval import interval_text
 from memsql_assets.lib.paths import (
     REPO_ROOT,
     benchmark_dir,
@@ -576,8 +577,7 @@ def _print_evaluations(rows: list[dict[str, Any]]) -> None:
             print(f"  {e['model']:<14} {e['condition']:<6} FAILED: {e.get('error', 'see the Dagster run')}")
             continue
         classes = ", ".join(f"{k} {v}" for k, v in e["error_classes"].items() if v)
-        ci = e.get("ex_strict_ci95")  # absent from summaries written before intervals
-        ci_text = f"{ci[0]:.1f}-{ci[1]:.1f}" if ci else "-"
+        ci_text = interval_text(*e["ex_strict_ci95"]) if e.get("ex_strict_ci95") else "-"
         sample = "" if e.get("complete", True) else f"  (sample of {e['sessions']} sessions)"
         if e.get("epochs", 1) > 1:
             sample += f"  ({e['epochs']} epochs, {e['n_turns']} rows)"

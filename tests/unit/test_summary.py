@@ -42,3 +42,12 @@ def test_an_empty_denominator_is_none_as_in_dbt():
     s = summarize([_row(1, True)], "m", "A", 1.0)  # turn 1 is never memory-critical
     assert s["ex_strict"] == 100.0 and s["ex_memory_critical"] is None
     assert summarize([], "m", "A", 0.0)["ex_strict"] is None
+
+
+def test_the_interval_counts_sessions_not_turns():
+    one = summarize([_row(t, True) for t in range(1, 11)], "m", "A", 1.0)
+    assert one["sessions"] == 1 and one["ex_strict"] == 100.0
+    lo, hi = one["ex_strict_ci95"]
+    assert hi == 100.0 and lo < 30, "ten turns of one session are one observation"
+    assert summarize([], "m", "A", 0.0)["ex_strict_ci95"] is None
+

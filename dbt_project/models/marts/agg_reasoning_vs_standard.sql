@@ -1,8 +1,9 @@
 -- Reasoning against standard mode per model (the paper's Tables 9 and 14): EX of the registry entry
 -- with the paper's reasoning configuration next to the same model without it (paper_models seed),
 -- per condition x source (and 'ALL'). A side that was not evaluated is null, and so is the gain.
--- Each EX carries its n, standard error and 95 % interval, and the gain its paired interval (the
--- pair's row of agg_model_pair_gaps, turned to reasoning - standard; docs: bootstrap_method).
+-- Each EX carries its n and 95 % Wilson interval (docs: interval_method), and the gain its paired
+-- interval (the pair's row of agg_model_pair_gaps, turned to reasoning - standard; docs:
+-- bootstrap_method).
 with ex as (
     select * from {{ ref('agg_ex_by_source') }}
 ),
@@ -34,12 +35,10 @@ select
     c.standard_model,
     r.n_turns as n_turns_reasoning,
     r.ex_pct as ex_reasoning_pct,
-    r.ex_se_pp as ex_reasoning_se_pp,
     r.ex_ci_lo_pct as ex_reasoning_ci_lo_pct,
     r.ex_ci_hi_pct as ex_reasoning_ci_hi_pct,
     s.n_turns as n_turns_standard,
     s.ex_pct as ex_standard_pct,
-    s.ex_se_pp as ex_standard_se_pp,
     s.ex_ci_lo_pct as ex_standard_ci_lo_pct,
     s.ex_ci_hi_pct as ex_standard_ci_hi_pct,
     r.ex_pct - s.ex_pct as reasoning_gain_pp,

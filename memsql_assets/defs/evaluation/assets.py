@@ -15,6 +15,7 @@ from memsql_assets.defs.evaluation.resources import EvaluationSettings
 from memsql_assets.defs.resources import MemsqlSettings, model_api_keys
 from memsql_assets.lib.code_versions import HARNESS_CODE, SEMANTIC_CODE, code_version, digest
 from memsql_assets.lib.errors import MemsqlError
+from memsql_assets.lib.evaluation.interval import interval_text
 from memsql_assets.lib.harness.results import comparable_rows
 from memsql_assets.lib.memory.chroma import chroma_client
 from memsql_assets.lib.memory.semantic import SEMANTIC_COLLECTION, SEMANTIC_HINTS, seed_semantic_memory
@@ -143,6 +144,7 @@ def turn_results(
             "ex_bag": s["ex_bag"],
             "ex_set": s["ex_set"],
             "ex_memory_critical": s["ex_memory_critical"],
+            "ex_strict_ci95": "-" if s["ex_strict_ci95"] is None else interval_text(*s["ex_strict_ci95"]),
             "epochs": s["epochs"],
             "n_turns": s["n_turns"],
             "ex_by_tier": dg.MetadataValue.md(_table("tier", s["ex_by_tier"])),
@@ -182,7 +184,7 @@ def _sample_observation(context: dg.AssetExecutionContext, s: dict[str, Any], pa
             "epochs": s["epochs"],
             "n_turns": s["n_turns"],
             "ex_strict": s["ex_strict"],
-            "ex_strict_ci95": "-" if ci is None else f"{ci[0]:.1f}-{ci[1]:.1f}",
+            "ex_strict_ci95": "-" if ci is None else interval_text(*ci),
             "model_calls": s["model_calls_this_run"],
             "path": dg.MetadataValue.path(str(path)),
         },

@@ -192,7 +192,6 @@ def evaluate_partition(
         model_calls_this_run=gateway.calls,
         model_fingerprint=entry.fingerprint(),
         share_identical_prompts=settings.share_identical_prompts,
-        sessions=len({t["session_id"] for t in turns}),
         epochs=epochs,
         complete=len(turns) == len(all_turns),
         sample_sessions=sorted({t["session_id"] for t in turns}) if settings.sessions is not None else None,

@@ -6,7 +6,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from memsql_assets.lib.evaluation.bootstrap import session_interval
+from memsql_assets.lib.evaluation.interval import ex_interval
 from memsql_assets.lib.vocabulary import ERROR_CLASSES
 
 
@@ -23,24 +23,14 @@ def _ex_by(rows: list[Mapping[str, Any]], key: str) -> dict[Any, float | None]:
     return {k: _pct(sum(v), len(v)) for k, v in sorted(groups.items())}
 
 
-def _by_session(rows: list[Mapping[str, Any]]) -> list[list[tuple[int, int]]]:
-    """(correct, turns) per session and epoch, sessions in id order, epochs in epoch order: the
-    clusters of the bootstrap (rows without an epoch, written before epochs, are epoch 1)."""
-    cells: dict[str, dict[int, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
-    for r in rows:
-        counts = cells[r["session_id"]][int(r.get("epoch") or 1)]
-        counts[0] += bool(r["ex_strict"])
-        counts[1] += 1
-    return [[(c, t) for _, (c, t) in sorted(epochs.items())] for _, epochs in sorted(cells.items())]
-
-
 def summarize(rows: Iterable[Mapping[str, Any]], model: str, condition: str, wall_s: float) -> dict[str, Any]:
     rows = list(rows)
     n = len(rows)
     turns = len({(r["session_id"], r["turn_index"]) for r in rows})
     classes = Counter(r["error_class"] for r in rows)
     critical = [r for r in rows if r["memory_critical"]]
-    interval = session_interval(_by_session(rows))
+    correct = sum(bool(r["ex_strict"]) for r in rows)
+    sessions = len({r["session_id"] for r in rows})
     return {
         "model": model,
         "condition": condition,
@@ -48,9 +38,10 @@ def summarize(rows: Iterable[Mapping[str, Any]], model: str, condition: str, wal
         "epochs": len({int(r.get("epoch") or 1) for r in rows}),
         # Scored rows, what EX and its interval rest on (the marts' n_turns): turns x epochs.
         "n_turns": n,
-        "ex_strict": _pct(sum(r["ex_strict"] for r in rows), n),
-        "ex_strict_se": interval.se,
-        "ex_strict_ci95": None if interval.lo is None else [interval.lo, interval.hi],
+        "sessions": sessions,
+        "ex_strict": _pct(correct, n),
+        # Wilson over sessions (lib/evaluation/interval.py), what the marts' ex_ci_lo/ex_ci_hi return.
+        "ex_strict_ci95": None if not n else list(ex_interval(correct, n, sessions)),
         "ex_bag": _pct(sum(r["ex_bag"] for r in rows), n),
         "ex_set": _pct(sum(r["ex_set"] for r in rows), n),
         "ex_memory_critical": _pct(sum(r["ex_strict"] for r in critical), len(critical)),
