@@ -492,6 +492,8 @@ def _eval(args: argparse.Namespace) -> int:
         out = _evaluate(instance, args.model, args.condition, args.sessions, args.epochs)
     if args.json:
         print(json.dumps(out, indent=2))
+        for warning in out.get("warnings", []):
+            print(f"memsql eval: warning: {warning}", file=sys.stderr)
     elif "error" in out:
         print(f"memsql eval {args.model}/{args.condition}: FAILED: {out['error']}", file=sys.stderr)
     else:
@@ -587,6 +589,8 @@ def _print_evaluations(rows: list[dict[str, Any]]) -> None:
             + sample
             + ("  (up to date)" if e.get("skipped") else "")
         )
+        for warning in e.get("warnings", []):
+            print(f"  warning: {warning}")
 
 
 def _summary(home: Path, run_id: str, success: bool, checks: dict[str, bool]) -> dict[str, Any]:

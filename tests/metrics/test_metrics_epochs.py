@@ -39,7 +39,7 @@ def epochs_home(tmp_path_factory, metrics_home):
     gold = pq.read_table(partition_dir(home, "gold", "A") / RESULT_FILE)
     probe = pq.read_table(partition_dir(home, "recall-probe", "A") / RESULT_FILE)
     both = pa.concat_tables([_with_epoch(_relabel(gold, *EPOCHS), 1), _with_epoch(_relabel(probe, *EPOCHS), 2)])
-    old = _relabel(probe, *OLD).drop_columns(["epoch"])
+    old = _relabel(probe, *OLD).drop_columns(["epoch", "reasoning_tokens"])  # schema 2 had neither
     old = old.set_column(
         old.schema.get_field_index("schema_version"), "schema_version", pa.array([2] * len(old), pa.int32())
     )
@@ -93,3 +93,6 @@ def test_a_result_file_written_before_epochs_is_read_as_epoch_1(epochs_home):
     assert [old["ex_ci_lo_pct"], old["ex_ci_hi_pct"]] == [probe["ex_ci_lo_pct"], probe["ex_ci_hi_pct"]]
     rows = read_results(partition_dir(epochs_home, *OLD) / RESULT_FILE)
     assert {r["epoch"] for r in rows} == {1} and {r["schema_version"] for r in rows} == {2}
+    assert {r["reasoning_tokens"] for r in rows} == {None}, "not recorded then"
+    fct = mart(db, "fct_turn_evaluations")
+    assert fct[fct["model"] == OLD[0]]["reasoning_tokens"].isna().all()

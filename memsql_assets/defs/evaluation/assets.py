@@ -119,6 +119,8 @@ def turn_results(
         api_keys=model_api_keys(load_registry()),
     )
     s = outcome.summary
+    for warning in s["warnings"]:
+        context.log.warning(warning)
     failing = [f"{r['session_id']}#{r['turn_index']}" for r in outcome.rows if r["gt_error"]]
     if model in MUST_SCORE_100:
         failing += [f"{r['session_id']}#{r['turn_index']}" for r in outcome.rows if not r["ex_strict"]]
@@ -158,6 +160,8 @@ def turn_results(
             "model_errors": dg.MetadataValue.json(s["model_errors"]),
             "prompt_tokens": s["prompt_tokens"],
             "completion_tokens": s["completion_tokens"],
+            "reasoning_tokens": s["reasoning_tokens"],
+            "warnings": dg.MetadataValue.json(s["warnings"]),
             "cost_usd": s["cost_usd"],
             "wall_s": s["wall_s"],
             "resumed_sessions": s["resumed_sessions"],
@@ -185,6 +189,8 @@ def _sample_observation(context: dg.AssetExecutionContext, s: dict[str, Any], pa
             "n_turns": s["n_turns"],
             "ex_strict": s["ex_strict"],
             "ex_strict_ci95": "-" if ci is None else interval_text(*ci),
+            "reasoning_tokens": s["reasoning_tokens"],
+            "warnings": dg.MetadataValue.json(s["warnings"]),
             "model_calls": s["model_calls_this_run"],
             "path": dg.MetadataValue.path(str(path)),
         },

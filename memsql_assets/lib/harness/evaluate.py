@@ -184,7 +184,9 @@ def evaluate_partition(
         rows += epoch_rows
         resumed += stats.resumed_sessions
         redone += stats.redone_sessions
-    summary = summarize(rows, model_key, condition.name, time.monotonic() - started)
+    summary = summarize(
+        rows, model_key, condition.name, time.monotonic() - started, reasoning_expected=entry.reasoning.expected
+    )
     summary.update(
         benchmark_version=version,
         resumed_sessions=resumed,  # sessions x epochs

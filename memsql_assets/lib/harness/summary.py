@@ -23,8 +23,25 @@ def _ex_by(rows: list[Mapping[str, Any]], key: str) -> dict[Any, float | None]:
     return {k: _pct(sum(v), len(v)) for k, v in sorted(groups.items())}
 
 
-def summarize(rows: Iterable[Mapping[str, Any]], model: str, condition: str, wall_s: float) -> dict[str, Any]:
+def reasoning_warning(rows: list[Mapping[str, Any]], model: str, condition: str, expected: bool) -> str | None:
+    """A warning when an entry configured to reason answered without a single reasoning token over
+    the whole partition: the provider's default may be no reasoning at all."""
+    answered = [r for r in rows if not r["model_error_type"]]
+    if not expected or not answered or any(r.get("reasoning_tokens") for r in answered):
+        return None
+    return (
+        f"{model} is configured to reason, but its {len(answered)} answered turns under {condition} "
+        "report 0 reasoning tokens: the provider may not be reasoning (GPT-5.1 and later do not "
+        "unless a reasoning effort is sent; see docs/reference_models.md)"
+    )
+
+
+def summarize(
+    rows: Iterable[Mapping[str, Any]], model: str, condition: str, wall_s: float, reasoning_expected: bool = False
+) -> dict[str, Any]:
+    """The partition's numbers; `reasoning_expected`: the registry entry is configured to reason."""
     rows = list(rows)
+    warning = reasoning_warning(rows, model, condition, reasoning_expected)
     n = len(rows)
     turns = len({(r["session_id"], r["turn_index"]) for r in rows})
     classes = Counter(r["error_class"] for r in rows)
@@ -57,6 +74,8 @@ def summarize(rows: Iterable[Mapping[str, Any]], model: str, condition: str, wal
         "cache_hits": sum(bool(r["cache_hit"]) for r in rows),
         "prompt_tokens": sum(int(r["prompt_tokens"] or 0) for r in rows),
         "completion_tokens": sum(int(r["completion_tokens"] or 0) for r in rows),
+        "reasoning_tokens": sum(int(r.get("reasoning_tokens") or 0) for r in rows),
+        "warnings": [warning] if warning else [],
         "cost_usd": round(sum(float(r["cost_usd"] or 0.0) for r in rows), 6),
         "wall_s": round(wall_s, 2),
     }
