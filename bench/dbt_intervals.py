@@ -1,7 +1,8 @@
-"""What the session-bootstrap intervals cost: `dbt run` of every model, before (main at BEFORE_COMMIT,
-no intervals) and after (this tree), on the paper-sized grid of bench/dbt_fact_table.py (300
-sessions, 30 partitions, 42,000 result rows); and the partition summary's own interval
-(lib/evaluation/bootstrap.py) over one 1,400-turn partition.
+"""What the intervals cost: `dbt run` of every model, before (main at BEFORE_COMMIT, no intervals)
+and after (this tree: Wilson intervals of EX figures through the DuckDB functions of
+lib/evaluation/duckdb_plugin.py, paired session bootstraps of differences), on the paper-sized grid
+of bench/dbt_fact_table.py (300 sessions, 30 partitions, 42,000 result rows); and the partition
+summary with its interval (lib/evaluation/interval.py) over one 1,400-turn partition.
 Figures: dbt's wall time (start-up included) and the marts' own execution times (run_results.json),
 medians over the rounds, the two variants interleaved so both see the same load.
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from memsql_assets.lib.errors import MemsqlError
+from memsql_assets.lib.evaluation.interval import interval_text
 from memsql_assets.lib.paths import (
     REPO_ROOT,
     benchmark_dir,
@@ -502,6 +503,8 @@ def _eval(args: argparse.Namespace) -> int:
         out = _evaluate(instance, args.model, args.condition, args.sessions, args.epochs, args.only_failed)
     if args.json:
         print(json.dumps(out, indent=2))
+        for warning in out.get("warnings", []):
+            print(f"memsql eval: warning: {warning}", file=sys.stderr)
     elif "error" in out:
         print(f"memsql eval {args.model}/{args.condition}: FAILED: {out['error']}", file=sys.stderr)
     else:
@@ -604,8 +607,7 @@ def _print_evaluations(rows: list[dict[str, Any]]) -> None:
             print(f"  {e['model']:<14} {e['condition']:<6} FAILED: {e.get('error', 'see the Dagster run')}")
             continue
         classes = ", ".join(f"{k} {v}" for k, v in e["error_classes"].items() if v)
-        ci = e.get("ex_strict_ci95")  # absent from summaries written before intervals
-        ci_text = f"{ci[0]:.1f}-{ci[1]:.1f}" if ci else "-"
+        ci_text = interval_text(*e["ex_strict_ci95"]) if e.get("ex_strict_ci95") else "-"
         sample = "" if e.get("complete", True) else f"  (sample of {e['sessions']} sessions)"
         if e.get("epochs", 1) > 1:
             sample += f"  ({e['epochs']} epochs, {e['n_turns']} rows)"
@@ -617,6 +619,8 @@ def _print_evaluations(rows: list[dict[str, Any]]) -> None:
             + sample
             + ("  (up to date)" if e.get("skipped") else "")
         )
+        for warning in e.get("warnings", []):
+            print(f"  warning: {warning}")
 
 
 def _summary(home: Path, run_id: str, success: bool, checks: dict[str, bool]) -> dict[str, Any]:

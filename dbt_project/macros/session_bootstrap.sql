@@ -1,14 +1,15 @@
-{#- Standard error and 95 % interval of an EX figure (or of a paired difference of two) by the
-    seeded cluster bootstrap over whole sessions, and over epochs where a session has several,
-    documented in docs.md (`bootstrap_method`), with the draws of int_bootstrap_draws and
-    int_bootstrap_epoch_draws: the same numbers as memsql_assets/lib/evaluation/bootstrap.py.
+{#- Standard error and 95 % interval of a paired difference of two EX figures by the seeded cluster
+    bootstrap over whole sessions, and over epochs where a session has several, documented in
+    docs.md (`bootstrap_method`, `paired_bootstrap`), with the draws of int_bootstrap_draws and
+    int_bootstrap_epoch_draws. A single EX figure's interval is the Wilson interval of
+    ex_ci_lo / ex_ci_hi instead (`interval_method`).
 
     `per_session`: a relation, CTE or parenthesised query with the `group_cols`, session_id, epoch,
-    side ('x'; and 'y' when `paired`: the other side of the difference), n and c (turns and correct
-    turns of the session in that epoch and side). A paired figure uses the sessions both sides have:
-    EX_x - EX_y over the same drawn sessions, each side's epochs drawn from its own.
-    Returns group_cols, se_pp, ci_lo_pp, ci_hi_pp (percent, or percentage points when paired). -#}
-{% macro session_bootstrap(per_session, group_cols, paired=false) -%}
+    side ('x' and 'y': the two sides of the difference), n and c (turns and correct turns of the
+    session in that epoch and side). Only the sessions both sides have take part: EX_x - EX_y over
+    the same drawn sessions, each side's epochs drawn from its own.
+    Returns group_cols, se_pp, ci_lo_pp, ci_hi_pp (percentage points). -#}
+{% macro session_bootstrap(per_session, group_cols) -%}
 {%- set cols = group_cols | join(', ') -%}
 {%- set match_cols -%}
 {% for c in group_cols %}{{ 'and ' if not loop.first }}r.{{ c }} = l.{{ c }} {% endfor %}
@@ -26,9 +27,7 @@
             count(*) over (partition by {{ cols }}) as n_sessions
         from cells
         group by {{ cols }}, session_id
-        {%- if paired %}
         having count(distinct side) = 2
-        {%- endif %}
     ),
 
     epochs as (
@@ -51,11 +50,9 @@
             {{ cols }},
             max(n_sessions) as n_sessions,
             list(c order by session_pos) filter (where side = 'x') as c_x,
-            list(n order by session_pos) filter (where side = 'x') as n_x
-            {%- if paired %},
+            list(n order by session_pos) filter (where side = 'x') as n_x,
             list(c order by session_pos) filter (where side = 'y') as c_y,
             list(n order by session_pos) filter (where side = 'y') as n_y
-            {%- endif %}
         from epochs
         group by {{ cols }}
         having max(n_epochs) = 1
@@ -72,7 +69,7 @@
         select
             {% for c in group_cols %}l.{{ c }}, {% endfor %}d.replicate,
             {{ pct("list_sum(list_select(l.c_x, d.at))", "list_sum(list_select(l.n_x, d.at))") }}
-            {%- if paired %} - {{ pct("list_sum(list_select(l.c_y, d.at))", "list_sum(list_select(l.n_y, d.at))") }}{% endif %} as stat
+            - {{ pct("list_sum(list_select(l.c_y, d.at))", "list_sum(list_select(l.n_y, d.at))") }} as stat
         from lists as l
         inner join draw_lists as d on d.n_sessions = l.n_sessions
     ),
@@ -109,7 +106,7 @@
             {{ cols }},
             replicate,
             {{ pct("sum(c) filter (where side = 'x')", "sum(n) filter (where side = 'x')") }}
-            {%- if paired %} - {{ pct("sum(c) filter (where side = 'y')", "sum(n) filter (where side = 'y')") }}{% endif %} as stat
+            - {{ pct("sum(c) filter (where side = 'y')", "sum(n) filter (where side = 'y')") }} as stat
         from chosen
         group by {{ cols }}, replicate
     ),
@@ -131,9 +128,8 @@
 {%- endmacro %}
 
 {#- Turns (n) and strictly correct turns (c) per model x condition x source x session x epoch, plus
-    source = 'ALL' (grouping sets), over the turns `where` selects: the clusters the session
-    bootstrap resamples, as side 'x'. -#}
-{% macro session_ex_counts(where='true') -%}
+    source = 'ALL' (grouping sets): the clusters the paired session bootstrap resamples, as side 'x'. -#}
+{% macro session_ex_counts() -%}
     select
         model,
         condition,
@@ -144,6 +140,5 @@
         count(*) as n,
         count(*) filter (where ex_strict) as c
     from {{ ref('fct_turn_evaluations') }}
-    where {{ where }}
     group by grouping sets ((model, condition, source, session_id, epoch), (model, condition, session_id, epoch))
 {%- endmacro %}

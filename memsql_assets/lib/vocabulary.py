@@ -14,7 +14,6 @@ from enum import StrEnum
 from typing import Any
 
 from memsql_assets.lib.agent.conditions import CONDITIONS
-from memsql_assets.lib.evaluation import bootstrap
 
 # Condition names in SPEC order (A → E); conditions.py holds what each one reads and writes.
 CONDITION_NAMES: tuple[str, ...] = tuple(CONDITIONS)
@@ -79,9 +78,6 @@ def dbt_vars() -> dict[str, Any]:
         # The conditions the paper evaluates (E, trajectory reuse, is this project's addition): a paper
         # claim "in each condition" is checked in these, "in each memory condition" in all but A.
         "paper_conditions": [c for c in CONDITION_NAMES if c != "E"],
-        # The session bootstrap's draws: dbt's intervals equal `memsql eval --json`'s.
-        "bootstrap_seed": bootstrap.SEED,
-        "bootstrap_replicates": bootstrap.REPLICATES,
     }
 
 

@@ -86,14 +86,31 @@ def test_result_file_of_another_schema_is_refused_naming_file_field_and_version(
     assert err.value.field == field and err.value.path == str(result_file)
 
 
+def _as_version(table: pa.Table, version: int) -> pa.Table:
+    at = table.schema.get_field_index("schema_version")
+    return table.set_column(at, "schema_version", pa.array([version] * table.num_rows, pa.int32()))
+
+
 def test_a_file_written_before_epochs_reads_as_epoch_1_and_a_current_one_needs_the_column(result_file):
-    table = pq.read_table(result_file).drop_columns(["epoch"])
+    table = pq.read_table(result_file).drop_columns(["epoch", "reasoning_tokens"])
     pq.write_table(table, result_file)
     with pytest.raises(ResultSchemaError, match=f"{result_file}: field 'epoch': missing"):
-        read_results(result_file)  # schema 3 without its epoch column: broken, not old
-    version = table.schema.get_field_index("schema_version")
-    pq.write_table(table.set_column(version, "schema_version", pa.array([2, 2], pa.int32())), result_file)
-    assert [(r["turn_index"], r["epoch"]) for r in read_results(result_file)] == [(1, 1), (2, 1)]
+        read_results(result_file)  # the current schema without its columns: broken, not old
+    pq.write_table(_as_version(table, 2), result_file)
+    rows = read_results(result_file)
+    assert [(r["turn_index"], r["epoch"], r["reasoning_tokens"]) for r in rows] == [(1, 1, None), (2, 1, None)]
+
+
+def test_a_file_written_before_reasoning_tokens_reads_them_as_null(result_file):
+    table = pq.read_table(result_file).drop_columns(["reasoning_tokens"])
+    pq.write_table(table, result_file)
+    with pytest.raises(ResultSchemaError, match=f"{result_file}: field 'reasoning_tokens': missing"):
+        read_results(result_file)
+    pq.write_table(_as_version(table, 3), result_file)
+    assert [(r["epoch"], r["reasoning_tokens"]) for r in read_results(result_file)] == [(1, None), (1, None)]
+    pq.write_table(_as_version(pq.read_table(result_file).drop_columns(["epoch"]), 3), result_file)
+    with pytest.raises(ResultSchemaError, match=f"{result_file}: field 'epoch': missing"):
+        read_results(result_file)  # schema 3 has epoch
 
 
 def test_unreadable_result_file_is_named(result_file):

@@ -115,7 +115,7 @@ def test_eval_sample_run_prints_its_size_and_interval(cli_env):
     assert lo <= out["ex_strict"] <= hi and lo < hi
     assert out["share_identical_prompts"] is False
     text = _memsql(*args[:-1], "--sessions", "30", env=cli_env).stdout
-    assert f"{lo:.1f}-{hi:.1f}" in text and "sample of 30 sessions" in text
+    assert f"{lo:.1f}–{hi:.1f}" in text and "sample of 30 sessions" in text
 
 
 def test_eval_sample_run_with_two_epochs(cli_env):

@@ -1,9 +1,9 @@
 """Epochs in the marts (issue 13, items 2 and 3): a partition with two epochs is one partition whose
-EX is the mean over its epochs, with n counting turns x epochs and the two-stage bootstrap interval
-that `memsql eval --json` prints; a result file written before epochs (schema 2) is read as epoch 1.
+EX is the mean over its epochs, with n counting turns x epochs and the Wilson interval over its
+sessions that `memsql eval --json` prints; a result file written before epochs (schema 2) is read as epoch 1.
 
 The two epochs are real harness results that differ (gold's and recall-probe's answers under A,
-relabelled as one model's epochs 1 and 2), so the epoch stage of the bootstrap has something to do."""
+relabelled as one model's epochs 1 and 2), so the paired bootstrap's epoch stage has something to do."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 from conftest import fresh_home, run_dbt
 from test_metrics_dbt import mart
 
+from memsql_assets.lib.evaluation.interval import ex_interval
 from memsql_assets.lib.harness.results import RESULT_FILE, partition_dir, read_results
 from memsql_assets.lib.harness.summary import summarize
 
@@ -38,7 +39,7 @@ def epochs_home(tmp_path_factory, metrics_home):
     gold = pq.read_table(partition_dir(home, "gold", "A") / RESULT_FILE)
     probe = pq.read_table(partition_dir(home, "recall-probe", "A") / RESULT_FILE)
     both = pa.concat_tables([_with_epoch(_relabel(gold, *EPOCHS), 1), _with_epoch(_relabel(probe, *EPOCHS), 2)])
-    old = _relabel(probe, *OLD).drop_columns(["epoch"])
+    old = _relabel(probe, *OLD).drop_columns(["epoch", "reasoning_tokens"])  # schema 2 had neither
     old = old.set_column(
         old.schema.get_field_index("schema_version"), "schema_version", pa.array([2] * len(old), pa.int32())
     )
@@ -51,7 +52,7 @@ def epochs_home(tmp_path_factory, metrics_home):
     return home
 
 
-def test_two_epochs_are_one_partition_with_their_mean_and_a_two_stage_interval(epochs_home):
+def test_two_epochs_are_one_partition_with_their_mean_and_a_session_interval(epochs_home):
     db = epochs_home / "dbt" / "memsql.duckdb"
     rows = read_results(partition_dir(epochs_home, *EPOCHS) / RESULT_FILE)
     turns = len(rows) // 2
@@ -64,13 +65,14 @@ def test_two_epochs_are_one_partition_with_their_mean_and_a_two_stage_interval(e
     s = summarize(rows, *EPOCHS, 0.0)
     assert s["epochs"] == 2 and s["n_turns"] == 2 * turns and s["turns"] == turns
     assert [row["ex_ci_lo_pct"], row["ex_ci_hi_pct"]] == pytest.approx(s["ex_strict_ci95"], abs=1e-3)
-    assert row["ex_se_pp"] == pytest.approx(s["ex_strict_se"], abs=1e-3)
     assert row["ex_ci_lo_pct"] <= row["ex_pct"] <= row["ex_ci_hi_pct"]
     for col in ("ex_memory_critical", "ex_turn1"):
         assert row[f"{col}_ci_lo_pct"] <= row[f"{col}_pct"] <= row[f"{col}_ci_hi_pct"], col
-    # Epoch resampling widens the interval over that of epoch 2 alone: epoch 1 scores 100 %.
+    # Epochs pool into p, but the interval's n stays the sessions: a second epoch adds no session.
     single = parts.loc[("recall-probe", "A")]
-    assert row["ex_se_pp"] != single["ex_se_pp"]
+    assert row["n_sessions"] == single["n_sessions"]
+    bounds = ex_interval(int(row["n_correct"]), int(row["n_turns"]), int(single["n_sessions"]))
+    assert [row["ex_ci_lo_pct"], row["ex_ci_hi_pct"]] == pytest.approx(bounds, abs=1e-9)
     fct = mart(db, "fct_turn_evaluations")
     mine = fct[(fct["model"] == EPOCHS[0])]
     assert sorted(mine["epoch"].unique()) == [1, 2] and mine["turn_evaluation_id"].is_unique
@@ -91,3 +93,6 @@ def test_a_result_file_written_before_epochs_is_read_as_epoch_1(epochs_home):
     assert [old["ex_ci_lo_pct"], old["ex_ci_hi_pct"]] == [probe["ex_ci_lo_pct"], probe["ex_ci_hi_pct"]]
     rows = read_results(partition_dir(epochs_home, *OLD) / RESULT_FILE)
     assert {r["epoch"] for r in rows} == {1} and {r["schema_version"] for r in rows} == {2}
+    assert {r["reasoning_tokens"] for r in rows} == {None}, "not recorded then"
+    fct = mart(db, "fct_turn_evaluations")
+    assert fct[fct["model"] == OLD[0]]["reasoning_tokens"].isna().all()

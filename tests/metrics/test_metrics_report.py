@@ -224,3 +224,26 @@ def test_pair_gaps_table_lists_the_gaps_whose_interval_excludes_zero(page, duckd
     for rec in flagged.to_dict("records"):
         cells = rows[(rec["model_a"], rec["model_b"], rec["condition"], rec["source"])]
         assert cells["gap 95% CI"] == f"{rec['gap_ci_lo_pp']:.1f}–{rec['gap_ci_hi_pp']:.1f}"
+
+
+def test_one_runs_interval_agrees_in_the_json_the_cli_the_marts_and_the_report(
+    page, duckdb_path, report, metrics_home, capsys
+):
+    """gold under A answers every turn of its sessions: the interval `memsql eval --json` writes
+    (summary.json), the CLI's line, agg_condition_summary and the report's cell are one interval,
+    and it stays open below 100."""
+    import json
+
+    from memsql_assets.cli import _print_evaluations
+    from memsql_assets.lib.harness.results import SUMMARY_FILE, partition_dir
+
+    summary = json.loads((partition_dir(metrics_home, "gold", "A") / SUMMARY_FILE).read_text())
+    lo, hi = summary["ex_strict_ci95"]
+    assert summary["ex_strict"] == 100.0 and hi == 100.0 and 80 < lo < 100
+    text = f"{lo:.1f}–{hi:.1f}"
+    rec = mart(duckdb_path, "agg_condition_summary").set_index(["model", "condition"]).loc[("gold", "A")]
+    assert rec["n_sessions"] == summary["sessions"]
+    assert [rec["ex_ci_lo_pct"], rec["ex_ci_hi_pct"]] == pytest.approx([lo, hi], abs=1e-9)
+    assert keyed(page.tables["summary"], 2)[("gold", "A")]["EX 95% CI"] == text
+    _print_evaluations([summary])
+    assert text in capsys.readouterr().out

@@ -1,7 +1,7 @@
 {{ config(materialized='table') }}
 -- The bootstrap's draws, a pure function of (replicate, draw_index): u = first 8 hex digits of
 -- md5('<seed>|<replicate>|<draw_index>') / 2^32, for every replicate and every position up to the
--- benchmark's number of sessions (docs: bootstrap_method). lib/evaluation/bootstrap.py draws the same.
+-- benchmark's number of sessions (docs: bootstrap_method).
 with positions as (
     select row_number() over (order by session_id) - 1 as draw_index
     from (select distinct session_id from {{ ref('stg_turns') }})

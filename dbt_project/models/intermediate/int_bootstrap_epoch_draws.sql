@@ -2,7 +2,7 @@
 -- The bootstrap's epoch draws, a pure function of (replicate, draw_index, epoch_draw): v = first 8 hex
 -- digits of md5('<seed>|<replicate>|<draw_index>|<epoch_draw>') / 2^32, for every replicate, session
 -- draw and epoch draw up to the most epochs of any evaluated partition. Empty while every partition
--- has one epoch: nothing is drawn then (docs: bootstrap_method). lib/evaluation/bootstrap.py draws the same.
+-- has one epoch: nothing is drawn then (docs: bootstrap_method).
 with epoch_draws as (
     select epoch - 1 as epoch_draw
     from (select distinct epoch from {{ ref('int_turn_evaluations') }})

@@ -32,11 +32,12 @@ select
     coalesce(r.prompt_tokens, 0) as prompt_tokens,
     coalesce(r.completion_tokens, 0) as completion_tokens,
     coalesce(r.prompt_tokens, 0) + coalesce(r.completion_tokens, 0) as total_tokens,
+    r.reasoning_tokens,
     r.latency_s,
     coalesce(r.cost_usd, 0.0) as cost_usd,
     r.cache_hit,
     r.attempts,
-    r.retries,
+    coalesce(r.retries, 0) as retries,  -- files before schema 4: never retried
     r.retrieval_ms,
     r.extracted_sql,
     r.error_message,

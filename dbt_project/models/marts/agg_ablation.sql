@@ -59,7 +59,7 @@ intervals as (
         max(ci_lo_pp) filter (where term = '{{ name }}') as {{ name }}_ci_lo_pp,
         max(ci_hi_pp) filter (where term = '{{ name }}') as {{ name }}_ci_hi_pp{{ ',' if not loop.last }}
         {%- endfor %}
-    from {{ session_bootstrap('paired', ['model', 'source', 'term'], paired=true) }}
+    from {{ session_bootstrap('paired', ['model', 'source', 'term']) }}
     group by model, source
 )
 

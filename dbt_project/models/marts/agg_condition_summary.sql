@@ -1,6 +1,6 @@
 -- One row per evaluated model x condition partition: the headline numbers (what `memsql` prints and
 -- the report's first table shows) and where they came from; EX, memory-critical EX and turn-1 EX
--- each with its n, standard error and session-bootstrap interval; the epochs (n_epochs; n_turns
+-- each with its n and its Wilson interval over sessions; the epochs (n_epochs; n_turns
 -- counts turns x epochs) and, for a sample run (is_sample), the sample's size in sessions (n_sessions).
 with turns as (
     select
@@ -30,13 +30,10 @@ select
     t.*,
     x.n_sessions,
     x.n_epochs,
-    x.ex_se_pp,
     x.ex_ci_lo_pct,
     x.ex_ci_hi_pct,
-    x.ex_memory_critical_se_pp,
     x.ex_memory_critical_ci_lo_pct,
     x.ex_memory_critical_ci_hi_pct,
-    d.ex_se_pp as ex_turn1_se_pp,
     d.ex_ci_lo_pct as ex_turn1_ci_lo_pct,
     d.ex_ci_hi_pct as ex_turn1_ci_hi_pct,
     p.is_complete,

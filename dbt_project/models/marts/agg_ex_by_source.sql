@@ -1,16 +1,8 @@
 -- EX % per model x condition x source, plus source = 'ALL' for the whole benchmark (grouping sets),
--- over all turns and over the memory-critical ones, each with its standard error and 95 % interval
--- by the session bootstrap (docs: bootstrap_method). With several epochs, EX is their mean (every
--- epoch covers the same turns, so it is the pooled share) and n_turns counts turns x epochs.
-with per_session as (
-    {{ session_ex_counts() }}
-),
-
-per_session_critical as (
-    {{ session_ex_counts('memory_critical') }}
-),
-
-ex as (
+-- over all turns and over the memory-critical ones, each with its 95 % Wilson interval over sessions
+-- (docs: interval_method). With several epochs, EX is their mean (every epoch covers the same turns,
+-- so it is the pooled share) and n_turns counts turns x epochs.
+with ex as (
     select
         model,
         condition,
@@ -21,6 +13,8 @@ ex as (
         count(*) filter (where ex_strict) as n_correct,
         {{ pct('count(*) filter (where ex_strict)', 'count(*)') }} as ex_pct,
         count(*) filter (where memory_critical) as n_memory_critical,
+        count(distinct session_id) filter (where memory_critical) as n_memory_critical_sessions,
+        count(*) filter (where ex_strict and memory_critical) as n_memory_critical_correct,
         {{ pct('count(*) filter (where ex_strict and memory_critical)', 'count(*) filter (where memory_critical)') }}
             as ex_memory_critical_pct
     from {{ ref('fct_turn_evaluations') }}
@@ -28,19 +22,9 @@ ex as (
 )
 
 select
-    ex.*,
-    b.se_pp as ex_se_pp,
-    b.ci_lo_pp as ex_ci_lo_pct,
-    b.ci_hi_pp as ex_ci_hi_pct,
-    m.se_pp as ex_memory_critical_se_pp,
-    m.ci_lo_pp as ex_memory_critical_ci_lo_pct,
-    m.ci_hi_pp as ex_memory_critical_ci_hi_pct
+    * exclude (n_memory_critical_sessions, n_memory_critical_correct),
+    ex_ci_lo(n_correct, n_turns, n_sessions) as ex_ci_lo_pct,
+    ex_ci_hi(n_correct, n_turns, n_sessions) as ex_ci_hi_pct,
+    ex_ci_lo(n_memory_critical_correct, n_memory_critical, n_memory_critical_sessions) as ex_memory_critical_ci_lo_pct,
+    ex_ci_hi(n_memory_critical_correct, n_memory_critical, n_memory_critical_sessions) as ex_memory_critical_ci_hi_pct
 from ex
-left join {{ session_bootstrap('per_session', ['model', 'condition', 'source']) }} as b
-    on b.model = ex.model
-    and b.condition = ex.condition
-    and b.source = ex.source
-left join {{ session_bootstrap('per_session_critical', ['model', 'condition', 'source']) }} as m
-    on m.model = ex.model
-    and m.condition = ex.condition
-    and m.source = ex.source

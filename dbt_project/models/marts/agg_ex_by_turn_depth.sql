@@ -1,30 +1,17 @@
 -- EX % per model x condition x turn depth t (turn_index), over all turns at that depth and over the
--- memory-critical ones only (none at t = 1, hence null there); each EX with its standard error and
--- 95 % interval by the session bootstrap (docs: bootstrap_method; one turn per session and epoch at
--- a depth).
-with per_session as (
+-- memory-critical ones only (none at t = 1, hence null there); each EX with its 95 % Wilson
+-- interval over sessions (docs: interval_method; one turn per session and epoch at a depth).
+with depth as (
     select
         model,
         condition,
         turn_index as turn_depth,
-        session_id,
-        epoch,
-        'x' as side,
-        memory_critical,
-        1 as n,
-        case when ex_strict then 1 else 0 end as c
-    from {{ ref('fct_turn_evaluations') }}
-),
-
-depth as (
-    select
-        model,
-        condition,
-        turn_index as turn_depth,
+        count(distinct session_id) as n_sessions,
         count(*) as n_turns,
         count(*) filter (where ex_strict) as n_correct,
         {{ pct('count(*) filter (where ex_strict)', 'count(*)') }} as ex_pct,
         count(*) filter (where memory_critical) as n_memory_critical,
+        count(distinct session_id) filter (where memory_critical) as n_memory_critical_sessions,
         count(*) filter (where ex_strict and memory_critical) as n_memory_critical_correct,
         {{ pct('count(*) filter (where ex_strict and memory_critical)', 'count(*) filter (where memory_critical)') }}
             as ex_memory_critical_pct
@@ -33,19 +20,9 @@ depth as (
 )
 
 select
-    d.*,
-    b.se_pp as ex_se_pp,
-    b.ci_lo_pp as ex_ci_lo_pct,
-    b.ci_hi_pp as ex_ci_hi_pct,
-    m.se_pp as ex_memory_critical_se_pp,
-    m.ci_lo_pp as ex_memory_critical_ci_lo_pct,
-    m.ci_hi_pp as ex_memory_critical_ci_hi_pct
-from depth as d
-left join {{ session_bootstrap('per_session', ['model', 'condition', 'turn_depth']) }} as b
-    on b.model = d.model
-    and b.condition = d.condition
-    and b.turn_depth = d.turn_depth
-left join {{ session_bootstrap('(select * from per_session where memory_critical)', ['model', 'condition', 'turn_depth']) }} as m
-    on m.model = d.model
-    and m.condition = d.condition
-    and m.turn_depth = d.turn_depth
+    * exclude (n_sessions, n_memory_critical_sessions),
+    ex_ci_lo(n_correct, n_turns, n_sessions) as ex_ci_lo_pct,
+    ex_ci_hi(n_correct, n_turns, n_sessions) as ex_ci_hi_pct,
+    ex_ci_lo(n_memory_critical_correct, n_memory_critical, n_memory_critical_sessions) as ex_memory_critical_ci_lo_pct,
+    ex_ci_hi(n_memory_critical_correct, n_memory_critical, n_memory_critical_sessions) as ex_memory_critical_ci_hi_pct
+from depth

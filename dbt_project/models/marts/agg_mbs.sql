@@ -61,11 +61,11 @@ from depth as d
 left join stateless as a
     on a.model = d.model
     and a.turn_depth = d.turn_depth
-left join {{ session_bootstrap('paired', ['model', 'condition', 'turn_depth'], paired=true) }} as b
+left join {{ session_bootstrap('paired', ['model', 'condition', 'turn_depth']) }} as b
     on b.model = d.model
     and b.condition = d.condition
     and b.turn_depth = d.turn_depth
-left join {{ session_bootstrap('(select * from paired where memory_critical)', ['model', 'condition', 'turn_depth'], paired=true) }} as m
+left join {{ session_bootstrap('(select * from paired where memory_critical)', ['model', 'condition', 'turn_depth']) }} as m
     on m.model = d.model
     and m.condition = d.condition
     and m.turn_depth = d.turn_depth

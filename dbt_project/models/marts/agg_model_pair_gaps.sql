@@ -29,7 +29,7 @@ paired as (
 ),
 
 intervals as (
-    select * from {{ session_bootstrap('paired', ['model_a', 'model_b', 'condition', 'source'], paired=true) }}
+    select * from {{ session_bootstrap('paired', ['model_a', 'model_b', 'condition', 'source']) }}
 )
 
 select

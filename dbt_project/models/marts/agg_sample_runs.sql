@@ -10,6 +10,6 @@ select
     ex_ci_lo,
     ex_ci_hi,
     'sample of ' || sample_sessions || ' sessions x ' || epochs || ' epochs, EX '
-        || round(ex_strict, 1) || ' % (95 % CI ' || round(ex_ci_lo, 1) || '-' || round(ex_ci_hi, 1) || ')' as label,
+        || round(ex_strict, 1) || ' % (95 % CI ' || round(ex_ci_lo, 1) || '–' || round(ex_ci_hi, 1) || ')' as label,
     benchmark_version = (select benchmark_version from {{ ref('stg_benchmark_version') }}) as current_benchmark
 from {{ ref('stg_sample_summaries') }}

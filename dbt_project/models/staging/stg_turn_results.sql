@@ -4,14 +4,15 @@
 {%- set results = source('memsql', 'turn_results') %}
 {%- set files = source('memsql', 'result_files') %}
 {%- set n_files = 0 %}
-{%- set has_epoch = 0 %}
+{%- set present = [] %}
 {%- if execute %}
     {%- set n_files = run_query('select count(*) from ' ~ files).columns[0].values()[0] %}
     {%- if n_files > 0 %}
-        {#- Files of schema 2 (before epochs) lack `epoch`: one sample of every turn, read as epoch 1. #}
-        {%- set has_epoch = run_query(
-            "select count(*) from (describe select * from " ~ results ~ ") where column_name = 'epoch'"
-        ).columns[0].values()[0] %}
+        {#- Columns added in a later schema are absent when no file has them (union_by_name fills
+            the rest): `epoch` (schema 3) is read as 1, one sample of every turn; others as null. #}
+        {%- set present = run_query(
+            "select column_name from (describe select * from " ~ results ~ ")"
+        ).columns[0].values() | list %}
     {%- endif %}
 {%- endif %}
 {%- if n_files > 0 %}
@@ -19,9 +20,9 @@ select
     cast(model as varchar) as model,
     cast(condition as varchar) as condition,
     {%- for name, type in result_columns() %}
-    cast({{ name }} as {{ type }}) as {{ name }},
+    cast({{ name if name in present else 'null' }} as {{ type }}) as {{ name }},
     {%- endfor %}
-    {{ 'coalesce(cast(epoch as integer), 1)' if has_epoch > 0 else '1' }} as epoch,
+    {{ 'coalesce(cast(epoch as integer), 1)' if 'epoch' in present else '1' }} as epoch,
     filename as result_file
 from {{ results }}
 {%- else %}

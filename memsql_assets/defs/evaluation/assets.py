@@ -15,6 +15,7 @@ from memsql_assets.defs.evaluation.resources import EvaluationSettings
 from memsql_assets.defs.resources import MemsqlSettings, model_api_keys
 from memsql_assets.lib.code_versions import HARNESS_CODE, SEMANTIC_CODE, code_version, digest
 from memsql_assets.lib.errors import MemsqlError
+from memsql_assets.lib.evaluation.interval import interval_text
 from memsql_assets.lib.harness.results import comparable_rows
 from memsql_assets.lib.memory.chroma import chroma_client
 from memsql_assets.lib.memory.semantic import SEMANTIC_COLLECTION, SEMANTIC_HINTS, seed_semantic_memory
@@ -118,6 +119,8 @@ def turn_results(
         api_keys=model_api_keys(load_registry()),
     )
     s = outcome.summary
+    for warning in s["warnings"]:
+        context.log.warning(warning)
     failing = [f"{r['session_id']}#{r['turn_index']}" for r in outcome.rows if r["gt_error"]]
     if model in MUST_SCORE_100:
         failing += [f"{r['session_id']}#{r['turn_index']}" for r in outcome.rows if not r["ex_strict"]]
@@ -143,6 +146,7 @@ def turn_results(
             "ex_bag": s["ex_bag"],
             "ex_set": s["ex_set"],
             "ex_memory_critical": s["ex_memory_critical"],
+            "ex_strict_ci95": "-" if s["ex_strict_ci95"] is None else interval_text(*s["ex_strict_ci95"]),
             "epochs": s["epochs"],
             "n_turns": s["n_turns"],
             "ex_by_tier": dg.MetadataValue.md(_table("tier", s["ex_by_tier"])),
@@ -156,6 +160,8 @@ def turn_results(
             "model_errors": dg.MetadataValue.json(s["model_errors"]),
             "prompt_tokens": s["prompt_tokens"],
             "completion_tokens": s["completion_tokens"],
+            "reasoning_tokens": s["reasoning_tokens"],
+            "warnings": dg.MetadataValue.json(s["warnings"]),
             "cost_usd": s["cost_usd"],
             "wall_s": s["wall_s"],
             "resumed_sessions": s["resumed_sessions"],
@@ -182,7 +188,9 @@ def _sample_observation(context: dg.AssetExecutionContext, s: dict[str, Any], pa
             "epochs": s["epochs"],
             "n_turns": s["n_turns"],
             "ex_strict": s["ex_strict"],
-            "ex_strict_ci95": "-" if ci is None else f"{ci[0]:.1f}-{ci[1]:.1f}",
+            "ex_strict_ci95": "-" if ci is None else interval_text(*ci),
+            "reasoning_tokens": s["reasoning_tokens"],
+            "warnings": dg.MetadataValue.json(s["warnings"]),
             "model_calls": s["model_calls_this_run"],
             "path": dg.MetadataValue.path(str(path)),
         },

@@ -210,7 +210,9 @@ def evaluate_partition(
         rows += epoch_rows
         resumed += stats.resumed_sessions
         redone += stats.redone_sessions
-    summary = summarize(rows, model_key, condition.name, time.monotonic() - started)
+    summary = summarize(
+        rows, model_key, condition.name, time.monotonic() - started, reasoning_expected=entry.reasoning.expected
+    )
     summary.update(
         benchmark_version=version,
         resumed_sessions=resumed,  # sessions x epochs
@@ -219,7 +221,6 @@ def evaluate_partition(
         model_calls_this_run=gateway.calls,
         model_fingerprint=entry.fingerprint(),
         share_identical_prompts=settings.share_identical_prompts,
-        sessions=len({t["session_id"] for t in turns}),
         epochs=epochs,
         complete=len(turns) == len(all_turns),
         sample_sessions=sorted({t["session_id"] for t in turns}) if settings.sessions is not None else None,

@@ -12,8 +12,9 @@ from another schema (other columns or types, another `schema_version`) is an err
 file, the field and the expected version: it is the record a person or dbt relies on, and guessing
 would corrupt the metrics. A checkpoint from another schema is private scratch state: it is
 discarded with a warning and its session redone (its model calls come back from the request store,
-so that costs nothing), because refusing to resume would gain nothing. The one older published
-schema still read is 2, which predates epochs: its rows are read as epoch 1.
+so that costs nothing), because refusing to resume would gain nothing. Older published schemas
+from 2 on are read: they lack only the columns added since (ADDED_COLUMNS), whose rows take a
+fill value (epoch 1; reasoning_tokens null, not recorded; retries 0).
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ log = logging.getLogger(__name__)
 
 RESULT_FILE = "turn_results.parquet"
 SUMMARY_FILE = "summary.json"
-SCHEMA_VERSION = 4  # 4: retries; 3: epoch; 2: contamination by provenance (contamination_source, fallback_match, *_sessions)
+# 4: retries, reasoning_tokens; 3: epoch; 2: contamination by provenance (contamination_source, fallback_match, *_sessions)
+SCHEMA_VERSION = 4
 
 RESULT_SCHEMA = pa.schema(
     [
@@ -60,6 +62,7 @@ RESULT_SCHEMA = pa.schema(
         ("model_error_type", pa.string()),
         ("prompt_tokens", pa.int64()),
         ("completion_tokens", pa.int64()),
+        ("reasoning_tokens", pa.int64()),
         ("latency_s", pa.float64()),
         ("cost_usd", pa.float64()),
         ("cache_hit", pa.bool_()),
@@ -77,8 +80,11 @@ RESULT_SCHEMA = pa.schema(
     ]
 )
 COLUMNS = tuple(RESULT_SCHEMA.names)
-# Published files of schema 2 lack only `epoch`: they were one sample of every turn, read as epoch 1.
-EPOCHLESS_VERSION = 2
+# Columns added after a published schema, with the version that added them and the value an older
+# file's rows are read with: epoch 1 (one sample of every turn), reasoning_tokens null (not recorded),
+# retries 0.
+ADDED_COLUMNS: dict[str, tuple[int, Any]] = {"epoch": (3, 1), "reasoning_tokens": (4, None), "retries": (4, 0)}
+OLDEST_READABLE = 2
 # Columns that record timing, caching or retry counts rather than what was computed: two runs of
 # one partition (clean vs resumed, cold vs warm) must agree on every other column.
 MEASUREMENT_COLUMNS = frozenset({"latency_s", "retrieval_ms", "cache_hit", "attempts"})
@@ -225,21 +231,25 @@ def write_results(target_dir: Path, rows: Iterable[Mapping[str, Any]], summary: 
     return target
 
 
-def _epochless(table: pa.Table) -> bool:
-    """A schema-2 file: every column of this schema but `epoch`, every row of schema_version 2."""
-    return (
-        "epoch" not in table.schema.names
-        and "schema_version" in table.schema.names
-        and table.column("schema_version").unique().to_pylist() == [EPOCHLESS_VERSION]
-    )
+def _lacking(table: pa.Table) -> list[str] | None:
+    """For a published file of one older readable version, the ADDED_COLUMNS it lacks; else None."""
+    if "schema_version" not in table.schema.names:
+        return None
+    versions = table.column("schema_version").unique().to_pylist()
+    if len(versions) != 1 or not isinstance(versions[0], int):
+        return None
+    if not OLDEST_READABLE <= versions[0] < SCHEMA_VERSION:
+        return None
+    return [c for c, (since, _) in ADDED_COLUMNS.items() if since > versions[0]]
 
 
 def check_result_table(path: Path, table: pa.Table) -> None:
     """Raise ResultSchemaError unless `table` (read from `path`) has exactly this version's schema
-    (or schema 2's, which lacks only `epoch`)."""
+    (or an older readable version's, which lacks only the ADDED_COLUMNS after it)."""
     types = {f.name: str(f.type) for f in table.schema}
-    if _epochless(table):
-        problem = schema_problem(table.schema.names, types, [c for c in COLUMNS if c != "epoch"])
+    lacking = _lacking(table)
+    if lacking is not None:
+        problem = schema_problem(table.schema.names, types, [c for c in COLUMNS if c not in lacking])
     else:
         problem = schema_problem(table.schema.names, types) or (
             _version_problem(table.column("schema_version").unique().to_pylist())
@@ -250,12 +260,13 @@ def check_result_table(path: Path, table: pa.Table) -> None:
 
 def read_results(path: Path) -> list[dict[str, Any]]:
     """The rows of a published result file, after checking its schema (other schemas are refused;
-    a schema-2 file's rows come back as epoch 1)."""
+    an older readable file's rows come back with ADDED_COLUMNS' fill values)."""
     try:
         table = pq.read_table(path)
     except pa.ArrowInvalid as exc:
         raise ResultSchemaError(path, "(file)", f"not a readable Parquet file: {exc}") from None
     check_result_table(path, table)
-    if _epochless(table):
-        table = table.append_column("epoch", pa.array([1] * table.num_rows, pa.int32()))
+    for name in _lacking(table) or []:
+        field = RESULT_SCHEMA.field(name)
+        table = table.append_column(field, pa.array([ADDED_COLUMNS[name][1]] * table.num_rows, field.type))
     return table.to_pylist()

@@ -423,6 +423,7 @@ class PartitionRunner:
             "model_error_type": reply.error_type,
             "prompt_tokens": reply.prompt_tokens,
             "completion_tokens": reply.completion_tokens,
+            "reasoning_tokens": reply.reasoning_tokens,
             "latency_s": reply.latency_s,
             "cost_usd": reply.cost_usd,
             "cache_hit": reply.cache_hit,

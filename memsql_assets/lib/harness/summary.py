@@ -6,7 +6,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from memsql_assets.lib.evaluation.bootstrap import session_interval
+from memsql_assets.lib.evaluation.interval import ex_interval
 from memsql_assets.lib.vocabulary import ERROR_CLASSES
 
 
@@ -23,24 +23,31 @@ def _ex_by(rows: list[Mapping[str, Any]], key: str) -> dict[Any, float | None]:
     return {k: _pct(sum(v), len(v)) for k, v in sorted(groups.items())}
 
 
-def _by_session(rows: list[Mapping[str, Any]]) -> list[list[tuple[int, int]]]:
-    """(correct, turns) per session and epoch, sessions in id order, epochs in epoch order: the
-    clusters of the bootstrap (rows without an epoch, written before epochs, are epoch 1)."""
-    cells: dict[str, dict[int, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
-    for r in rows:
-        counts = cells[r["session_id"]][int(r.get("epoch") or 1)]
-        counts[0] += bool(r["ex_strict"])
-        counts[1] += 1
-    return [[(c, t) for _, (c, t) in sorted(epochs.items())] for _, epochs in sorted(cells.items())]
+def reasoning_warning(rows: list[Mapping[str, Any]], model: str, condition: str, expected: bool) -> str | None:
+    """A warning when an entry configured to reason answered without a single reasoning token over
+    the whole partition: the provider's default may be no reasoning at all."""
+    answered = [r for r in rows if not r["model_error_type"]]
+    if not expected or not answered or any(r.get("reasoning_tokens") for r in answered):
+        return None
+    return (
+        f"{model} is configured to reason, but its {len(answered)} answered turns under {condition} "
+        "report 0 reasoning tokens: the provider may not be reasoning (GPT-5.1 and later do not "
+        "unless a reasoning effort is sent; see docs/reference_models.md)"
+    )
 
 
-def summarize(rows: Iterable[Mapping[str, Any]], model: str, condition: str, wall_s: float) -> dict[str, Any]:
+def summarize(
+    rows: Iterable[Mapping[str, Any]], model: str, condition: str, wall_s: float, reasoning_expected: bool = False
+) -> dict[str, Any]:
+    """The partition's numbers; `reasoning_expected`: the registry entry is configured to reason."""
     rows = list(rows)
+    warning = reasoning_warning(rows, model, condition, reasoning_expected)
     n = len(rows)
     turns = len({(r["session_id"], r["turn_index"]) for r in rows})
     classes = Counter(r["error_class"] for r in rows)
     critical = [r for r in rows if r["memory_critical"]]
-    interval = session_interval(_by_session(rows))
+    correct = sum(bool(r["ex_strict"]) for r in rows)
+    sessions = len({r["session_id"] for r in rows})
     return {
         "model": model,
         "condition": condition,
@@ -48,9 +55,10 @@ def summarize(rows: Iterable[Mapping[str, Any]], model: str, condition: str, wal
         "epochs": len({int(r.get("epoch") or 1) for r in rows}),
         # Scored rows, what EX and its interval rest on (the marts' n_turns): turns x epochs.
         "n_turns": n,
-        "ex_strict": _pct(sum(r["ex_strict"] for r in rows), n),
-        "ex_strict_se": interval.se,
-        "ex_strict_ci95": None if interval.lo is None else [interval.lo, interval.hi],
+        "sessions": sessions,
+        "ex_strict": _pct(correct, n),
+        # Wilson over sessions (lib/evaluation/interval.py), what the marts' ex_ci_lo/ex_ci_hi return.
+        "ex_strict_ci95": None if not n else list(ex_interval(correct, n, sessions)),
         "ex_bag": _pct(sum(r["ex_bag"] for r in rows), n),
         "ex_set": _pct(sum(r["ex_set"] for r in rows), n),
         "ex_memory_critical": _pct(sum(r["ex_strict"] for r in critical), len(critical)),
@@ -66,6 +74,8 @@ def summarize(rows: Iterable[Mapping[str, Any]], model: str, condition: str, wal
         "cache_hits": sum(bool(r["cache_hit"]) for r in rows),
         "prompt_tokens": sum(int(r["prompt_tokens"] or 0) for r in rows),
         "completion_tokens": sum(int(r["completion_tokens"] or 0) for r in rows),
+        "reasoning_tokens": sum(int(r.get("reasoning_tokens") or 0) for r in rows),
+        "warnings": [warning] if warning else [],
         "cost_usd": round(sum(float(r["cost_usd"] or 0.0) for r in rows), 6),
         "wall_s": round(wall_s, 2),
     }

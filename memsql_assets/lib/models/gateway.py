@@ -109,6 +109,8 @@ class ModelReply:
     error_type: str | None
     error_message: str | None
     request_key: str
+    # Reasoning tokens the provider reported (or counted from its thinking text); 0 when none.
+    reasoning_tokens: int = 0
 
     @property
     def ok(self) -> bool:
@@ -295,10 +297,21 @@ def classify(exc: BaseException) -> _Failure:
     return _Failure("internal_error", f"{type(exc).__name__}: {message}", None, status)
 
 
-def extract_reply(response: Any, max_chars: int) -> tuple[str, str, int, int]:
-    """(text, reasoning, prompt_tokens, completion_tokens). Text comes from message content only;
-    reasoning (reasoning_content / thinking blocks) is kept apart and never used for SQL. A
-    malformed reply raises MalformedResponse carrying the usage the provider reported."""
+@dataclass(frozen=True)
+class Extracted:
+    """What one provider reply carries: its answer text, its reasoning (kept apart), and its usage."""
+
+    text: str
+    reasoning: str
+    prompt_tokens: int
+    completion_tokens: int
+    reasoning_tokens: int
+
+
+def extract_reply(response: Any, max_chars: int, model: str | None = None) -> Extracted:
+    """The reply's text, reasoning and usage. Text comes from message content only; reasoning
+    (reasoning_content / thinking blocks) is kept apart and never used for SQL. A malformed reply
+    raises MalformedResponse carrying the usage the provider reported."""
     usage = getattr(response, "usage", None)
     tokens = (int(getattr(usage, "prompt_tokens", 0) or 0), int(getattr(usage, "completion_tokens", 0) or 0))
     choices = getattr(response, "choices", None)
@@ -315,7 +328,32 @@ def extract_reply(response: Any, max_chars: int) -> tuple[str, str, int, int]:
     if not reasoning:
         blocks = getattr(message, "thinking_blocks", None) or []
         reasoning = "\n".join(str(b.get("thinking", "")) for b in blocks if isinstance(b, Mapping))
-    return content, str(reasoning), *tokens
+    return Extracted(content, str(reasoning), *tokens, reasoning_tokens(usage, str(reasoning), model))
+
+
+def reasoning_tokens(usage: Any, reasoning: str, model: str | None) -> int:
+    """usage.completion_tokens_details.reasoning_tokens where the provider reports it; else the
+    tokens of the thinking text it returned, counted with litellm's tokenizer for `model`."""
+    details = getattr(usage, "completion_tokens_details", None)
+    if isinstance(details, Mapping):
+        reported = details.get("reasoning_tokens")
+    else:
+        reported = getattr(details, "reasoning_tokens", None)
+    if reported:
+        return int(reported)
+    if not reasoning:
+        return 0
+    return int(_litellm().token_counter(model=model or "", text=reasoning))
+
+
+def _stored_reasoning_tokens(record: Mapping[str, Any]) -> int:
+    """A request-store record's reasoning tokens; a record stored before they were counted gets its
+    kept reasoning text counted."""
+    usage = record.get("usage") or {}
+    if "reasoning_tokens" in usage:
+        return int(usage["reasoning_tokens"])
+    response = record.get("response") or {}
+    return reasoning_tokens(None, str(response.get("reasoning") or ""), record.get("litellm_model"))
 
 
 def checked_text(content: Any, tokens: tuple[int, int], max_chars: int) -> str:
@@ -504,7 +542,7 @@ class ModelGateway:
                 try:
                     # Also bounds providers that ignore `timeout`; unlike wait_for, no extra task per call.
                     async with asyncio.timeout(self.timeout_s):
-                        text, reasoning, p_tok, c_tok = await self._call(entry, messages, call_kwargs, builtin_context)
+                        got = await self._call(entry, messages, call_kwargs, builtin_context)
                     latency = time.monotonic() - t0
                 except Exception as exc:  # noqa: BLE001 - every failure becomes a typed error
                     latency = time.monotonic() - t0
@@ -521,17 +559,24 @@ class ModelGateway:
                     )
                 break
 
-        cost = entry.cost_usd(p_tok, c_tok)
+        cost = entry.cost_usd(got.prompt_tokens, got.completion_tokens)
         record = _record(entry, params, messages, builtin_context, cell, latency, attempts, started_at)
         record.update(
-            response={"text": text, "reasoning": reasoning},
-            usage={"prompt_tokens": p_tok, "completion_tokens": c_tok},
+            response={"text": got.text, "reasoning": got.reasoning},
+            usage={
+                "prompt_tokens": got.prompt_tokens,
+                "completion_tokens": got.completion_tokens,
+                "reasoning_tokens": got.reasoning_tokens,
+            },
             cost_usd=cost,
         )
         # On the loop, as the lookup above: writing a few-KB file costs less than a thread hand-off
         # there and back under a busy GIL (bench/README.md).
         self.store.put(key, record)
-        return ModelReply(text, reasoning, p_tok, c_tok, latency, cost, False, attempts, None, None, key)
+        return ModelReply(
+            got.text, got.reasoning, got.prompt_tokens, got.completion_tokens, latency, cost, False, attempts,
+            None, None, key, reasoning_tokens=got.reasoning_tokens,
+        )
 
     async def _call(
         self,
@@ -539,8 +584,8 @@ class ModelGateway:
         messages: list[dict[str, Any]],
         call_kwargs: Mapping[str, Any],
         builtin_context: Mapping[str, Any] | None,
-    ) -> tuple[str, str, int, int]:
-        """One attempt: (text, reasoning, prompt_tokens, completion_tokens); a failure raises."""
+    ) -> Extracted:
+        """One attempt's reply; a failure raises."""
         if entry.builtin_name is None or builtin_context is None:
             if not self._priced:
                 register_prices(self.registry)
@@ -548,9 +593,9 @@ class ModelGateway:
             response = await _litellm().acompletion(
                 model=entry.litellm_model, messages=messages, num_retries=0, timeout=self.timeout_s, **call_kwargs
             )
-            return extract_reply(response, self.max_chars)
+            return extract_reply(response, self.max_chars, entry.litellm_model)
         text, p_tok, c_tok = await answer(entry.builtin_name, messages, builtin_context, call_kwargs, self.home)
-        return checked_text(text, (p_tok, c_tok), self.max_chars), "", p_tok, c_tok
+        return Extracted(checked_text(text, (p_tok, c_tok), self.max_chars), "", p_tok, c_tok, 0)
 
     async def _finish_error(
         self,
@@ -607,6 +652,7 @@ class ModelGateway:
             reasoning=response.get("reasoning", "") if response else "",
             prompt_tokens=int(usage.get("prompt_tokens", 0)),
             completion_tokens=int(usage.get("completion_tokens", 0)),
+            reasoning_tokens=_stored_reasoning_tokens(record),
             latency_s=float(record.get("latency_s", 0.0)),
             cost_usd=float(record.get("cost_usd", 0.0)),
             cache_hit=True,

@@ -164,7 +164,8 @@ class Reasoning(_Strict):
 
     type: Literal["none", "default", "enabled", "adaptive"]
     """`none`: nothing is sent (the model is not asked to think). `default`: nothing is sent either,
-    the provider's default applies (GPT-5 reasons by default). `enabled`: Anthropic extended
+    the provider's default applies (GPT-5 reasons by default; GPT-5.1 and later do not reason when
+    no effort is sent, and the recorded reasoning_tokens show which happened). `enabled`: Anthropic extended
     thinking with a token budget. `adaptive`: Claude 4.6-style adaptive thinking at an effort level;
     litellm 1.110.2 expresses it as `reasoning_effort=<effort>`, which it maps to
     `thinking={"type": "adaptive"}` + `output_config={"effort": <effort>}` for adaptive models."""
@@ -192,6 +193,13 @@ class Reasoning(_Strict):
                 "effort", f"only for reasoning type adaptive; expected it absent for {self.type}"
             )
         return self
+
+    @property
+    def expected(self) -> bool:
+        """The entry is configured to reason (any type but `none`), so its replies should carry
+        reasoning tokens. `default` sends nothing and trusts the provider's default: GPT-5 reasons
+        by default, GPT-5.1 and later do not (no effort sent means no reasoning)."""
+        return self.type != "none"
 
     def litellm_params(self) -> dict[str, Any]:
         if self.type == "enabled":

@@ -12,6 +12,8 @@ from typing import Any
 
 import pandas as pd
 
+from memsql_assets.lib.evaluation.interval import interval_text
+
 MISSING = "–"
 
 
@@ -52,7 +54,7 @@ def number(v: Any) -> str:
 
 def interval(lo: Any, hi: Any) -> str:
     """A 95 % interval, one decimal: 71.2–84.0."""
-    return MISSING if is_missing(lo) or is_missing(hi) else f"{float(lo):.1f}–{float(hi):.1f}"
+    return MISSING if is_missing(lo) or is_missing(hi) else interval_text(float(lo), float(hi))
 
 
 def flag(v: Any) -> str:

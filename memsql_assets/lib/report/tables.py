@@ -56,8 +56,9 @@ def summary_table(m: Marts) -> Table:
             ("tokens", "total_tokens", fmt.count),
             ("cost USD", "total_cost_usd", fmt.usd),
         ],
-        "EX = strict execution accuracy (agg_condition_summary); 95% CI by a seeded bootstrap over whole "
-        "sessions, and epochs where there are several (dbt docs: bootstrap_method); turns count turns x epochs. "
+        "EX = strict execution accuracy (agg_condition_summary); 95% CI: Wilson score interval with the "
+        "number of sessions as n, so it stays open at 0 % and 100 % (dbt docs: interval_method); turns "
+        "count turns x epochs. "
         "A sample ran a subset of whole sessions: its numbers are a sample's, with a wider interval; a "
         "cut-short partition is never shown.",
     )
