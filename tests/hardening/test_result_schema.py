@@ -20,6 +20,7 @@ from memsql_assets.lib.agent.conditions import CONDITIONS
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.harness.evaluate import benchmark_version, evaluate_partition
 from memsql_assets.lib.harness.results import (
+    ADDED_COLUMNS,
     RESULT_FILE,
     RESULT_SCHEMA,
     SCHEMA_VERSION,
@@ -91,18 +92,26 @@ def _as_version(table: pa.Table, version: int) -> pa.Table:
     return table.set_column(at, "schema_version", pa.array([version] * table.num_rows, pa.int32()))
 
 
+def _added_after(version: int) -> list[str]:
+    """The columns a published file of `version` lacks."""
+    return [name for name, (since, _) in ADDED_COLUMNS.items() if since > version]
+
+
 def test_a_file_written_before_epochs_reads_as_epoch_1_and_a_current_one_needs_the_column(result_file):
-    table = pq.read_table(result_file).drop_columns(["epoch", "reasoning_tokens"])
+    table = pq.read_table(result_file).drop_columns(_added_after(2))
     pq.write_table(table, result_file)
     with pytest.raises(ResultSchemaError, match=f"{result_file}: field 'epoch': missing"):
         read_results(result_file)  # the current schema without its columns: broken, not old
     pq.write_table(_as_version(table, 2), result_file)
     rows = read_results(result_file)
-    assert [(r["turn_index"], r["epoch"], r["reasoning_tokens"]) for r in rows] == [(1, 1, None), (2, 1, None)]
+    assert [(r["turn_index"], r["epoch"], r["reasoning_tokens"], r["retries"]) for r in rows] == [
+        (1, 1, None, 0),
+        (2, 1, None, 0),
+    ]
 
 
 def test_a_file_written_before_reasoning_tokens_reads_them_as_null(result_file):
-    table = pq.read_table(result_file).drop_columns(["reasoning_tokens"])
+    table = pq.read_table(result_file).drop_columns(_added_after(3))
     pq.write_table(table, result_file)
     with pytest.raises(ResultSchemaError, match=f"{result_file}: field 'reasoning_tokens': missing"):
         read_results(result_file)
