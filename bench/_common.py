@@ -54,9 +54,10 @@ def _embedded_sources(root: Path) -> dict[str, Path]:
 
 def all_sessions() -> list[Any]:
     """The full 300-session benchmark on the embedded sources (deterministic)."""
-    from memsql_assets.lib.benchmark.pipeline import build_sessions, extract_all_profiles
+    from memsql_assets.lib.benchmark.pipeline import build_measured_sessions, extract_all_profiles
 
-    return build_sessions(extract_all_profiles(_embedded_sources(cache_root())))
+    dbs = _embedded_sources(cache_root())
+    return build_measured_sessions(extract_all_profiles(dbs), dbs)
 
 
 def bench_home(every: int = 10, limit: int | None = None, trajectories: bool = False) -> Path:

@@ -26,7 +26,7 @@ from memsql_assets.lib.paths import (
     source_db_path,
 )
 from memsql_assets.lib.viewer.server import partition_url, viewer_url
-from memsql_assets.lib.vocabulary import REFERENCE_MODELS, REPORT_SOURCES
+from memsql_assets.lib.vocabulary import FLOOR_CONDITION, GUESS_PROBE, REFERENCE_MODELS, REPORT_SOURCES
 
 # After a run that loaded torch, Chroma, dbt and Dagster, the interpreter's final garbage collections
 # took seconds in every process (this one and each worker): the heap is about to be freed anyway.
@@ -598,15 +598,29 @@ def _retry_errors(enabled: bool) -> Iterator[None]:
             os.environ[RETRY_ERRORS_ENV] = saved
 
 
+def guess_floor(rows: list[dict[str, Any]]) -> float | None:
+    """guess-probe's memory-critical EX under A among `rows`: the floor each model's A is read against."""
+    return next(
+        (
+            e.get("ex_memory_critical")
+            for e in rows
+            if e["model"] == GUESS_PROBE and e["condition"] == FLOOR_CONDITION and "ex_strict" in e
+        ),
+        None,
+    )
+
+
 def _print_evaluations(rows: list[dict[str, Any]]) -> None:
+    floor = guess_floor(rows)
     print(
-        f"  {'model':<14} {'cond':<6} {'EX %':>6} {'95% CI':>13} {'EX crit %':>9} {'calls':>6} {'cache':>6}  classes"
+        f"  {'model':<14} {'cond':<6} {'EX %':>6} {'95% CI':>13} {'EX crit %':>9} {'floor %':>7} {'calls':>6} {'cache':>6}  classes"
     )
     for e in rows:
         if "ex_strict" not in e:
             print(f"  {e['model']:<14} {e['condition']:<6} FAILED: {e.get('error', 'see the Dagster run')}")
             continue
         classes = ", ".join(f"{k} {v}" for k, v in e["error_classes"].items() if v)
+        floor_text = "-" if floor is None else f"{floor:.1f}"
         ci_text = interval_text(*e["ex_strict_ci95"]) if e.get("ex_strict_ci95") else "-"
         sample = "" if e.get("complete", True) else f"  (sample of {e['sessions']} sessions)"
         if e.get("epochs", 1) > 1:
@@ -615,7 +629,7 @@ def _print_evaluations(rows: list[dict[str, Any]]) -> None:
             sample += f"  ({e['retried_turns']} turns retried)"
         print(
             f"  {e['model']:<14} {e['condition']:<6} {e['ex_strict']:>6.1f} {ci_text:>13} {'-' if e['ex_memory_critical'] is None else format(e['ex_memory_critical'], '.1f'):>9} "
-            f"{e['calls']:>6} {e['cache_hits']:>6}  {classes}"
+            f"{floor_text if e['condition'] == FLOOR_CONDITION else '':>7} {e['calls']:>6} {e['cache_hits']:>6}  {classes}"
             + sample
             + ("  (up to date)" if e.get("skipped") else "")
         )

@@ -9,7 +9,7 @@ import pytest
 
 import memsql_assets  # noqa: F401  (first: sets the offline switches before any test imports litellm)
 from memsql_assets.lib.benchmark.generate import Session
-from memsql_assets.lib.benchmark.pipeline import build_sessions, extract_all_profiles
+from memsql_assets.lib.benchmark.pipeline import build_measured_sessions, extract_all_profiles
 from memsql_assets.lib.sources.build import build_source
 from memsql_assets.lib.sources.config import SOURCE_NAMES, load_sources
 
@@ -33,8 +33,8 @@ def embedded_profiles(embedded_dbs):
 
 
 @pytest.fixture(scope="session")
-def embedded_sessions(embedded_profiles) -> list[Session]:
-    return build_sessions(embedded_profiles)
+def embedded_sessions(embedded_profiles, embedded_dbs) -> list[Session]:
+    return build_measured_sessions(embedded_profiles, embedded_dbs)
 
 
 @pytest.fixture(scope="session")

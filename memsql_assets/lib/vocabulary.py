@@ -46,9 +46,16 @@ ERROR_CLASSES: tuple[str, ...] = tuple(c.value for c in ErrorClass)
 
 # Offline reference models (docs/reference_models.md): gold and paraphrase prove the harness scores any
 # correct formulation 100 %; recall-probe measures what each memory condition's resolution alone
-# delivers (the Resolved block), reader-probe what its whole prompt delivers to a careful reader.
+# delivers (the Resolved block), reader-probe what its whole prompt delivers to a careful reader,
+# guess-probe what a model without memory scores by filling in the most common values (the floor).
 # They are the registry's `builtin` kind.
-REFERENCE_MODELS: tuple[str, ...] = ("gold", "paraphrase", "recall-probe", "reader-probe")
+REFERENCE_MODELS: tuple[str, ...] = ("gold", "paraphrase", "recall-probe", "reader-probe", "guess-probe")
+# The reference model whose memory-critical EX under condition A is the benchmark's guess floor.
+GUESS_PROBE = REFERENCE_MODELS[-1]
+FLOOR_CONDITION = CONDITION_NAMES[0]
+# The most a memory-critical turn may be guessed right without memory, in %: the design target of
+# the paper benchmark for the guess floor and for the mean guess_rate (docs/reference_models.md).
+GUESS_FLOOR_MAX_PCT = 5.0
 # Those whose every turn must be correct: a miss is a harness, comparator or benchmark bug (blocking).
 MUST_SCORE_100: tuple[str, ...] = ("gold", "paraphrase")
 
@@ -73,6 +80,10 @@ def dbt_vars() -> dict[str, Any]:
         "all_sources": ALL_SOURCES,
         "error_classes": list(ERROR_CLASSES),
         "reference_models": list(REFERENCE_MODELS),
+        "must_score_100": list(MUST_SCORE_100),
+        "guess_probe": GUESS_PROBE,
+        "floor_condition": FLOOR_CONDITION,
+        "guess_floor_max_pct": GUESS_FLOOR_MAX_PCT,
         "benchmarks": list(BENCHMARKS),
         "phenomena": list(PHENOMENA),
         # The conditions the paper evaluates (E, trajectory reuse, is this project's addition): a paper

@@ -27,12 +27,14 @@ DBT_PROJECT = REPO / "dbt_project"
 DBT = Path(sys.executable).with_name("dbt")
 
 # gold proves the pipeline scores 100 %; recall-probe gives memory-dependent, non-trivial numbers
-# (A < B < B_wm5: Win, MBS and the pair gaps are all non-zero). Four partitions keep the suite fast.
+# (A < B < B_wm5: Win, MBS and the pair gaps are all non-zero); guess-probe under A is the guess
+# floor. Five partitions keep the suite fast.
 PARTITIONS = (
     ("gold", "A"),
     ("recall-probe", "A"),
     ("recall-probe", "B"),
     ("recall-probe", "B_wm5"),
+    ("guess-probe", "A"),
 )
 
 

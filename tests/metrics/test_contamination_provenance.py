@@ -22,10 +22,9 @@ from memsql_assets.lib.sources.sqlite_db import open_readonly
 # Failures recall-probe shows under C on the embedded data, each with the session that supplied the
 # keys (found by running it; the reason the provenance check exists).
 KNOWN_C = {
-    ("SEC-3-001", 7): "SEC-2-021",
-    ("SEC-3-001", 9): "SEC-2-041",
-    ("SEC-3-001", 10): "SEC-2-040",
-    ("SEC-3-002", 9): "SEC-2-041",
+    ("SEC-3-001", 7): "SEC-2-031",
+    ("SEC-3-001", 9): "SEC-2-043",
+    ("SEC-3-002", 9): "SEC-2-043",
 }
 
 
@@ -75,7 +74,7 @@ def test_recall_probe_shows_cross_session_contamination(sec_home, condition):
     # W = 1, the paper's sequential order: which session supplies a key depends on the wave size.
     outcome = evaluate_partition(sec_home, "recall-probe", condition, settings=EvalSettings(wave_size=1))
     flagged = {(r["session_id"], r["turn_index"]): r for r in outcome.rows if r["contaminated"]}
-    assert outcome.summary["contaminated"] == len(flagged) >= 4
+    assert outcome.summary["contaminated"] == len(flagged) >= 3
     assert outcome.summary["fallback_match"] == sum(r["fallback_match"] for r in outcome.rows)
     for (sid, _), r in flagged.items():
         assert not r["ex_strict"] and r["contamination_source"] != sid
@@ -84,4 +83,4 @@ def test_recall_probe_shows_cross_session_contamination(sec_home, condition):
     if condition == "C":
         assert {k: r["contamination_source"] for k, r in flagged.items()} == KNOWN_C
     first = flagged[("SEC-3-001", 7)]
-    assert json.loads(first["resolved_keys"])["ticker"] == "episodic:SEC-2-021#1"
+    assert json.loads(first["resolved_keys"])["ticker"] == "episodic:SEC-2-031#1"

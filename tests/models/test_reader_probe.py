@@ -37,7 +37,8 @@ def test_binds_rename_and_let_override():
     # "Which year was higher for cash?": the metric is only that turn's `let` override, so it binds
     # nothing; the question tells it apart from "Which year was higher?", whose metric is a ref.
     higher = (
-        "SELECT af.fiscal_year FROM annual_financials af WHERE af.ticker = 'ONC' AND af.metric = 'cash' "
+        "SELECT af.fiscal_year, ROUND(af.value_billions, 2) AS value_billions FROM annual_financials af "
+        "WHERE af.ticker = 'ONC' AND af.metric = 'cash' "
         "AND af.fiscal_year IN (2021, 2022) ORDER BY af.value_billions DESC, af.fiscal_year DESC LIMIT 1"
     )
     assert "metric" not in turn_values("SEC", PastTurn("Which year was higher for cash?", higher))

@@ -101,3 +101,33 @@ def test_real_answers_are_stated_and_unambiguous(real_dbs, tmp_path):
     write_benchmark(benchmark_dir(home), sessions[::10])
     outcome = evaluate_partition(home, "paraphrase", "B")
     assert outcome.summary["turns"] > 100 and outcome.summary["ex_strict"] == 100.0
+
+
+def test_real_benchmark_is_hard_to_guess(real_dbs, tmp_path):
+    """On the real data too: guess-probe and the mean guess_rate stay at most the floor target."""
+    import asyncio
+    import contextlib
+
+    from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
+    from memsql_assets.lib.benchmark.pipeline import build_measured_sessions
+    from memsql_assets.lib.evaluation.compare import strict_equal
+    from memsql_assets.lib.models.builtins import answer
+    from memsql_assets.lib.sources.sqlite_db import open_readonly
+    from memsql_assets.lib.sql.execute import run_query
+    from memsql_assets.lib.vocabulary import GUESS_FLOOR_MAX_PCT, GUESS_PROBE
+
+    sessions = build_measured_sessions(extract_all_profiles(real_dbs), real_dbs)
+    critical = [t.__dict__ for s in sessions for t in s.turns if t.memory_critical]
+    assert 100 * sum(t["guess_rate"] for t in critical) / len(critical) <= GUESS_FLOOR_MAX_PCT
+    fields = ("sql_template", "referenced_context_keys", "stated_values", "guess_values")
+    correct = 0
+    with contextlib.ExitStack() as stack:
+        conns = {
+            p: stack.enter_context(contextlib.closing(open_readonly(real_dbs[n])))
+            for p, n in SOURCE_BY_PREFIX.items()
+        }
+        for t in critical:
+            sql, _, _ = asyncio.run(answer(GUESS_PROBE, [], {k: t[k] for k in fields}, {}, tmp_path))
+            conn = conns[t["source"]]
+            correct += strict_equal(run_query(conn, sql).rows, run_query(conn, t["gt_sql"]).rows)
+    assert 100 * correct / len(critical) <= GUESS_FLOOR_MAX_PCT

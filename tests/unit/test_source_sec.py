@@ -155,7 +155,7 @@ def test_embedded_meta(embedded: Path) -> None:
     assert meta["kind"] == "embedded"
     assert meta["synthetic"] is True
     assert meta["source"] == "sec_edgar"
-    assert meta["builder_version"] == 1
+    assert meta["builder_version"] == 2
     assert meta["seed"] == 2026
     assert meta["options"] == {"companies": 20}
     assert "synthetic" in str(meta["notice"]).lower() and "not real" in str(meta["notice"]).lower()

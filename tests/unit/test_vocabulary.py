@@ -82,7 +82,7 @@ def test_no_copy_of_the_vocabulary_outside_its_definition():
         (".yml", "values: ['correct', 'wrong_result', 'preamble', 'syntax_error', 'runtime_error', 'empty']\n",
          "error classes"),
         (".json", '{"regex": "^(?:NW|SEC|BIRD)-[123]-[0-9]{3}$"}', "sources"),
-        (".yml", 'reference_models: ["gold", "paraphrase", "recall-probe"]\n', "reference models"),
+        (".yml", 'reference_models: ["gold", "paraphrase", "recall-probe", "reader-probe"]\n', "reference models"),
     ],
 )
 def test_the_detector_finds_a_planted_copy(tmp_path, suffix, text, vocab):

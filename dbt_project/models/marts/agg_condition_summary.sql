@@ -1,7 +1,9 @@
 -- One row per evaluated model x condition partition: the headline numbers (what `memsql` prints and
 -- the report's first table shows) and where they came from; EX, memory-critical EX and turn-1 EX
 -- each with its n and its Wilson interval over sessions; the epochs (n_epochs; n_turns
--- counts turns x epochs) and, for a sample run (is_sample), the sample's size in sessions (n_sessions).
+-- counts turns x epochs) and, for a sample run (is_sample), the sample's size in sessions (n_sessions);
+-- on every row the benchmark's guess floor (guess-probe's memory-critical EX under A), to read each
+-- model's A against.
 with turns as (
     select
         model,
@@ -24,6 +26,12 @@ with turns as (
         avg(latency_s) as mean_latency_s
     from {{ ref('fct_turn_evaluations') }}
     group by model, condition
+),
+
+floor as (
+    select ex_memory_critical_pct as guess_floor_pct
+    from turns
+    where model = '{{ var("guess_probe") }}' and condition = '{{ var("floor_condition") }}'
 )
 
 select
@@ -41,8 +49,11 @@ select
     p.benchmark_version,
     p.dagster_partition_key,
     p.result_file,
-    p.partition_fingerprint
+    p.partition_fingerprint,
+    f.guess_floor_pct,
+    t.ex_memory_critical_pct - f.guess_floor_pct as above_floor_pp
 from turns as t
+cross join (select max(guess_floor_pct) as guess_floor_pct from floor) as f
 inner join {{ ref('int_partitions') }} as p
     on p.model = t.model
     and p.condition = t.condition

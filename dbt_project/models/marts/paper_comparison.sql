@@ -1,7 +1,9 @@
 -- This run next to the figures the paper states (seed paper_claims), one row per claim x evaluated
--- model it applies to x condition x source. A claim names its models as 'any' (every evaluated
--- model, reference models included: benchmark properties such as the turn-1 level and the
--- stateless collapse), 'paper' (each of the paper's five models) or one paper model; registry keys
+-- model it applies to x condition x source. The paper's claims are about LLMs, so they are never
+-- checked against the reference models (var('reference_models'); their own expectations are in
+-- reference_expectations). A claim names its models as 'any' (every evaluated model that is not a
+-- reference model: the turn-1 level, the stateless collapse, MBS at turn 1), 'paper' (each of the
+-- paper's five models) or one paper model; registry keys
 -- map to paper models through the paper_models seed (reasoning-mode entries). Its condition may be
 -- 'each' (the paper's five) or 'memory' (all but A); its source 'each' (every source of var('sources')).
 -- is_inside: round(value, decimals) within [low, high], at the precision the paper states.
@@ -19,6 +21,7 @@ paper_models as (
 
 evaluated as (
     select distinct model from {{ ref('agg_condition_summary') }}
+    where model not in ({{ "'" ~ var('reference_models') | join("', '") ~ "'" }})
 ),
 
 claim_models as (

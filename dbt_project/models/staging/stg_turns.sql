@@ -11,5 +11,6 @@ select
     requires_prior_context,
     len(referenced_context_keys) as n_referenced_keys,
     memory_critical,
-    variant_id
+    variant_id,
+    guess_rate
 from {{ source('memsql', 'turns') }}

@@ -6,7 +6,7 @@ import dagster as dg
 
 from memsql_assets.defs.resources import MemsqlSettings
 from memsql_assets.lib.atomic import sha256_file
-from memsql_assets.lib.benchmark.pipeline import build_sessions, extract_all_profiles
+from memsql_assets.lib.benchmark.pipeline import build_measured_sessions, extract_all_profiles
 from memsql_assets.lib.benchmark.store import read_profiles, write_benchmark, write_profiles
 from memsql_assets.lib.code_versions import BENCHMARK_CODE, code_version
 from memsql_assets.lib.paths import benchmark_dir, source_db_path
@@ -54,10 +54,12 @@ def profiles(context: dg.AssetExecutionContext, memsql: MemsqlSettings) -> dg.Ma
     code_version=code_version(*BENCHMARK_CODE),
     description="Phases 2-3: tier templates instantiated with profiles into 300 sessions / 1,400 turns "
     "(ground-truth SQL, fallback SQL, referenced keys, state updates, memory-critical flags), verified "
-    "against the SPEC §1 invariants before anything is written.",
+    "against the SPEC §1 invariants before anything is written; each memory-critical turn's guess_rate "
+    "(the share of the other profiles' values that give its answer) is measured on the sources.",
 )
 def sessions(context: dg.AssetExecutionContext, memsql: MemsqlSettings) -> dg.MaterializeResult:
-    built = build_sessions(read_profiles(profiles_path(memsql)))
+    db_paths = {s: source_db_path(memsql.home_path, s) for s in SOURCE_NAMES}
+    built = build_measured_sessions(read_profiles(profiles_path(memsql)), db_paths)
     out = benchmark_dir(memsql.home_path)
     paths = write_benchmark(out, built)
     turns = [t for s in built for t in s.turns]
@@ -74,12 +76,14 @@ def sessions(context: dg.AssetExecutionContext, memsql: MemsqlSettings) -> dg.Ma
         f"{t.turn_index}. {t.question}  \n   refs={t.referenced_context_keys} binds={t.state_updates}"
         for t in example.turns
     )
+    rates = [t.guess_rate for t in turns if t.memory_critical and t.guess_rate is not None]
     digest = sha256_file(paths["turns_jsonl"])
     return dg.MaterializeResult(
         metadata={
             "sessions": len(built),
             "turns": len(turns),
             "memory_critical_turns": sum(t.memory_critical for t in turns),
+            "mean_guess_rate_pct": dg.MetadataValue.float(round(100 * sum(rates) / max(1, len(rates)), 2)),
             "by_source_and_tier": dg.MetadataValue.md(table),
             "example_SEC-2-001": dg.MetadataValue.md(example_md),
             "turns_jsonl": dg.MetadataValue.path(str(paths["turns_jsonl"])),

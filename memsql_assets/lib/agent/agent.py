@@ -75,6 +75,7 @@ def turn_context(turn: Mapping[str, Any]) -> dict[str, Any]:
         "sql_template": turn["sql_template"],
         "referenced_context_keys": list(turn["referenced_context_keys"]),
         "stated_values": dict(turn["stated_values"]),
+        "guess_values": dict(turn["guess_values"]),
     }
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import string
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +45,11 @@ class Turn:
     sql_template: str
     stated_values: dict[str, Any]
     variant_id: str
+    # Per referenced key, the value most profiles of the pool bind by this turn: the guess-probe's fill.
+    guess_values: dict[str, Any] = field(default_factory=dict)
+    # Share of the pool's other profiles whose referenced values give the ground truth's result
+    # (guess.py; None until measured on the databases, and for turns that are not memory-critical).
+    guess_rate: float | None = None
 
 
 @dataclass(frozen=True)
@@ -109,6 +115,27 @@ def instantiate(variant: Variant, profile: Profile, n_turns: int) -> list[Render
     return rendered
 
 
+def bound_states(variant: Variant, profile: Profile, n_turns: int) -> list[dict[str, Any]]:
+    """The session state before each of the first `n_turns` turns (what earlier turns bound)."""
+    state: dict[str, Any] = {}
+    states = []
+    for turn in variant.turns[:n_turns]:
+        states.append(dict(state))
+        ns = _namespace(turn, profile, state)
+        state.update({key: ns[src] for key, src in turn.binds})
+    return states
+
+
+def modal_values(variant: Variant, pool: list[Profile]) -> list[dict[str, Any]]:
+    """Per turn of the variant, each referenced key's most common value over the pool's profiles
+    (ties: the value met first in profile order, which Counter.most_common keeps)."""
+    states = [bound_states(variant, p, len(variant.turns)) for p in pool]
+    return [
+        {key: Counter(s[t][key] for s in states).most_common(1)[0][0] for key in turn.refs}
+        for t, turn in enumerate(variant.turns)
+    ]
+
+
 def _namespace(turn: TurnTemplate, profile: Profile, state: dict[str, Any]) -> dict[str, Any]:
     ns = dict(profile)
     ns.update(dict(turn.let))
@@ -139,12 +166,17 @@ def generate_source(
             )
         n = SESSIONS_PER_TIER[source][tier]
         tens = ten_turn_indices(n, TEN_TURN_SESSIONS[source]) if tier == 3 else set()
+        modes = {v.id: modal_values(v, pool) for v in template.variants}
         for i in range(n):
             profile = pool[(offset + i) % len(pool)]
             neighbour = pool[(offset + (i + 1) % n) % len(pool)]  # the next session's profile
             variant = template.variants[i % len(template.variants)]
             n_turns = TIER_TURNS[tier] + (1 if i in tens else 0)
-            sessions.append(_build_session(prefix, source, tier, i + 1, variant, profile, neighbour, n_turns))
+            sessions.append(
+                _build_session(
+                    prefix, source, tier, i + 1, variant, (profile, neighbour), n_turns, modes[variant.id]
+                )
+            )
         offset += n
     return sessions
 
@@ -155,11 +187,13 @@ def _build_session(
     tier: int,
     index: int,
     variant: Variant,
-    profile: Profile,
-    neighbour: Profile,
+    profiles: tuple[Profile, Profile],
     n_turns: int,
+    modes: list[dict[str, Any]],
 ) -> Session:
+    """`profiles`: the session's own and the next session's (its fallback); `modes`: modal_values."""
     session_id = f"{prefix}-{tier}-{index:03d}"
+    profile, neighbour = profiles
     own = instantiate(variant, profile, n_turns)
     other = instantiate(variant, neighbour, n_turns)
     bound: set[str] = set()
@@ -185,6 +219,7 @@ def _build_session(
                 sql_template=template.sql,
                 stated_values=mine.stated_values,
                 variant_id=variant.id,
+                guess_values=modes[t - 1],
             )
         )
         bound |= set(mine.state_updates)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from memsql_assets.lib.benchmark.generate import Session, generate_source
+from memsql_assets.lib.benchmark.guess import attach_guess_rates
 from memsql_assets.lib.benchmark.invariants import verify
 from memsql_assets.lib.benchmark.profiles import Profile, extract_profiles
 from memsql_assets.lib.benchmark.templates import TEMPLATES_DIR, check_profile_columns, load_tier_template
@@ -33,3 +34,10 @@ def build_sessions(
     sessions.sort(key=lambda s: s.session_id)
     verify(t.__dict__ for s in sessions for t in s.turns)
     return sessions
+
+
+def build_measured_sessions(
+    profiles: dict[str, dict[str, list[Profile]]], db_paths: dict[str, Path], directory: Path = TEMPLATES_DIR
+) -> list[Session]:
+    """build_sessions, with each memory-critical turn's guess_rate measured on the source databases."""
+    return attach_guess_rates(build_sessions(profiles, directory), profiles, db_paths, directory)

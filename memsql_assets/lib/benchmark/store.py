@@ -1,6 +1,6 @@
 """Benchmark files a person can open: turns.jsonl (canonical), turns/sessions Parquet for dbt.
 
-JSON-valued fields (state_updates, stated_values, profile) are JSON text in Parquet so the
+JSON-valued fields (state_updates, stated_values, guess_values, profile) are JSON text in Parquet so the
 columns keep one type; everything is written atomically and byte-identically for equal input.
 """
 
@@ -39,6 +39,7 @@ EXPORT_FIELDS = (
     "state_updates",
     "memory_critical",
     "output_requirements",
+    "guess_rate",
 )
 
 TURNS_SCHEMA = pa.schema(
@@ -59,8 +60,11 @@ TURNS_SCHEMA = pa.schema(
         ("variant_id", pa.string()),
         ("output_requirements", pa.string()),
         ("paraphrase_sql", pa.string()),
+        ("guess_values", pa.string()),
+        ("guess_rate", pa.float64()),
     ]
 )
+JSON_TURN_FIELDS = ("state_updates", "stated_values", "guess_values")
 SESSIONS_SCHEMA = pa.schema(
     [
         ("session_id", pa.string()),
@@ -100,7 +104,7 @@ def write_benchmark(out_dir: Path, sessions: list[Session]) -> dict[str, Path]:
     for t in turns:
         for name in turn_cols:
             value = t[name]
-            turn_cols[name].append(_dumps(value) if name in ("state_updates", "stated_values") else value)
+            turn_cols[name].append(_dumps(value) if name in JSON_TURN_FIELDS else value)
     _write_parquet(paths["turns_parquet"], pa.table(turn_cols, schema=TURNS_SCHEMA))
     sess_cols: dict[str, list[Any]] = {f.name: [] for f in SESSIONS_SCHEMA}
     for s in sessions:

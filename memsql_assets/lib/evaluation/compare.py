@@ -55,6 +55,12 @@ def strict_equal(a: Rows | None, b: Rows | None) -> bool:
     return _stringified(a) == _stringified(b)
 
 
+def strict_key(rows: Rows | None) -> frozenset | None:
+    """What strict EX compares, as a hashable value: strict_equal(a, b) holds exactly when
+    strict_key(a) == strict_key(b) is not None. Many results against one: hash them once."""
+    return None if rows is None else frozenset(_stringified(rows).items())
+
+
 def _stringified(rows: Rows) -> Counter:
     return Counter(map(tuple, map(partial(map, str), rows)))  # C-level loops: no per-row frame
 

@@ -11,6 +11,10 @@ work (5+ ms, more than the SQL floor, and it buys a built-in nothing).
 - `reader-probe` is the same writer reading like a careful LLM: each referenced value from the
   Resolved block, the Recent conversation's or the Similar past turns' questions and SQL
   (reader_probe.py), so its EX is the model-free upper bound of what each condition delivers.
+- `guess-probe` is the same writer without memory: every referenced value is the one most of the
+  source's profiles bind by that turn (the turn's `guess_values`, fixed when the benchmark is
+  built), whatever the prompt says, so its memory-critical EX under condition A is the benchmark's
+  floor: what guessing the likeliest entity scores.
 - `smollm2-135m` is a real local LLM (transformers + gguf, CPU) for end-to-end smoke tests.
 
 The gateway hands each built-in only the turn fields it declares in BUILTIN_CONTEXT_FIELDS, so
@@ -18,7 +22,7 @@ recall-probe cannot see ground-truth values by any other path. The reference mod
 provider param, `simulated_latency_ms` (registry: kind builtin only): they wait that long before
 answering, which gives benchmarks a model of known latency.
 
-Usage: gold, paraphrase and recall-probe count whitespace-separated tokens (prompt: all message
+Usage: gold, paraphrase and the probes count whitespace-separated tokens (prompt: all message
 text; output: the SQL) so token columns are populated and comparable between them; smollm2
 reports its tokenizer's real counts. Their price is 0.
 
@@ -65,6 +69,7 @@ BUILTIN_CONTEXT_FIELDS: dict[str, tuple[str, ...]] = {
     **{name: (field,) for name, field in FIXED_ANSWER.items()},
     "recall-probe": ("sql_template", "referenced_context_keys", "stated_values"),
     "reader-probe": ("sql_template", "referenced_context_keys", "stated_values", "source"),
+    "guess-probe": ("sql_template", "referenced_context_keys", "stated_values", "guess_values"),
     "smollm2-135m": (),
 }
 
@@ -256,6 +261,14 @@ async def answer(
         texts = [message_text(m) for m in messages]
         values = read_prompt(str(context["source"]), texts, keys, parse_resolved_block(messages))
         text = recall_probe_sql(context["sql_template"], keys, context["stated_values"], values)
+        return text, prompt_tokens, whitespace_tokens(text)
+    if name == "guess-probe":
+        text = recall_probe_sql(
+            context["sql_template"],
+            list(context["referenced_context_keys"]),
+            context["stated_values"],
+            context["guess_values"],
+        )
         return text, prompt_tokens, whitespace_tokens(text)
     weights = smollm2_weights_path(home)
     if not weights.exists():

@@ -34,6 +34,8 @@ MARTS = (
     "agg_comparator_sensitivity",
     "agg_reasoning_vs_standard",
     "paper_comparison",
+    "reference_expectations",
+    "agg_guess_rate",
 )
 
 
@@ -59,6 +61,8 @@ class Marts:
     comparator_sensitivity: pd.DataFrame
     reasoning_vs_standard: pd.DataFrame
     paper_comparison: pd.DataFrame
+    reference_expectations: pd.DataFrame
+    guess_rate: pd.DataFrame
 
     @property
     def models(self) -> list[str]:

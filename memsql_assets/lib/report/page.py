@@ -25,6 +25,8 @@ img { max-width: 100%; border: 1px solid #eee; } .note { color: #666; font-size:
 SECTIONS: tuple[tuple[str, str | None, str], ...] = (
     ("Headline", None, "summary"),
     ("This run vs the paper", "paper", "paper"),
+    ("Reference models", None, "reference"),
+    ("Guessability", None, "guess_rate"),
     ("The paper's sentences", None, "paper_claims"),
     ("Reasoning vs standard mode", None, "reasoning"),
     ("EX by turn depth: A vs B", "per_turn_ex", "per_turn_ex"),

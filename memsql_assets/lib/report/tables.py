@@ -10,6 +10,7 @@ import pandas as pd
 from memsql_assets.lib.report import fmt
 from memsql_assets.lib.report.fmt import Table
 from memsql_assets.lib.report.marts import CONDITIONS, ERROR_CLASSES, SOURCES, Marts
+from memsql_assets.lib.vocabulary import FLOOR_CONDITION, GUESS_FLOOR_MAX_PCT
 
 
 def _rows(
@@ -29,15 +30,33 @@ def _text(v: Any) -> str:
     return fmt.MISSING if fmt.is_missing(v) else str(v)
 
 
+# What the two memory probes measure, and what neither does (docs/reference_models.md).
+PROBES_NOTE = (
+    "reader-probe takes each referenced value from anywhere in the prompt (the Resolved block, the "
+    "recent conversation's and the similar past turns' questions and SQL), like a careful LLM: its EX is "
+    "the upper bound of what each condition delivers. recall-probe reads only the Resolved block "
+    "(resolution only): what the condition's resolution step delivers. Neither measures everything a "
+    "model can use: reader-probe recovers values only from SQL that is a filled template, never from "
+    "free-form SQL or result lines, so a real LLM can score above it."
+)
+
+
 def summary_table(m: Marts) -> Table:
     df = m.condition_summary.copy()
     df["ex_ci95"] = [
         fmt.interval(lo, hi) for lo, hi in zip(df["ex_ci_lo_pct"], df["ex_ci_hi_pct"], strict=True)
     ]
+    # The guess floor is read against condition A: shown on those rows only.
+    df["floor_at_a"] = [
+        f if c == FLOOR_CONDITION else None
+        for f, c in zip(df["guess_floor_pct"], df["condition"], strict=True)
+    ]
     df["run"] = [
         (f"sample of {n} sessions" if s else ("complete" if c else fmt.MISSING))
         + (f", {e} epochs" if e > 1 else "")
-        for n, s, c, e in zip(df["n_sessions"], df["is_sample"], df["is_complete"], df["n_epochs"], strict=True)
+        for n, s, c, e in zip(
+            df["n_sessions"], df["is_sample"], df["is_complete"], df["n_epochs"], strict=True
+        )
     ]
     return _table(
         "summary",
@@ -51,6 +70,7 @@ def summary_table(m: Marts) -> Table:
             ("EX %", "ex_pct", fmt.pct),
             ("EX 95% CI", "ex_ci95", _text),
             ("EX mem-critical %", "ex_memory_critical_pct", fmt.pct),
+            ("guess floor %", "floor_at_a", fmt.pct),
             ("EX turn 1 %", "ex_turn1_pct", fmt.pct),
             ("contaminated %", "contamination_rate_pct", fmt.pct),
             ("tokens", "total_tokens", fmt.count),
@@ -60,7 +80,9 @@ def summary_table(m: Marts) -> Table:
         "number of sessions as n, so it stays open at 0 % and 100 % (dbt docs: interval_method); turns "
         "count turns x epochs. "
         "A sample ran a subset of whole sessions: its numbers are a sample's, with a wider interval; a "
-        "cut-short partition is never shown.",
+        "cut-short partition is never shown. Guess floor (condition A rows): guess-probe's memory-critical "
+        "EX under A, what a model without memory scores by guessing the likeliest values; an A above it "
+        "is information the question alone gave. " + PROBES_NOTE,
     )
 
 
@@ -330,9 +352,51 @@ def paper_table(m: Marts) -> Table:
         rows,
         f"{counts.get('inside', 0)} inside, {counts.get('outside', 0)} outside; "
         f"{counts.get('not evaluated', 0)} more apply to an evaluated model under conditions without a "
-        "result yet (paper_comparison). Claims about any model (turn 1 at A, the stateless collapse, "
-        "MBS at turn 1) are checked for the reference models too; they are not LLMs, so they need not "
-        "reproduce the paper's levels.",
+        "result yet (paper_comparison). The paper's claims are about LLMs: they are checked for every "
+        "evaluated model except the reference models, which have their own expectations (next table).",
+    )
+
+
+def reference_table(m: Marts) -> Table:
+    """The reference models against their own expectations (reference_expectations)."""
+    df = m.reference_expectations.copy()
+    df["bound"] = [fmt.interval(lo, hi) for lo, hi in zip(df["low"], df["high"], strict=True)]
+    counts = df["verdict"].value_counts()
+    return _table(
+        "reference",
+        "Reference models vs their own expectations",
+        df,
+        [
+            ("model", "model", _text),
+            ("condition", "condition", _text),
+            ("metric", "metric", _text),
+            ("expected %", "bound", _text),
+            ("this run %", "value", fmt.pct),
+            ("verdict", "verdict", _text),
+            ("expectation", "expectation", _text),
+        ],
+        f"{counts.get('inside', 0)} inside, {counts.get('outside', 0)} outside (reference_expectations): "
+        "gold and paraphrase score 100 % EX everywhere; guess-probe stays at the guess floor, at most "
+        f"{GUESS_FLOOR_MAX_PCT:.0f} % of memory-critical turns, under every condition.",
+    )
+
+
+def guess_rate_table(m: Marts) -> Table:
+    """How guessable the memory-critical turns are from the data alone, per source (agg_guess_rate)."""
+    df = m.guess_rate[m.guess_rate["turn_depth"].isna()]
+    return _table(
+        "guess_rate",
+        "Guessability of memory-critical turns (guess_rate)",
+        df,
+        [
+            ("source", "source", _text),
+            ("memory-critical turns", "n_memory_critical", fmt.count),
+            ("guessable at all", "n_guessable", fmt.count),
+            ("mean guess_rate %", "mean_guess_rate_pct", fmt.pct),
+            ("max guess_rate %", "max_guess_rate_pct", fmt.pct),
+        ],
+        "guess_rate: the share of the source's other profiles whose values give the turn's answer "
+        "(agg_guess_rate, per depth in the mart); a benchmark that needs memory keeps its mean near 0.",
     )
 
 
@@ -374,6 +438,8 @@ def all_tables(m: Marts) -> list[Table]:
     return [
         summary_table(m),
         paper_table(m),
+        reference_table(m),
+        guess_rate_table(m),
         paper_claims_table(m),
         reasoning_table(m),
         per_turn_ex_table(m, ("A", "B")),

@@ -26,8 +26,10 @@ Two ways to build it:
     2020 slumps (negative net income), a pharma with a patent cliff, an aerospace maker whose
     liabilities exceed its assets after years of losses;
   - every series is a noisy trend (random-walk growth, margins drifting between two levels, asset
-    base blending last year's level with a revenue-driven target) plus dated shocks, so questions
-    like "which year was higher?" have non-trivial answers;
+    base blending last year's level with a revenue-driven target) plus dated shocks, and moves both
+    ways: in about DOWN_YEAR_SHARE of the years a company contracts (revenue falls by part of its
+    usual growth, and the asset base with it), so that "which year was higher?" is the older year
+    about as often as the newer one and no answer follows from "companies grow";
   - values are rounded to whole USD millions, as 10-K tables are;
   - realistic gaps: three companies listed later (first 10-K for FY2010, FY2012, FY2016), three
     companies tag total liabilities only from a later year (as NVIDIA and Microsoft did in their
@@ -59,7 +61,9 @@ from memsql_assets.lib.errors import SourceError
 from memsql_assets.lib.sources.sqlite_db import new_database, require_tables, write_meta
 
 SOURCE = "sec_edgar"
-BUILDER_VERSION = 1
+BUILDER_VERSION = 2
+# Share of a company's years in which it contracts (see the module docstring).
+DOWN_YEAR_SHARE = 0.45
 
 METRICS: tuple[str, ...] = ("revenue", "net_income", "cash", "total_assets", "total_liabilities")
 FLOW_METRICS = frozenset({"revenue", "net_income"})
@@ -267,8 +271,11 @@ def _company_series(profile: _Profile, seed: int) -> list[tuple[int, str, float]
     assets = revenue * asset_ratio
     for i, year in enumerate(years):
         rev_factor, margin_delta, liab_delta = profile.shocks.get(year, (1.0, 0.0, 0.0))
+        down = i > 0 and rng.random() < DOWN_YEAR_SHARE
         if i > 0:
             growth = max(-0.5, profile.growth + rng.gauss(0.0, profile.volatility))
+            if down:  # a contraction of about half the usual growth (a mild recession year)
+                growth = -0.5 * abs(growth) - abs(rng.gauss(0.0, 0.01))
             revenue *= (1.0 + growth) * rev_factor
         frac = i / (len(years) - 1)
         margin = (
@@ -286,7 +293,8 @@ def _company_series(profile: _Profile, seed: int) -> list[tuple[int, str, float]
             1.4 * profile.assets_to_revenue,
         )
         if i > 0:
-            assets = assets**0.6 * (revenue * asset_ratio) ** 0.4 * math.exp(rng.gauss(0.012, 0.02))
+            drift = -0.015 if down else 0.012  # a contracting company also shrinks its balance sheet
+            assets = assets**0.6 * (revenue * asset_ratio) ** 0.4 * math.exp(rng.gauss(drift, 0.02))
         cash_share = _clamp(
             cash_share * math.exp(rng.gauss(0.0, 0.12)),
             0.4 * profile.cash_share,
