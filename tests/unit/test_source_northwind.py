@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import fnmatch
 import re
 import sqlite3
 import time
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -82,6 +84,41 @@ def test_schema_equals_ddl_constants(db):
     assert cols["OrderDate"] == "DATETIME" and cols["Freight"] == "NUMERIC"
     for table, columns in nw.REQUIRED.items():
         assert set(columns) <= {c[1] for c in expected[table]}
+
+
+def test_schema_is_the_ddl_file_verbatim(db):
+    text = nw.DDL_FILE.read_text(encoding="utf-8")
+    stored = db.execute(
+        "SELECT sql FROM sqlite_master WHERE type IN ('table', 'view') "
+        "AND name NOT IN ('sqlite_sequence', '_memsql_meta')"
+    ).fetchall()
+    assert len(stored) == len(re.findall(r"^CREATE ", text, re.MULTILINE)) == len(TABLES) + len(VIEWS)
+    for (sql,) in stored:
+        assert f"{sql};\n" in text
+
+
+def test_ddl_file_holding_another_statement_is_rejected(tmp_path):
+    ddl = tmp_path / "ddl.sql"
+    ddl.write_text(
+        "-- two tables\nCREATE TABLE [A](x);\n\n-- and a view\nCREATE VIEW [B] AS SELECT x FROM A;\n"
+    )
+    assert nw.read_ddl(ddl) == {
+        "TABLE": (("A", "CREATE TABLE [A](x)"),),
+        "VIEW": (("B", "CREATE VIEW [B] AS SELECT x FROM A"),),
+    }
+    ddl.write_text("CREATE TABLE [A](x);\nINSERT INTO A VALUES (1);\n")
+    with pytest.raises(SourceError, match="INSERT INTO A") as err:
+        nw.read_ddl(ddl)
+    assert err.value.path == str(ddl)
+
+
+def test_data_files_ship_with_the_package():
+    package = Path(nw.__file__).resolve().parents[2]
+    pyproject = tomllib.loads((package.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    patterns = pyproject["tool"]["setuptools"]["package-data"]["memsql_assets"]
+    for path in (nw.DDL_FILE,):
+        relative = path.resolve().relative_to(package).as_posix()
+        assert any(fnmatch.fnmatch(relative, p) for p in patterns), relative
 
 
 def test_views_run(db):
