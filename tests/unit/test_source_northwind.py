@@ -151,6 +151,28 @@ def _derived_constants(tree: ast.Module) -> set[str]:
         derived |= more
 
 
+def test_names_in_the_database_are_the_data_files(db):
+    names = yaml.safe_load(nw.NAMES_FILE.read_text(encoding="utf-8"))
+    assert db.execute("SELECT CompanyName, Phone FROM Shippers ORDER BY ShipperID").fetchall() == [
+        tuple(s) for s in names["shippers"]
+    ]
+    assert [r[0] for r in db.execute("SELECT RegionDescription FROM Regions ORDER BY RegionID")] == names[
+        "regions"
+    ]
+    territories = db.execute("SELECT * FROM Territories ORDER BY rowid").fetchall()
+    assert territories == [tuple(t) for t in names["territories"]]
+    employees = db.execute("SELECT LastName, BirthDate, Notes, ReportsTo FROM Employees ORDER BY EmployeeID")
+    assert employees.fetchall() == [
+        (e["last"], e["birth"], e["notes"], e["reports_to"]) for e in names["employees"]
+    ]
+    categories = db.execute("SELECT CategoryName, Description FROM Categories ORDER BY CategoryID").fetchall()
+    assert categories == [(c["name"], c["description"]) for c in names["categories"]]
+    known = {name for c in names["categories"] for name in c["names"]}
+    assert {r[0] for r in db.execute("SELECT ProductName FROM Products")} <= known
+    cities = {(country, c[0]) for country, cs in names["cities"].items() for c in cs}
+    assert set(db.execute("SELECT Country, City FROM Customers")) <= cities
+
+
 def test_every_name_list_in_the_data_file_is_used():
     tree = _module_tree()
     calls = _calls(tree, {"_section", "_records"})
