@@ -100,6 +100,12 @@ def test_embedded_schema_equals_real_schema(conn, tmp_path):
         emb.close()
 
 
+def test_ddl_file_is_upstreams_ddl_up_to_whitespace(conn):
+    real = dict(conn.execute("SELECT name, sql FROM sqlite_master WHERE type IN ('table', 'view')"))
+    for name, ddl in (*nw.TABLE_DDL, *nw.VIEW_DDL):
+        assert " ".join(real[name].split()) == " ".join(ddl.split()), name
+
+
 def test_db_input_copies_the_built_database(real_db, conn, tmp_path):
     folder = tmp_path / "nwdb"
     folder.mkdir()

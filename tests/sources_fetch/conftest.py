@@ -6,7 +6,7 @@ import os
 import shutil
 
 import pytest
-from fetch_mirror import FIXTURE_TICKERS, FIXTURES, REPO, Mirror, fixture_fetch_config, serve
+from fetch_mirror import FIXTURE_TICKERS, FIXTURES, NORTHWIND_DUMP, REPO, Mirror, fixture_fetch_config, serve
 
 
 @pytest.fixture()
@@ -14,7 +14,9 @@ def mirror(tmp_path):
     """The repository's fixture files, laid out as <name>/<url path>: a mini Northwind dump and one
     SEC companyfacts payload served under three CIKs."""
     root = tmp_path / "mirror"
-    shutil.copytree(FIXTURES / "northwind", root / "northwind")
+    (root / "northwind").mkdir(parents=True)
+    for name, data in NORTHWIND_DUMP.items():
+        (root / "northwind" / name).write_bytes(data)
     payload = (FIXTURES / "sec_edgar" / "CIK0000999999.json").read_bytes()
     (root / "sec_edgar").mkdir()
     for cik in FIXTURE_TICKERS.values():

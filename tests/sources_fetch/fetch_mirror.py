@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import subprocess
 import sys
@@ -11,12 +12,28 @@ from pathlib import Path
 
 import yaml
 
-from memsql_assets.lib.atomic import sha256_file
+from memsql_assets.lib.sources.northwind import TABLE_DDL
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "fixtures"
 REPO = HERE.parents[1]
 FIXTURE_TICKERS = {"TSTA": "0000999999", "TSTB": "0000999998", "TSTC": "0000999997"}
+
+
+def northwind_dump() -> dict[str, bytes]:
+    """The mirror's mini Northwind dump: create.sql is the embedded builder's table DDL followed by
+    the fixture rows, as in jpwhite3's src/create.sql; update.sql is the fixture file."""
+    folder = FIXTURES / "northwind"
+    rows = (folder / "rows.sql").read_text(encoding="utf-8")
+    create = "".join(f"{ddl};\n" for _, ddl in TABLE_DDL) + "\n" + rows
+    return {"create.sql": create.encode("utf-8"), "update.sql": (folder / "update.sql").read_bytes()}
+
+
+NORTHWIND_DUMP = northwind_dump()
+
+
+def northwind_sha256(name: str) -> str:
+    return hashlib.sha256(NORTHWIND_DUMP[name]).hexdigest()
 
 
 @dataclass
@@ -58,7 +75,7 @@ def fixture_fetch_config(path: Path, mirror_url: str, requests_per_second: float
         "bird_financial": {"base_url": f"{mirror_url}/bird_financial/", "files": {"loan.csv": None}},
         "northwind": {
             "base_url": f"{mirror_url}/northwind/",
-            "files": {n: sha256_file(FIXTURES / "northwind" / n) for n in ("create.sql", "update.sql")},
+            "files": {name: northwind_sha256(name) for name in NORTHWIND_DUMP},
         },
         "sec_edgar": {
             "base_url": f"{mirror_url}/sec_edgar/",

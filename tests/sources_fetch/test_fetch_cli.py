@@ -7,7 +7,7 @@ import socket
 import time
 from pathlib import Path
 
-from fetch_mirror import FIXTURE_TICKERS, FIXTURES, memsql
+from fetch_mirror import FIXTURE_TICKERS, NORTHWIND_DUMP, memsql, northwind_sha256
 
 from memsql_assets.lib.atomic import sha256_file
 from memsql_assets.lib.sources.config import load_sources
@@ -48,7 +48,7 @@ def test_fetch_with_use_installs_verified_files_and_makes_sources_real(cli_env, 
     assert proc.returncode == 0, proc.stderr
     raw = home(cli_env) / "raw"
     for name in ("create.sql", "update.sql"):
-        assert sha256_file(raw / "northwind" / name) == sha256_file(FIXTURES / "northwind" / name)
+        assert sha256_file(raw / "northwind" / name) == northwind_sha256(name)
     assert sorted(p.name for p in (raw / "sec_edgar").iterdir()) == sorted(
         f"{t}_CIK{c}.json" for t, c in FIXTURE_TICKERS.items()
     )
@@ -98,9 +98,7 @@ def test_503_is_retried_with_backoff(cli_env, mirror):
     statuses = [r["status"] for r in mirror.requests() if r["path"] == CREATE]
     assert statuses == [503, 503, 200]
     assert "retrying in 1 s (backoff)" in proc.stderr and "retrying in 2 s (backoff)" in proc.stderr
-    assert sha256_file(home(cli_env) / "raw" / "northwind" / "create.sql") == sha256_file(
-        FIXTURES / "northwind" / "create.sql"
-    )
+    assert sha256_file(home(cli_env) / "raw" / "northwind" / "create.sql") == northwind_sha256("create.sql")
 
 
 def test_503_that_never_ends_is_a_clear_error_and_installs_nothing(cli_env, mirror):
@@ -118,9 +116,7 @@ def test_connection_dropped_mid_file_resumes_with_a_range_request(cli_env, mirro
     assert "connection dropped at 2,000 bytes, resuming" in proc.stderr
     first, second = [r for r in mirror.requests() if r["path"] == CREATE]
     assert first["range"] is None and second["range"] == "bytes=2000-" and second["status"] == 206
-    assert sha256_file(home(cli_env) / "raw" / "northwind" / "create.sql") == sha256_file(
-        FIXTURES / "northwind" / "create.sql"
-    )
+    assert sha256_file(home(cli_env) / "raw" / "northwind" / "create.sql") == northwind_sha256("create.sql")
     assert leftovers(cli_env) == []
 
 
@@ -130,9 +126,7 @@ def test_a_server_that_ignores_range_makes_the_download_restart(cli_env, mirror)
     assert proc.returncode == 0, proc.stderr
     statuses = [r["status"] for r in mirror.requests() if r["path"] == CREATE]
     assert statuses == [200, 200]
-    assert sha256_file(home(cli_env) / "raw" / "northwind" / "create.sql") == sha256_file(
-        FIXTURES / "northwind" / "create.sql"
-    )
+    assert sha256_file(home(cli_env) / "raw" / "northwind" / "create.sql") == northwind_sha256("create.sql")
 
 
 def test_a_range_the_client_did_not_ask_for_makes_the_download_restart(cli_env, mirror):
@@ -141,17 +135,15 @@ def test_a_range_the_client_did_not_ask_for_makes_the_download_restart(cli_env, 
     assert proc.returncode == 0, proc.stderr
     requests = [r for r in mirror.requests() if r["path"] == CREATE]
     assert [(r["range"], r["status"]) for r in requests] == [(None, 200), ("bytes=2000-", 206), (None, 200)]
-    assert sha256_file(home(cli_env) / "raw" / "northwind" / "create.sql") == sha256_file(
-        FIXTURES / "northwind" / "create.sql"
-    )
+    assert sha256_file(home(cli_env) / "raw" / "northwind" / "create.sql") == northwind_sha256("create.sql")
 
 
 def test_an_interrupted_fetch_resumes_where_the_killed_process_stopped(cli_env, mirror):
     stage = home(cli_env) / "raw" / ".northwind.partial"
     stage.mkdir(parents=True)
-    data = (FIXTURES / "northwind" / "create.sql").read_bytes()
+    data = NORTHWIND_DUMP["create.sql"]
     (stage / "create.sql.part").write_bytes(data[:3000])
-    (stage / "update.sql").write_bytes((FIXTURES / "northwind" / "update.sql").read_bytes())
+    (stage / "update.sql").write_bytes(NORTHWIND_DUMP["update.sql"])
     proc = memsql("sources", "fetch", "northwind", env=cli_env)
     assert proc.returncode == 0, proc.stderr
     assert [(r["path"], r["range"]) for r in mirror.requests()] == [(CREATE, "bytes=3000-")]

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import difflib
 import email.utils
+import sqlite3
 import time
 from pathlib import Path
 
 import pytest
 import yaml
+from fetch_mirror import NORTHWIND_DUMP
 
 from memsql_assets.lib.errors import ConfigError
 from memsql_assets.lib.sources.config import load_sources, use_real_path
@@ -19,6 +21,7 @@ from memsql_assets.lib.sources.fetch import (
     load_fetch_config,
     resolve_names,
 )
+from memsql_assets.lib.sources.northwind import TABLE_DDL, build_real
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -116,3 +119,22 @@ def test_use_real_path_refuses_a_file_it_cannot_edit(tmp_path):
     with pytest.raises(ConfigError, match="northwind"):
         use_real_path("northwind", folder, path)
     assert path.read_text() == "northwind: {kind: embedded}\n"
+
+
+def test_the_mirrors_northwind_dump_builds_with_the_real_adapter(tmp_path):
+    folder = tmp_path / "northwind"
+    folder.mkdir()
+    for name, data in NORTHWIND_DUMP.items():
+        (folder / name).write_bytes(data)
+    out = tmp_path / "northwind.sqlite"
+    build_real(out, folder)
+    conn = sqlite3.connect(f"file:{out}?mode=ro", uri=True)
+    try:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        assert {name for name, _ in TABLE_DDL} <= tables
+        orders = conn.execute(
+            "SELECT OrderID, OrderDate, ShippedDate FROM Orders ORDER BY OrderID"
+        ).fetchall()
+        assert orders == [(10248, "2016-07-04", "2016-07-16"), (10249, "2017-07-05", None)]
+    finally:
+        conn.close()

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import ast
+import fnmatch
 import re
 import sqlite3
 import time
+import tomllib
 from pathlib import Path
 
 import pytest
+import yaml
 
 from memsql_assets.lib.atomic import sha256_file
 from memsql_assets.lib.errors import SourceError
@@ -82,6 +86,135 @@ def test_schema_equals_ddl_constants(db):
     assert cols["OrderDate"] == "DATETIME" and cols["Freight"] == "NUMERIC"
     for table, columns in nw.REQUIRED.items():
         assert set(columns) <= {c[1] for c in expected[table]}
+
+
+def test_schema_is_the_ddl_file_verbatim(db):
+    text = nw.DDL_FILE.read_text(encoding="utf-8")
+    stored = db.execute(
+        "SELECT sql FROM sqlite_master WHERE type IN ('table', 'view') "
+        "AND name NOT IN ('sqlite_sequence', '_memsql_meta')"
+    ).fetchall()
+    assert len(stored) == len(re.findall(r"^CREATE ", text, re.MULTILINE)) == len(TABLES) + len(VIEWS)
+    for (sql,) in stored:
+        assert f"{sql};\n" in text
+
+
+def test_ddl_file_holding_another_statement_is_rejected(tmp_path):
+    ddl = tmp_path / "ddl.sql"
+    ddl.write_text(
+        "-- two tables\nCREATE TABLE [A](x);\n\n-- and a view\nCREATE VIEW [B] AS SELECT x FROM A;\n"
+    )
+    assert nw.read_ddl(ddl) == {
+        "TABLE": (("A", "CREATE TABLE [A](x)"),),
+        "VIEW": (("B", "CREATE VIEW [B] AS SELECT x FROM A"),),
+    }
+    ddl.write_text("CREATE TABLE [A](x);\nINSERT INTO A VALUES (1);\n")
+    with pytest.raises(SourceError, match="INSERT INTO A") as err:
+        nw.read_ddl(ddl)
+    assert err.value.path == str(ddl)
+
+
+def test_data_files_ship_with_the_package():
+    package = Path(nw.__file__).resolve().parents[2]
+    pyproject = tomllib.loads((package.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    patterns = pyproject["tool"]["setuptools"]["package-data"]["memsql_assets"]
+    for path in (nw.DDL_FILE, nw.NAMES_FILE):
+        relative = path.resolve().relative_to(package).as_posix()
+        assert any(fnmatch.fnmatch(relative, p) for p in patterns), relative
+
+
+def _module_tree() -> ast.Module:
+    return ast.parse(Path(nw.__file__).read_text(encoding="utf-8"))
+
+
+def _calls(node: ast.AST, names: set[str]) -> list[ast.Call]:
+    return [n for n in ast.walk(node) if isinstance(n, ast.Call) and getattr(n.func, "id", None) in names]
+
+
+def _derived_constants(tree: ast.Module) -> set[str]:
+    """Module-level names whose value comes (directly or through another such name) from the files."""
+    assigns = [n for n in tree.body if isinstance(n, ast.Assign | ast.AnnAssign) and n.value is not None]
+    derived: set[str] = set()
+    while True:
+        more = {
+            target.id
+            for node in assigns
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+            if isinstance(target, ast.Name)
+            and (
+                _calls(node.value, {"read_ddl", "read_names", "_section", "_records"})
+                or any(isinstance(n, ast.Name) and n.id in derived for n in ast.walk(node.value))
+            )
+        }
+        if more <= derived:
+            return derived
+        derived |= more
+
+
+def test_names_in_the_database_are_the_data_files(db):
+    names = yaml.safe_load(nw.NAMES_FILE.read_text(encoding="utf-8"))
+    assert db.execute("SELECT CompanyName, Phone FROM Shippers ORDER BY ShipperID").fetchall() == [
+        tuple(s) for s in names["shippers"]
+    ]
+    assert [r[0] for r in db.execute("SELECT RegionDescription FROM Regions ORDER BY RegionID")] == names[
+        "regions"
+    ]
+    territories = db.execute("SELECT * FROM Territories ORDER BY rowid").fetchall()
+    assert territories == [tuple(t) for t in names["territories"]]
+    employees = db.execute("SELECT LastName, BirthDate, Notes, ReportsTo FROM Employees ORDER BY EmployeeID")
+    assert employees.fetchall() == [
+        (e["last"], e["birth"], e["notes"], e["reports_to"]) for e in names["employees"]
+    ]
+    categories = db.execute("SELECT CategoryName, Description FROM Categories ORDER BY CategoryID").fetchall()
+    assert categories == [(c["name"], c["description"]) for c in names["categories"]]
+    known = {name for c in names["categories"] for name in c["names"]}
+    assert {r[0] for r in db.execute("SELECT ProductName FROM Products")} <= known
+    cities = {(country, c[0]) for country, cs in names["cities"].items() for c in cs}
+    assert set(db.execute("SELECT Country, City FROM Customers")) <= cities
+
+
+def test_every_name_list_in_the_data_file_is_used():
+    tree = _module_tree()
+    calls = _calls(tree, {"_section", "_records"})
+    read = {call.args[0].value for call in calls if isinstance(call.args[0], ast.Constant)}
+    assert read == set(yaml.safe_load(nw.NAMES_FILE.read_text(encoding="utf-8")))
+    checks = {"_check_names", "read_names", "read_ddl", "_section", "_records", "_rows", "_check_leaves"}
+    builder = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name not in checks]
+    used = {n.id for f in builder for n in ast.walk(f) if isinstance(n, ast.Name)}
+    public = {name for name in _derived_constants(tree) if not name.startswith("_")}
+    assert {"TABLE_DDL", "CITIES", "LANGS", "EMPLOYEES", "TERRITORIES"} <= public
+    assert public - used == set()
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        (
+            'cities: {"Norway": [["Oslo", no, "0###", "22 ## ## ##", null]]}',
+            r"cities\.Norway\[0\]\[1\] is False",
+        ),
+        ('territories: [[02116, "Boston", 1]]', r"territories\[0\]\[0\] is the number"),
+        ('employees: [{"birth": 1968-03-14}]', r"employees\[0\]\.birth is datetime\.date"),
+        ('regions: ["Eastern", null]', r"regions\[1\] is empty"),
+        ("- just a list", "holds a list"),
+    ],
+)
+def test_names_file_yaml_surprises_are_errors(tmp_path, text, where):
+    names = tmp_path / "names.yaml"
+    names.write_text(text, encoding="utf-8")
+    with pytest.raises(SourceError, match=where) as err:
+        nw.read_names(names)
+    assert err.value.path == str(names)
+
+
+def test_names_file_allows_numbers_and_nulls_where_the_builder_reads_them(tmp_path):
+    names = tmp_path / "names.yaml"
+    names.write_text(
+        'territories: [["02116", "Boston", 1]]\ncustomer_countries: {"USA": 14}\n'
+        'cities: {"USA": [["Seattle", "en", "981##", "(206) 555-####", null]]}\n',
+        encoding="utf-8",
+    )
+    assert nw.read_names(names)["territories"] == [["02116", "Boston", 1]]
 
 
 def test_views_run(db):

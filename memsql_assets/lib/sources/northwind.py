@@ -8,6 +8,7 @@ shape, not its rows:
 
 * Schema: the 13 tables are created from the upstream DDL verbatim (column names, declared types,
   keys, checks), plus the 17 upstream views, so SQL written against the real file runs unchanged.
+  The statements live in `northwind_ddl.sql` beside this module.
 * Dates are TEXT 'YYYY-MM-DD', the format `update.sql` leaves behind (`date(x, '+20 year')`), so
   `strftime('%Y', OrderDate)` behaves as on the real data.
 * Two order blocks, like the real file: a "classic" block (830 of 16,282 orders, scaled with the
@@ -23,8 +24,9 @@ shape, not its rows:
   have orders in the real dump). Orders dated before 2017 are priced from the previous price list
   (80 % of today's), as Microsoft's data has older unit prices on its older orders.
 * Names are fictional (companies, people, products, carriers); countries, cities, postal-code
-  and phone shapes and the country -> Region mapping of `update.sql` are realistic. No row of the
-  real data is copied; the real data is only read at run time by `build_real`.
+  and phone shapes and the country -> Region mapping of `update.sql` are realistic. They live in
+  `northwind_names.yaml` beside this module; the weights and dates that shape the orders stay here.
+  No row of the real data is copied; the real data is only read at run time by `build_real`.
 
 `build_real` accepts the real `northwind.db` (copied table by table, views, indexes, triggers and
 sqlite_sequence included) or a folder with upstream's `create.sql` + `update.sql` dump, executed in
@@ -42,6 +44,8 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from memsql_assets.lib.atomic import sha256_file
 from memsql_assets.lib.errors import SourceError
@@ -63,885 +67,140 @@ REQUIRED: dict[str, list[str]] = {
     "Categories": ["CategoryID", "CategoryName"],
 }
 
-# Upstream DDL (src/create.sql + the view of src/update.sql), whitespace normalised only.
-TABLE_DDL: tuple[tuple[str, str], ...] = (
-    (
-        "Categories",
-        """\
-CREATE TABLE [Categories]
-(      [CategoryID] INTEGER PRIMARY KEY AUTOINCREMENT,
-       [CategoryName] TEXT,
-       [Description] TEXT,
-       [Picture] BLOB
-)""",
-    ),
-    (
-        "CustomerCustomerDemo",
-        """\
-CREATE TABLE [CustomerCustomerDemo](
-   [CustomerID]TEXT NOT NULL,
-   [CustomerTypeID]TEXT NOT NULL,
-   PRIMARY KEY ("CustomerID","CustomerTypeID"),
-   FOREIGN KEY ([CustomerID]) REFERENCES [Customers] ([CustomerID])
-        ON DELETE NO ACTION ON UPDATE NO ACTION,
-    FOREIGN KEY ([CustomerTypeID]) REFERENCES [CustomerDemographics] ([CustomerTypeID])
-        ON DELETE NO ACTION ON UPDATE NO ACTION
-)""",
-    ),
-    (
-        "CustomerDemographics",
-        """\
-CREATE TABLE [CustomerDemographics](
-   [CustomerTypeID]TEXT NOT NULL,
-   [CustomerDesc]TEXT,
-    PRIMARY KEY ("CustomerTypeID")
-)""",
-    ),
-    (
-        "Customers",
-        """\
-CREATE TABLE [Customers]
-(      [CustomerID] TEXT,
-       [CompanyName] TEXT,
-       [ContactName] TEXT,
-       [ContactTitle] TEXT,
-       [Address] TEXT,
-       [City] TEXT,
-       [Region] TEXT,
-       [PostalCode] TEXT,
-       [Country] TEXT,
-       [Phone] TEXT,
-       [Fax] TEXT,
-       PRIMARY KEY (`CustomerID`)
-)""",
-    ),
-    (
-        "Employees",
-        """\
-CREATE TABLE [Employees]
-(      [EmployeeID] INTEGER PRIMARY KEY AUTOINCREMENT,
-       [LastName] TEXT,
-       [FirstName] TEXT,
-       [Title] TEXT,
-       [TitleOfCourtesy] TEXT,
-       [BirthDate] DATE,
-       [HireDate] DATE,
-       [Address] TEXT,
-       [City] TEXT,
-       [Region] TEXT,
-       [PostalCode] TEXT,
-       [Country] TEXT,
-       [HomePhone] TEXT,
-       [Extension] TEXT,
-       [Photo] BLOB,
-       [Notes] TEXT,
-       [ReportsTo] INTEGER,
-       [PhotoPath] TEXT,
-       FOREIGN KEY ([ReportsTo]) REFERENCES [Employees] ([EmployeeID])
-        ON DELETE NO ACTION ON UPDATE NO ACTION
-)""",
-    ),
-    (
-        "EmployeeTerritories",
-        """\
-CREATE TABLE [EmployeeTerritories](
-   [EmployeeID]INTEGER NOT NULL,
-   [TerritoryID]TEXT NOT NULL,
-    PRIMARY KEY ("EmployeeID","TerritoryID"),
-    FOREIGN KEY ([EmployeeID]) REFERENCES [Employees] ([EmployeeID])
-        ON DELETE NO ACTION ON UPDATE NO ACTION,
-    FOREIGN KEY ([TerritoryID]) REFERENCES [Territories] ([TerritoryID])
-        ON DELETE NO ACTION ON UPDATE NO ACTION
-)""",
-    ),
-    (
-        "Order Details",
-        """\
-CREATE TABLE [Order Details](
-   [OrderID]INTEGER NOT NULL,
-   [ProductID]INTEGER NOT NULL,
-   [UnitPrice]NUMERIC NOT NULL DEFAULT 0,
-   [Quantity]INTEGER NOT NULL DEFAULT 1,
-   [Discount]REAL NOT NULL DEFAULT 0,
-    PRIMARY KEY ("OrderID","ProductID"),
-    CHECK ([Discount]>=(0) AND [Discount]<=(1)),
-    CHECK ([Quantity]>(0)),
-    CHECK ([UnitPrice]>=(0)),
-    FOREIGN KEY ([OrderID]) REFERENCES [Orders] ([OrderID])
-        ON DELETE NO ACTION ON UPDATE NO ACTION,
-    FOREIGN KEY ([ProductID]) REFERENCES [Products] ([ProductID])
-        ON DELETE NO ACTION ON UPDATE NO ACTION
-)""",
-    ),
-    (
-        "Orders",
-        """\
-CREATE TABLE [Orders](
-   [OrderID]INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
-   [CustomerID]TEXT,
-   [EmployeeID]INTEGER,
-   [OrderDate]DATETIME,
-   [RequiredDate]DATETIME,
-   [ShippedDate]DATETIME,
-   [ShipVia]INTEGER,
-   [Freight]NUMERIC DEFAULT 0,
-   [ShipName]TEXT,
-   [ShipAddress]TEXT,
-   [ShipCity]TEXT,
-   [ShipRegion]TEXT,
-   [ShipPostalCode]TEXT,
-   [ShipCountry]TEXT,
-   FOREIGN KEY ([EmployeeID]) REFERENCES [Employees] ([EmployeeID])
-        ON DELETE NO ACTION ON UPDATE NO ACTION,
-    FOREIGN KEY ([CustomerID]) REFERENCES [Customers] ([CustomerID])
-        ON DELETE NO ACTION ON UPDATE NO ACTION,
-    FOREIGN KEY ([ShipVia]) REFERENCES [Shippers] ([ShipperID])
-        ON DELETE NO ACTION ON UPDATE NO ACTION
-)""",
-    ),
-    (
-        "Products",
-        """\
-CREATE TABLE [Products](
-   [ProductID]INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
-   [ProductName]TEXT NOT NULL,
-   [SupplierID]INTEGER,
-   [CategoryID]INTEGER,
-   [QuantityPerUnit]TEXT,
-   [UnitPrice]NUMERIC DEFAULT 0,
-   [UnitsInStock]INTEGER DEFAULT 0,
-   [UnitsOnOrder]INTEGER DEFAULT 0,
-   [ReorderLevel]INTEGER DEFAULT 0,
-   [Discontinued]TEXT NOT NULL DEFAULT '0',
-    CHECK ([UnitPrice]>=(0)),
-    CHECK ([ReorderLevel]>=(0)),
-    CHECK ([UnitsInStock]>=(0)),
-    CHECK ([UnitsOnOrder]>=(0)),
-    FOREIGN KEY ([CategoryID]) REFERENCES [Categories] ([CategoryID])
-        ON DELETE NO ACTION ON UPDATE NO ACTION,
-    FOREIGN KEY ([SupplierID]) REFERENCES [Suppliers] ([SupplierID])
-        ON DELETE NO ACTION ON UPDATE NO ACTION
-)""",
-    ),
-    (
-        "Regions",
-        """\
-CREATE TABLE [Regions](
-   [RegionID]INTEGER NOT NULL PRIMARY KEY,
-   [RegionDescription]TEXT NOT NULL
-)""",
-    ),
-    (
-        "Shippers",
-        """\
-CREATE TABLE [Shippers](
-   [ShipperID]INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
-   [CompanyName]TEXT NOT NULL,
-   [Phone]TEXT
-)""",
-    ),
-    (
-        "Suppliers",
-        """\
-CREATE TABLE [Suppliers](
-   [SupplierID]INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
-   [CompanyName]TEXT NOT NULL,
-   [ContactName]TEXT,
-   [ContactTitle]TEXT,
-   [Address]TEXT,
-   [City]TEXT,
-   [Region]TEXT,
-   [PostalCode]TEXT,
-   [Country]TEXT,
-   [Phone]TEXT,
-   [Fax]TEXT,
-   [HomePage]TEXT
-)""",
-    ),
-    (
-        "Territories",
-        """\
-CREATE TABLE [Territories](
-   [TerritoryID]TEXT NOT NULL,
-   [TerritoryDescription]TEXT NOT NULL,
-   [RegionID]INTEGER NOT NULL,
-    PRIMARY KEY ("TerritoryID"),
-    FOREIGN KEY ([RegionID]) REFERENCES [Regions] ([RegionID])
-        ON DELETE NO ACTION ON UPDATE NO ACTION
-)""",
-    ),
+DDL_FILE = Path(__file__).with_name("northwind_ddl.sql")
+_CREATE = re.compile(r"CREATE (TABLE|VIEW) \[([^\]]+)\]")
+
+
+def _read_sql(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise SourceError(path, f"is not UTF-8 text: {exc}", "a SQL script") from exc
+    except OSError as exc:
+        raise SourceError(path, f"cannot be read: {exc}", "a readable SQL script") from exc
+
+
+def read_ddl(path: Path = DDL_FILE) -> dict[str, tuple[tuple[str, str], ...]]:
+    """{"TABLE": ..., "VIEW": ...}: (name, statement) pairs in file order, each statement as
+    sqlite_master will store it (the text between leading `--` comments and its `;` + newline)."""
+    found: dict[str, list[tuple[str, str]]] = {"TABLE": [], "VIEW": []}
+    for chunk in _read_sql(path).split(";\n"):
+        statement = chunk.strip()
+        while statement.startswith("--"):
+            statement = statement.partition("\n")[2].strip()
+        if not statement:
+            continue
+        match = _CREATE.match(statement)
+        if match is None:
+            raise SourceError(
+                path, f"statement {statement[:40]!r} is not a CREATE", "CREATE TABLE|VIEW [name]"
+            )
+        found[match[1]].append((match[2], statement))
+    return {kind: tuple(pairs) for kind, pairs in found.items()}
+
+
+_DDL = read_ddl()
+TABLE_DDL = _DDL["TABLE"]
+VIEW_DDL = _DDL["VIEW"]
+
+
+NAMES_FILE = Path(__file__).with_name("northwind_names.yaml")
+# Where the names file holds numbers (counts, RegionIDs, ReportsTo) or nulls; every other value is
+# a string, so a YAML surprise (0512 read as 512, no as false) is an error, not a changed database.
+_INT_AT = re.compile(
+    r"(customer_countries|supplier_countries|contact_titles)\..+|categories\[\d+\]\.products"
+    r"|employees\[\d+\]\.reports_to|territories\[\d+\]\[2\]"
 )
+_NULL_AT = re.compile(r"cities\..+\[\d+\]\[4\]|employees\[\d+\]\.reports_to")
 
-VIEW_DDL: tuple[tuple[str, str], ...] = (
-    (
-        "Alphabetical list of products",
-        """\
-CREATE VIEW [Alphabetical list of products]
-AS
-SELECT Products.*,
-       Categories.CategoryName
-FROM Categories
-   INNER JOIN Products ON Categories.CategoryID = Products.CategoryID
-WHERE (((Products.Discontinued)=0))""",
-    ),
-    (
-        "Current Product List",
-        """\
-CREATE VIEW [Current Product List]
-AS
-SELECT ProductID,
-       ProductName
-FROM Products
-WHERE Discontinued=0""",
-    ),
-    (
-        "Customer and Suppliers by City",
-        """\
-CREATE VIEW [Customer and Suppliers by City]
-AS
-SELECT City,
-       CompanyName,
-       ContactName,
-       'Customers' AS Relationship
-FROM Customers
-UNION
-SELECT City,
-       CompanyName,
-       ContactName,
-       'Suppliers'
-FROM Suppliers
-ORDER BY City, CompanyName""",
-    ),
-    (
-        "Invoices",
-        """\
-CREATE VIEW [Invoices]
-AS
-SELECT Orders.ShipName,
-       Orders.ShipAddress,
-       Orders.ShipCity,
-       Orders.ShipRegion,
-       Orders.ShipPostalCode,
-       Orders.ShipCountry,
-       Orders.CustomerID,
-       Customers.CompanyName AS CustomerName,
-       Customers.Address,
-       Customers.City,
-       Customers.Region,
-       Customers.PostalCode,
-       Customers.Country,
-       (Employees.FirstName + ' ' + Employees.LastName) AS Salesperson,
-       Orders.OrderID,
-       Orders.OrderDate,
-       Orders.RequiredDate,
-       Orders.ShippedDate,
-       Shippers.CompanyName As ShipperName,
-       [Order Details].ProductID,
-       Products.ProductName,
-       [Order Details].UnitPrice,
-       [Order Details].Quantity,
-       [Order Details].Discount,
-       ((([Order Details].UnitPrice*Quantity*(1-Discount))/100)*100) AS ExtendedPrice,
-       Orders.Freight
-FROM Customers
-  JOIN Orders ON Customers.CustomerID = Orders.CustomerID
-    JOIN Employees ON Employees.EmployeeID = Orders.EmployeeID
-     JOIN [Order Details] ON Orders.OrderID = [Order Details].OrderID
-      JOIN Products ON Products.ProductID = [Order Details].ProductID
-       JOIN Shippers ON Shippers.ShipperID = Orders.ShipVia""",
-    ),
-    (
-        "Orders Qry",
-        """\
-CREATE VIEW [Orders Qry] AS
-SELECT Orders.OrderID,
-       Orders.CustomerID,
-       Orders.EmployeeID,
-       Orders.OrderDate,
-       Orders.RequiredDate,
-       Orders.ShippedDate,
-       Orders.ShipVia,
-       Orders.Freight,
-       Orders.ShipName,
-       Orders.ShipAddress,
-       Orders.ShipCity,
-       Orders.ShipRegion,
-       Orders.ShipPostalCode,
-       Orders.ShipCountry,
-       Customers.CompanyName,
-       Customers.Address,
-       Customers.City,
-       Customers.Region,
-       Customers.PostalCode,
-       Customers.Country
-FROM Customers
-     JOIN Orders ON Customers.CustomerID = Orders.CustomerID""",
-    ),
-    (
-        "Order Subtotals",
-        """\
-CREATE VIEW [Order Subtotals] AS
-SELECT [Order Details].OrderID,
-Sum(([Order Details].UnitPrice*Quantity*(1-Discount)/100)*100) AS Subtotal
-FROM [Order Details]
-GROUP BY [Order Details].OrderID""",
-    ),
-    (
-        "Product Sales for 1997",
-        """\
-CREATE VIEW [Product Sales for 1997] AS
-SELECT Categories.CategoryName,
-       Products.ProductName,
-       Sum(([Order Details].UnitPrice*Quantity*(1-Discount)/100)*100) AS ProductSales
-FROM Categories
- JOIN    Products On Categories.CategoryID = Products.CategoryID
-    JOIN  [Order Details] on Products.ProductID = [Order Details].ProductID
-     JOIN  [Orders] on Orders.OrderID = [Order Details].OrderID
-WHERE Orders.ShippedDate Between DATETIME('1997-01-01') And DATETIME('1997-12-31')
-GROUP BY Categories.CategoryName, Products.ProductName""",
-    ),
-    (
-        "Products Above Average Price",
-        """\
-CREATE VIEW [Products Above Average Price] AS
-SELECT Products.ProductName,
-       Products.UnitPrice
-FROM Products
-WHERE Products.UnitPrice>(SELECT AVG(UnitPrice) From Products)""",
-    ),
-    (
-        "Products by Category",
-        """\
-CREATE VIEW [Products by Category] AS
-SELECT Categories.CategoryName,
-       Products.ProductName,
-       Products.QuantityPerUnit,
-       Products.UnitsInStock,
-       Products.Discontinued
-FROM Categories
-     INNER JOIN Products ON Categories.CategoryID = Products.CategoryID
-WHERE Products.Discontinued <> 1""",
-    ),
-    (
-        "Quarterly Orders",
-        """\
-CREATE VIEW [Quarterly Orders] AS
-SELECT DISTINCT Customers.CustomerID,
-                Customers.CompanyName,
-                Customers.City,
-                Customers.Country
-FROM Customers
-     JOIN Orders ON Customers.CustomerID = Orders.CustomerID
-WHERE Orders.OrderDate BETWEEN DATETIME('1997-01-01') And DATETIME('1997-12-31')""",
-    ),
-    (
-        "Sales Totals by Amount",
-        """\
-CREATE VIEW [Sales Totals by Amount] AS
-SELECT [Order Subtotals].Subtotal AS SaleAmount,
-                  Orders.OrderID,
-               Customers.CompanyName,
-                  Orders.ShippedDate
-FROM Customers
- JOIN Orders ON Customers.CustomerID = Orders.CustomerID
-    JOIN [Order Subtotals] ON Orders.OrderID = [Order Subtotals].OrderID
-WHERE ([Order Subtotals].Subtotal >2500)
-AND (Orders.ShippedDate BETWEEN DATETIME('1997-01-01') And DATETIME('1997-12-31'))""",
-    ),
-    (
-        "Summary of Sales by Quarter",
-        """\
-CREATE VIEW [Summary of Sales by Quarter] AS
-SELECT Orders.ShippedDate,
-       Orders.OrderID,
-       [Order Subtotals].Subtotal
-FROM Orders
-     INNER JOIN [Order Subtotals] ON Orders.OrderID = [Order Subtotals].OrderID
-WHERE Orders.ShippedDate IS NOT NULL""",
-    ),
-    (
-        "Summary of Sales by Year",
-        """\
-CREATE VIEW [Summary of Sales by Year] AS
-SELECT      Orders.ShippedDate,
-            Orders.OrderID,
- [Order Subtotals].Subtotal
-FROM Orders
-     INNER JOIN [Order Subtotals] ON Orders.OrderID = [Order Subtotals].OrderID
-WHERE Orders.ShippedDate IS NOT NULL""",
-    ),
-    (
-        "Category Sales for 1997",
-        """\
-CREATE VIEW [Category Sales for 1997] AS
-SELECT     [Product Sales for 1997].CategoryName,
-       Sum([Product Sales for 1997].ProductSales) AS CategorySales
-FROM [Product Sales for 1997]
-GROUP BY [Product Sales for 1997].CategoryName""",
-    ),
-    (
-        "Order Details Extended",
-        """\
-CREATE VIEW [Order Details Extended] AS
-SELECT [Order Details].OrderID,
-       [Order Details].ProductID,
-       Products.ProductName,
-       [Order Details].UnitPrice,
-       [Order Details].Quantity,
-       [Order Details].Discount,
-      ([Order Details].UnitPrice*Quantity*(1-Discount)/100)*100 AS ExtendedPrice
-FROM Products
-     JOIN [Order Details] ON Products.ProductID = [Order Details].ProductID""",
-    ),
-    (
-        "Sales by Category",
-        """\
-CREATE VIEW [Sales by Category] AS
-SELECT Categories.CategoryID,
-       Categories.CategoryName,
-         Products.ProductName,
-    Sum([Order Details Extended].ExtendedPrice) AS ProductSales
-FROM  Categories
-    JOIN Products
-      ON Categories.CategoryID = Products.CategoryID
-       JOIN [Order Details Extended]
-         ON Products.ProductID = [Order Details Extended].ProductID
-           JOIN Orders
-             ON Orders.OrderID = [Order Details Extended].OrderID
-WHERE Orders.OrderDate BETWEEN DATETIME('1997-01-01') And DATETIME('1997-12-31')
-GROUP BY Categories.CategoryID, Categories.CategoryName, Products.ProductName""",
-    ),
-    (
-        "ProductDetails_V",
-        """\
-CREATE VIEW [ProductDetails_V] as
-select
-p.*,
-c.CategoryName, c.Description as [CategoryDescription],
-s.CompanyName as [SupplierName], s.Region as [SupplierRegion]
-from [Products] p
-join [Categories] c on p.CategoryId = c.CategoryId
-join [Suppliers] s on s.SupplierId = p.SupplierId""",
-    ),
-)
 
-# update.sql overwrites Region with a macro-region for these countries (Customers, Orders.ShipRegion,
-# Suppliers); elsewhere the original state/province survives.
-UPDATE_REGION: dict[str, str] = {
-    "UK": "British Isles",
-    "Ireland": "British Isles",
-    "USA": "North America",
-    "Canada": "North America",
-    "Mexico": "Central America",
-    "Argentina": "South America",
-    "Brazil": "South America",
-    "Venezuela": "South America",
-    "Poland": "Eastern Europe",
-    "Sweden": "Northern Europe",
-    "Denmark": "Northern Europe",
-    "Spain": "Southern Europe",
-    "Italy": "Southern Europe",
-    "Portugal": "Southern Europe",
-    "Germany": "Western Europe",
-    "France": "Western Europe",
-    "Belgium": "Western Europe",
-    "Switzerland": "Western Europe",
-    "Austria": "Western Europe",
-    "Norway": "Scandinavia",
-    "Finland": "Scandinavia",
-    "Japan": "Eastern Asia",
-    "Singapore": "South-East Asia",
-    "Netherlands": "Northern Europe",
-}
+def _check_leaves(path: Path, value: Any, where: str) -> None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _check_leaves(path, item, f"{where}.{key}" if where else str(key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _check_leaves(path, item, f"{where}[{i}]")
+    elif value is None:
+        if not _NULL_AT.fullmatch(where):
+            raise SourceError(path, f"{where} is empty", "a value")
+    elif isinstance(value, int) and not isinstance(value, bool):
+        if not _INT_AT.fullmatch(where):
+            raise SourceError(path, f"{where} is the number {value}", "a quoted string")
+    elif not isinstance(value, str):
+        raise SourceError(path, f"{where} is {value!r} ({type(value).__name__})", "a quoted string")
 
-# city, language, postal-code shape, phone shape, native region; '#' = digit, 'X' = letter.
+
+def read_names(path: Path = NAMES_FILE) -> dict[str, Any]:
+    """The builder's name and value lists, each leaf checked against the type the builder expects."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise SourceError(path, f"cannot be read: {exc}", "a UTF-8 YAML mapping of name lists") from exc
+    if not isinstance(data, dict):
+        raise SourceError(path, f"holds a {type(data).__name__}", "a YAML mapping of name lists")
+    _check_leaves(path, data, "")
+    return data
+
+
+def _section(key: str, kind: type) -> Any:
+    """One entry of the names file, which must be a `kind` (dict or list)."""
+    value = _NAMES.get(key)
+    if not isinstance(value, kind):
+        found = "missing" if value is None else f"a {type(value).__name__}"
+        raise SourceError(NAMES_FILE, f"'{key}' is {found}", f"a {kind.__name__} the builder reads")
+    return value
+
+
+def _rows(where: str, rows: Any, width: int) -> list[tuple[Any, ...]]:
+    for row in rows:
+        if not isinstance(row, list) or len(row) != width:
+            raise SourceError(NAMES_FILE, f"{where}: {row!r} is not a row", f"a list of {width} values")
+    return [tuple(row) for row in rows]
+
+
+def _records(key: str, fields: tuple[str, ...]) -> list[dict[str, Any]]:
+    records = _section(key, list)
+    for i, record in enumerate(records):
+        if not isinstance(record, dict) or set(record) != set(fields):
+            raise SourceError(NAMES_FILE, f"{key}[{i}] is {record!r}", f"a mapping of {', '.join(fields)}")
+    return records
+
+
+_NAMES = read_names()
+# update.sql overwrites Region with a macro-region for these countries; elsewhere the original
+# state/province survives.
+UPDATE_REGION: dict[str, str] = _section("update_region", dict)
+# country -> (city, language, postal-code shape, phone shape, native region)
 CITIES: dict[str, list[tuple[str, str, str, str, str | None]]] = {
-    "USA": [
-        ("Seattle", "en", "981##", "(206) 555-####", "WA"),
-        ("Portland", "en", "972##", "(503) 555-####", "OR"),
-        ("San Francisco", "en", "941##", "(415) 555-####", "CA"),
-        ("Boise", "en", "837##", "(208) 555-####", "ID"),
-        ("Albuquerque", "en", "871##", "(505) 555-####", "NM"),
-        ("Anchorage", "en", "995##", "(907) 555-####", "AK"),
-        ("Denver", "en", "802##", "(303) 555-####", "CO"),
-        ("Austin", "en", "787##", "(512) 555-####", "TX"),
-        ("Chicago", "en", "606##", "(312) 555-####", "IL"),
-        ("Boston", "en", "021##", "(617) 555-####", "MA"),
-        ("Spokane", "en", "992##", "(509) 555-####", "WA"),
-        ("Sacramento", "en", "958##", "(916) 555-####", "CA"),
-    ],
-    "Germany": [
-        ("Berlin", "de", "1####", "030-#######", None),
-        ("München", "de", "80###", "089-#######", None),
-        ("Hamburg", "de", "20###", "040-#######", None),
-        ("Köln", "de", "50###", "0221-#######", None),
-        ("Frankfurt a.M.", "de", "60###", "069-#######", None),
-        ("Stuttgart", "de", "70###", "0711-######", None),
-        ("Leipzig", "de", "04###", "0341-######", None),
-        ("Münster", "de", "48###", "0251-######", None),
-        ("Aachen", "de", "52###", "0241-######", None),
-        ("Mannheim", "de", "68###", "0621-######", None),
-    ],
-    "France": [
-        ("Paris", "fr", "750##", "(1) ##.##.##.##", None),
-        ("Lyon", "fr", "6900#", "78.##.##.##", None),
-        ("Marseille", "fr", "130##", "91.##.##.##", None),
-        ("Nantes", "fr", "44000", "40.##.##.##", None),
-        ("Lille", "fr", "59000", "20.##.##.##", None),
-        ("Reims", "fr", "51100", "26.##.##.##", None),
-        ("Strasbourg", "fr", "67000", "88.##.##.##", None),
-        ("Toulouse", "fr", "31000", "61.##.##.##", None),
-        ("Versailles", "fr", "78000", "30.##.##.##", None),
-    ],
-    "Brazil": [
-        ("São Paulo", "pt", "0####-###", "(11) 555-####", "SP"),
-        ("Rio de Janeiro", "pt", "2####-###", "(21) 555-####", "RJ"),
-        ("Campinas", "pt", "13###-###", "(19) 555-####", "SP"),
-        ("Resende", "pt", "27###-###", "(24) 555-####", "SP"),
-        ("Belo Horizonte", "pt", "30###-###", "(31) 555-####", "MG"),
-    ],
-    "UK": [
-        ("London", "en", "SW# #XX", "(171) 555-####", None),
-        ("Manchester", "en", "M1# #XX", "(161) 555-####", None),
-        ("Cowes", "en", "PO31 #XX", "(198) 555-####", "Isle of Wight"),
-        ("Edinburgh", "en", "EH# #XX", "(131) 555-####", None),
-        ("Bristol", "en", "BS# #XX", "(117) 555-####", None),
-    ],
-    "Spain": [
-        ("Madrid", "es", "280##", "(91) 555 ## ##", None),
-        ("Barcelona", "es", "080##", "(93) 203 ####", None),
-        ("Sevilla", "es", "410##", "(95) 555 ## ##", None),
-        ("Valencia", "es", "460##", "(96) 555 ## ##", None),
-    ],
-    "Mexico": [
-        ("México D.F.", "es", "050##", "(5) 555-####", None),
-        ("Guadalajara", "es", "44###", "(3) 555-####", "Jalisco"),
-        ("Monterrey", "es", "64###", "(8) 555-####", "Nuevo León"),
-    ],
-    "Venezuela": [
-        ("Caracas", "es", "10##", "(2) 283-####", "DF"),
-        ("Barquisimeto", "es", "3508", "(95) 555-####", "Lara"),
-        ("I. de Margarita", "es", "4980", "(8) 34-##-##", "Nueva Esparta"),
-        ("San Cristóbal", "es", "5022", "(5) 555-####", "Táchira"),
-    ],
-    "Italy": [
-        ("Torino", "it", "10100", "011-#######", None),
-        ("Bergamo", "it", "24100", "035-######", None),
-        ("Reggio Emilia", "it", "42100", "0522-######", None),
-        ("Milano", "it", "201##", "02-########", None),
-        ("Bologna", "it", "401##", "051-######", None),
-    ],
-    "Canada": [
-        ("Vancouver", "en", "V#X #X#", "(604) 555-####", "BC"),
-        ("Montréal", "fr", "H#X #X#", "(514) 555-####", "Québec"),
-        ("Toronto", "en", "M#X #X#", "(416) 555-####", "ON"),
-    ],
-    "Argentina": [
-        ("Buenos Aires", "es", "1010", "(1) 135-####", None),
-        ("Córdoba", "es", "5000", "(351) 555-####", None),
-        ("Rosario", "es", "2000", "(341) 555-####", None),
-    ],
-    "Switzerland": [
-        ("Bern", "de", "30##", "0452-######", None),
-        ("Genève", "fr", "12##", "0897-######", None),
-        ("Zürich", "de", "80##", "(01) 555 ## ##", None),
-    ],
-    "Sweden": [
-        ("Luleå", "sv", "S-958 ##", "0921-## ## ##", None),
-        ("Stockholm", "sv", "S-1## ##", "08-### ## ##", None),
-        ("Göteborg", "sv", "S-4## ##", "031-### ## ##", None),
-    ],
-    "Portugal": [
-        ("Lisboa", "pt", "1###", "(1) 356-####", None),
-        ("Porto", "pt", "4###", "(2) 555-####", None),
-    ],
-    "Finland": [
-        ("Helsinki", "fi", "00###", "90-### ###", None),
-        ("Oulu", "fi", "90###", "981-### ###", None),
-    ],
-    "Denmark": [
-        ("København", "da", "1###", "31 ## ## ##", None),
-        ("Århus", "da", "8200", "86 ## ## ##", None),
-    ],
-    "Belgium": [
-        ("Bruxelles", "fr", "B-1###", "(02) 201 ## ##", None),
-        ("Charleroi", "fr", "B-6000", "(071) 23 ## ##", None),
-    ],
-    "Austria": [
-        ("Graz", "de", "8010", "7675-####", None),
-        ("Salzburg", "de", "5020", "6562-#####", None),
-        ("Wien", "de", "1###", "(1) 555-####", None),
-    ],
-    "Poland": [
-        ("Warszawa", "pl", "01-0##", "(26) 642-####", None),
-        ("Kraków", "pl", "30-0##", "(12) 555-####", None),
-    ],
-    "Norway": [("Stavern", "no", "4110", "07-98 ####", None), ("Oslo", "no", "0###", "22 ## ## ##", None)],
-    "Ireland": [
-        ("Cork", "en", "T12 X#X#", "2967 ###", "Co. Cork"),
-        ("Dublin", "en", "D0#", "(1) 555-####", None),
-    ],
-    "Japan": [("Tokyo", "ja", "100", "(03) 3555-####", None), ("Osaka", "ja", "545", "(06) 431-####", None)],
-    "Australia": [
-        ("Melbourne", "en", "3058", "(03) 444-####", "Victoria"),
-        ("Sydney", "en", "2042", "(02) 555-####", "NSW"),
-    ],
-    "Singapore": [("Singapore", "sg", "0512", "555-####", None)],
-    "Netherlands": [
-        ("Zaandam", "nl", "15## XX", "(075) 555 ####", None),
-        ("Amsterdam", "nl", "10## XX", "(020) 555 ####", None),
-    ],
+    country: _rows(f"cities.{country}", cities, 5) for country, cities in _section("cities", dict).items()
 }
-
-# Customer countries in the real table's proportions (91 classic customers + 2).
-CUSTOMER_COUNTRIES: tuple[tuple[str, int], ...] = (
-    ("USA", 14), ("Germany", 12), ("France", 11), ("Brazil", 9), ("UK", 7), ("Spain", 5), ("Mexico", 5),
-    ("Venezuela", 4), ("Italy", 3), ("Canada", 3), ("Argentina", 3), ("Switzerland", 2), ("Sweden", 2),
-    ("Portugal", 2), ("Finland", 2), ("Denmark", 2), ("Belgium", 2), ("Austria", 2), ("Poland", 1),
-    ("Norway", 1), ("Ireland", 1),
-)  # fmt: skip
-SUPPLIER_COUNTRIES: tuple[tuple[str, int], ...] = (
-    ("USA", 4), ("Germany", 3), ("France", 3), ("Japan", 2), ("UK", 2), ("Australia", 2), ("Canada", 2),
-    ("Italy", 2), ("Sweden", 2), ("Brazil", 1), ("Spain", 1), ("Norway", 1), ("Singapore", 1),
-    ("Denmark", 1), ("Netherlands", 1), ("Finland", 1),
-)  # fmt: skip
-
-# language -> first names, last names, street names, street format, customer and supplier name patterns
+CUSTOMER_COUNTRIES: tuple[tuple[str, int], ...] = tuple(_section("customer_countries", dict).items())
+SUPPLIER_COUNTRIES: tuple[tuple[str, int], ...] = tuple(_section("supplier_countries", dict).items())
 LANGS: dict[str, dict[str, tuple[str, ...] | str]] = {
-    "en": {
-        "first": ("Emily", "James", "Sarah", "Michael", "Laura", "David", "Karen", "Thomas", "Helen", "Robert",
-                  "Megan", "Daniel", "Fiona", "Patrick", "Grace", "Howard"),
-        "last": ("Whitaker", "Morgan", "Hughes", "Fletcher", "Carter", "Sullivan", "Bennett", "Harper", "Lawson",
-                 "Reed", "Donnelly", "Mitchell", "Parker", "Graham", "Prescott", "Caldwell", "Ashby", "Monroe"),
-        "street": ("Oak St.", "Maple Ave.", "Harbor Blvd.", "King's Rd.", "Elm St.", "Station Rd.", "Church Ln.",
-                   "Park Ave.", "High St.", "Mill Rd.", "Cedar Dr.", "Queen St."),
-        "street_fmt": "{n} {s}",
-        "customer": ("{last} Fine Foods", "{last}'s Market", "{city} Provisions", "{last} & Sons Grocers",
-                     "{last} Trading Co.", "The {last} Pantry", "{last} Wholesale Foods", "{city} Gourmet",
-                     "{last} Corner Store", "Old {last} Deli"),
-        "supplier": ("{last} Breweries", "{last} Seafood Cannery", "{last} Farms", "{last} Orchards",
-                     "{last} Bakery Co.", "{last} Mills"),
-    },
-    "de": {
-        "first": ("Hanna", "Karl", "Renate", "Jürgen", "Sabine", "Horst", "Petra", "Matthias", "Ingrid",
-                  "Wolfgang", "Ute", "Stefan", "Monika", "Dieter"),
-        "last": ("Brandt", "Hoffmann", "Krüger", "Schäfer", "Vogel", "Lehmann", "Winter", "Keller", "Baumann",
-                 "Seidel", "Ziegler", "Hartmann", "Franke", "Roth", "Engel", "Kaiser"),
-        "street": ("Linden", "Birken", "Garten", "Kirch", "Mühlen", "Schiller", "Goethe", "Berg", "Wald",
-                   "Markt", "Hafen", "Rosen"),
-        "street_fmt": "{s}str. {n}",
-        "customer": ("Feinkost {last}", "{last} Delikatessen", "{last} Lebensmittel GmbH", "Markthalle {last}",
-                     "{last} & Söhne", "Spezialitäten {last}", "Landmarkt {last}", "{last} Frischwaren"),
-        "supplier": ("{last} Käserei", "{last} Brauerei", "{last} Feinbäckerei GmbH", "{last} Konserven AG",
-                     "{last} Fischhandel"),
-    },
-    "fr": {
-        "first": ("Élodie", "Philippe", "Martine", "Jacques", "Sylvie", "Laurent", "Chantal", "Olivier",
-                  "Nathalie", "Thierry", "Hélène", "Bernard"),
-        "last": ("Dubois", "Lefèvre", "Moreau", "Girard", "Roux", "Fontaine", "Chevalier", "Rousseau", "Blanc",
-                 "Garnier", "Mercier", "Lambert", "Perrin", "Morel"),
-        "street": ("des Lilas", "de la Paix", "Saint-Honoré", "du Moulin", "des Écoles", "Victor Hugo",
-                   "de la Gare", "du Marché", "Pasteur", "des Tanneurs"),
-        "street_fmt": "{n}, rue {s}",
-        "customer": ("Épicerie {last}", "Maison {last}", "Comptoir {last}", "Les Délices de {city}",
-                     "Au Bon Panier {last}", "{last} et Fils", "Saveurs {last}", "La Cave {last}"),
-        "supplier": ("Fromagerie {last}", "Conserverie {last}", "Brasserie {last}", "Chocolaterie {last}",
-                     "Domaine {last}"),
-    },
-    "es": {
-        "first": ("Carmen", "José", "Lucía", "Miguel", "Rosa", "Alejandro", "Pilar", "Fernando", "Elena",
-                  "Javier", "Isabel", "Ricardo"),
-        "last": ("García", "Navarro", "Ortega", "Delgado", "Castillo", "Romero", "Herrera", "Vargas", "Mendoza",
-                 "Ríos", "Aguilar", "Serrano", "Paredes", "Quintana"),
-        "street": ("del Prado", "Mayor", "de la Luna", "San Martín", "Bolívar", "de los Olivos", "Juárez", "Real",
-                   "del Carmen", "Sucre"),
-        "street_fmt": "Calle {s}, {n}",
-        "customer": ("Comercial {last}", "Ultramarinos {last}", "Delicias {last}", "Tienda {last} e Hijos",
-                     "Mercado {last}", "Almacén {last}", "Despensa {last}", "Sabores de {city}"),
-        "supplier": ("Conservas {last}", "Quesería {last}", "Aceites {last} S.A."),
-    },
-    "pt": {
-        "first": ("João", "Ana", "Paulo", "Beatriz", "Rafael", "Mariana", "Luís", "Fernanda", "Tiago", "Helena"),
-        "last": ("Silva", "Ferreira", "Almeida", "Costa", "Carvalho", "Ribeiro", "Pereira", "Barbosa", "Teixeira",
-                 "Moura", "Azevedo", "Cardoso"),
-        "street": ("das Flores", "Augusta", "do Comércio", "da Praia", "Sete de Setembro", "dos Andradas",
-                   "do Ouvidor", "da Liberdade"),
-        "street_fmt": "Rua {s}, {n}",
-        "customer": ("Empório {last}", "Mercearia {last}", "Casa {last}", "Comércio {last} Ltda.",
-                     "Armazém {last}", "Sabores de {city}"),
-        "supplier": ("Laticínios {last}", "Café {last} Ltda.", "Conservas {last}"),
-    },
-    "it": {
-        "first": ("Giulia", "Marco", "Francesca", "Luca", "Chiara", "Paolo", "Silvia", "Andrea", "Elena",
-                  "Stefano"),
-        "last": ("Bianchi", "Ferrari", "Esposito", "Colombo", "Ricci", "Marino", "Greco", "Conti", "Gallo",
-                 "Fabbri"),
-        "street": ("Garibaldi", "Roma", "dei Mille", "Mazzini", "Cavour", "del Corso", "Verdi",
-                   "della Repubblica"),
-        "street_fmt": "Via {s} {n}",
-        "customer": ("Alimentari {last}", "Salumeria {last}", "Bottega {last}", "Gastronomia {last}",
-                     "Enoteca {last}", "Sapori di {city}"),
-        "supplier": ("Pastificio {last}", "Caseificio {last}", "Oleificio {last}"),
-    },
-    "sv": {
-        "first": ("Astrid", "Lars", "Ingrid", "Nils", "Karin", "Erik", "Maja", "Olof"),
-        "last": ("Lindqvist", "Bergström", "Nyberg", "Sjöberg", "Holm", "Ekström", "Lundgren", "Dahlin"),
-        "street": ("Björk", "Sjö", "Kungs", "Drottning", "Ek", "Stor"),
-        "street_fmt": "{s}vägen {n}",
-        "customer": ("{last} Livs", "{last}s Delikatesser AB", "{last} Handelshus", "{city} Matbod"),
-        "supplier": ("{last} Fisk AB", "{last} Knäcke AB"),
-    },
-    "da": {
-        "first": ("Mette", "Søren", "Birgitte", "Henrik", "Lone", "Jens"),
-        "last": ("Rasmussen", "Kjær", "Madsen", "Thygesen", "Lund", "Østergaard"),
-        "street": ("Vester", "Nørre", "Strand", "Kirke", "Møller"),
-        "street_fmt": "{s}gade {n}",
-        "customer": ("{last} Købmand", "{last}s Delikatesser", "{city} Fødevarer"),
-        "supplier": ("{last} Sild", "{last} Mejeri"),
-    },
-    "no": {
-        "first": ("Torbjørn", "Kari", "Håkon", "Sigrid", "Arne", "Liv"),
-        "last": ("Haugen", "Solberg", "Bakke", "Strand", "Lie", "Berntsen"),
-        "street": ("Kirke", "Skole", "Fjord", "Stor"),
-        "street_fmt": "{s}veien {n}",
-        "customer": ("{last} Dagligvare", "{last} Matsenter", "{city} Kolonial"),
-        "supplier": ("{last} Meieri", "{last} Fiskeri"),
-    },
-    "fi": {
-        "first": ("Aino", "Juha", "Kaisa", "Mikko", "Liisa", "Pekka"),
-        "last": ("Virtanen", "Mäkinen", "Laine", "Koskinen", "Heikkinen", "Lehtonen"),
-        "street": ("Koulu", "Kirkko", "Puisto", "Rauta", "Satama"),
-        "street_fmt": "{s}katu {n}",
-        "customer": ("{last} Herkku Oy", "Tukku {last}", "Kauppa {last} Oy"),
-        "supplier": ("{last} Makeiset Oy",),
-    },
-    "pl": {
-        "first": ("Agnieszka", "Tomasz", "Katarzyna", "Piotr", "Magdalena", "Marek"),
-        "last": ("Nowak", "Kowalczyk", "Wiśniewski", "Zieliński", "Lewandowski", "Wójcik"),
-        "street": ("Długa", "Polna", "Kwiatowa", "Lipowa", "Ogrodowa"),
-        "street_fmt": "ul. {s} {n}",
-        "customer": ("Delikatesy {last}", "Sklep {last}", "Hurtownia {last}"),
-        "supplier": ("Przetwory {last}",),
-    },
-    "nl": {
-        "first": ("Anke", "Joost", "Marieke", "Pieter", "Sanne", "Willem"),
-        "last": ("de Vries", "Bakker", "Visser", "Smit", "Mulder", "Jansen"),
-        "street": ("Kerk", "Molen", "Haven", "Dorps"),
-        "street_fmt": "{s}straat {n}",
-        "customer": ("{last} Voedingswaren B.V.", "Delicatessen {last}"),
-        "supplier": ("{last} Snoepfabriek", "{last} Kaas B.V."),
-    },
-    "ja": {
-        "first": ("Yuki", "Hiroshi", "Aiko", "Kenji", "Naomi", "Takeshi"),
-        "last": ("Tanaka", "Watanabe", "Kobayashi", "Yamamoto", "Nakamura", "Sato"),
-        "street": ("Chuo-ku", "Minato-ku", "Nakano", "Kita-ku"),
-        "street_fmt": "{n}-3 {s}",
-        "customer": ("{last} Shoji", "{last} Foods K.K."),
-        "supplier": ("{last} Seika", "{last} Suisan"),
-    },
-    "sg": {
-        "first": ("Wei Ling", "Kumar", "Mei", "Jun", "Siti", "Rajesh"),
-        "last": ("Tan", "Lim", "Ng", "Goh", "Rahman", "Pillai"),
-        "street": ("Orchard Rd.", "Serangoon Loop", "Tanjong Pagar Rd.", "Bukit Timah Rd."),
-        "street_fmt": "{n} {s}",
-        "customer": ("{last} Trading Pte.", "{last} Provisions"),
-        "supplier": ("{last} Trading", "{last} Foodstuffs Pte."),
-    },
-}  # fmt: skip
-
-CONTACT_TITLES: tuple[tuple[str, int], ...] = (
-    ("Sales Representative", 17), ("Owner", 17), ("Marketing Manager", 12), ("Sales Manager", 11),
-    ("Accounting Manager", 10), ("Sales Associate", 7), ("Order Administrator", 6), ("Marketing Assistant", 6),
-    ("Sales Agent", 5), ("Assistant Sales Agent", 2), ("Owner/Marketing Assistant", 1),
-    ("Assistant Sales Representative", 1),
-)  # fmt: skip
-SUPPLIER_TITLES = ("Purchasing Manager", "Order Administrator", "Sales Representative", "Marketing Manager",
-                   "Export Administrator", "Sales Manager", "Accounting Manager", "Product Manager",
-                   "Regional Account Rep.", "Wholesale Account Agent")  # fmt: skip
-
-CATEGORIES: tuple[tuple[str, str, int], ...] = (
-    ("Beverages", "Soft drinks, coffees, teas, beers, and ales", 12),
-    ("Condiments", "Sweet and savory sauces, relishes, spreads, and seasonings", 12),
-    ("Confections", "Desserts, candies, and sweet breads", 13),
-    ("Dairy Products", "Cheeses", 10),
-    ("Grains/Cereals", "Breads, crackers, pasta, and cereal", 7),
-    ("Meat/Poultry", "Prepared meats", 6),
-    ("Produce", "Dried fruit and bean curd", 5),
-    ("Seafood", "Seaweed and fish", 12),
+    lang: {key: value if isinstance(value, str) else tuple(value) for key, value in spec.items()}
+    for lang, spec in _section("languages", dict).items()
+}
+CONTACT_TITLES: tuple[tuple[str, int], ...] = tuple(_section("contact_titles", dict).items())
+SUPPLIER_TITLES: tuple[str, ...] = tuple(_section("supplier_titles", list))
+_CATEGORY_RECORDS = _records("categories", ("name", "description", "products", "names", "packaging"))
+CATEGORIES: tuple[tuple[str, str, int], ...] = tuple(
+    (c["name"], c["description"], c["products"]) for c in _CATEGORY_RECORDS
 )
-# Fictional product names per category (more than needed: each seed draws its own assortment).
-PRODUCT_NAMES: tuple[tuple[str, ...], ...] = (
-    ("Highland Black Tea", "Alpine Spring Water", "Bergamot Earl Grey", "Dark Roast Espresso", "Golden Pilsner",
-     "Abbey Dubbel Ale", "Elderflower Cordial", "Sencha Green Tea", "Cider Brut", "Ginger Beer",
-     "Mountain Blend Coffee", "Imperial Stout", "Rooibos Vanilla", "Cranberry Nectar", "Blood Orange Soda"),
-    ("Smoked Paprika Rub", "Wildflower Honey", "Tamarind Chutney", "Dijon-Style Mustard", "Sweet Chili Sauce",
-     "Black Garlic Paste", "Balsamic Glaze", "Hot Pepper Relish", "Lingonberry Preserve", "Soy Ginger Marinade",
-     "Provence Herb Mix", "Mango Salsa", "Truffle Oil", "Maple Syrup Amber", "Cajun Spice Blend"),
-    ("Hazelnut Pralines", "Dark Chocolate Truffles", "Almond Marzipan Bars", "Salted Caramel Fudge",
-     "Butter Shortbread", "Licorice Twists", "Gingerbread Hearts", "Honey Nougat", "Lemon Tartlets",
-     "Raspberry Jellies", "Cinnamon Rolls", "Pistachio Biscotti", "Mint Chocolate Wafers", "Apricot Sponge Cake",
-     "Cocoa Meringues"),
-    ("Aged Gouda Reserve", "Alpine Mountain Cheese", "Fresh Mozzarella", "Blue Vein Cheese", "Goat Cheese Log",
-     "Smoked Cheddar", "Cultured Butter", "Brie de Campagne", "Mascarpone", "Feta in Brine",
-     "Pecorino Stagionato", "Skyr Natural"),
-    ("Rye Crispbread", "Durum Spaghetti", "Stone-Ground Polenta", "Wild Rice Blend", "Whole Wheat Fusilli",
-     "Spelt Flour", "Oat Crackers", "Buckwheat Noodles", "Sourdough Loaf Mix"),
-    ("Smoked Ham Hock", "Duck Confit", "Venison Pâté", "Spiced Lamb Sausage", "Beef Jerky Classic",
-     "Turkey Pastrami", "Chicken Liver Terrine"),
-    ("Sun-Dried Tomatoes", "Dried Apricots", "Marinated Tofu", "Pickled Beetroot", "Dried Porcini",
-     "Roasted Red Peppers"),
-    ("Smoked Salmon Slices", "Pickled Herring", "Marinated Anchovies", "Sardines in Oil", "Crab Meat Tins",
-     "Frozen Tiger Prawns", "Smoked Mackerel Fillets", "Lumpfish Roe", "Clam Chowder Base",
-     "Tuna Loin in Olive Oil", "Dried Nori Sheets", "Cod Roe Spread", "Frozen Scallops", "Octopus Salad"),
-)  # fmt: skip
-PACKAGING: tuple[tuple[str, ...], ...] = (
-    ("24 - 12 oz bottles", "12 - 1 l bottles", "10 boxes x 20 bags", "16 - 500 g tins", "24 - 355 ml cans",
-     "500 ml"),
-    ("12 - 550 ml bottles", "48 - 6 oz jars", "12 - 8 oz jars", "24 - 250 ml jars", "12 - 200 ml jars"),
-    ("10 boxes x 12 pieces", "30 gift boxes", "24 pkgs. x 4 pieces", "100 - 250 g bags", "10 - 200 g glasses",
-     "20 - 2 kg bags"),
-    ("12 - 100 g pkgs", "10 - 500 g pkgs.", "24 - 200 g pkgs.", "1 kg pkg.", "2 kg box", "15 - 300 g rounds"),
-    ("24 - 500 g pkgs.", "12 - 1 lb pkgs.", "16 - 2 kg boxes", "32 - 1 kg pkgs.", "20 - 450 g glasses"),
-    ("48 pieces", "16 pies", "24 boxes x 2 pies", "20 - 1 kg tins", "50 bags x 30 sausgs."),
-    ("12 - 1 lb pkgs.", "40 - 100 g pkgs.", "20 - 2 kg bags", "10 - 500 g pkgs."),
-    ("12 - 200 ml jars", "24 - 150 g jars", "10 - 200 g glasses", "16 kg pkg.", "1k pkg.", "24 - 4 oz tins"),
-)  # fmt: skip
-
-SHIPPERS = (("Swift Courier", "(503) 555-7120"), ("Allied Parcel Service", "(503) 555-2846"),
-            ("Meridian Freight", "(503) 555-6093"))  # fmt: skip
-
-# EmployeeID order matters: 2 is the VP everyone reports to, 5 manages the London office.
-EMPLOYEES: tuple[tuple[Any, ...], ...] = (
-    ("Whitfield", "Grace", "Sales Representative", "Ms.", "1968-03-14", "2012-04-02", "1420 Pine St.",
-     "Seattle", "98101", "USA", "(206) 555-3190", "5521", 2),
-    ("Carrington", "Douglas", "Vice President, Sales", "Dr.", "1971-10-05", "2012-08-20", "88 Cliff Ave.",
-     "Tacoma", "98402", "USA", "(206) 555-7781", "3460", None),
-    ("Okafor", "Linda", "Sales Representative", "Ms.", "1982-06-21", "2012-03-26", "315 Lake St. S.",
-     "Kirkland", "98033", "USA", "(206) 555-6034", "3318", 2),
-    ("Brennan", "Martha", "Sales Representative", "Mrs.", "1958-11-30", "2013-05-06", "16020 NE 85th St.",
-     "Redmond", "98052", "USA", "(206) 555-2247", "5150", 2),
-    ("Ashworth", "Nigel", "Sales Manager", "Mr.", "1974-02-11", "2013-10-14", "27 Fulham Rd.", "London",
-     "SW3 6RL", "UK", "(71) 555-9043", "3452", 2),
-    ("Hollis", "Simon", "Sales Representative", "Mr.", "1982-09-03", "2013-10-21", "5 Tanner St.", "London",
-     "SE1 3LE", "UK", "(71) 555-1186", "431", 5),
-    ("Pemberton", "Oliver", "Sales Representative", "Mr.", "1979-04-17", "2014-01-06", "Ivy Cottage, Ash Lane",
-     "London", "RG1 8NQ", "UK", "(71) 555-6625", "467", 5),
-    ("Delgado", "Rosa", "Inside Sales Coordinator", "Ms.", "1977-12-01", "2014-03-03", "2210 Eastlake Ave. E.",
-     "Seattle", "98102", "USA", "(206) 555-4471", "2351", 2),
-    ("Finch", "Harriet", "Sales Representative", "Ms.", "1985-08-25", "2014-11-17", "12 Wren Close", "London",
-     "WC2 4LT", "UK", "(71) 555-3318", "455", 5),
-)  # fmt: skip
-EMPLOYEE_NOTES = (
-    "Holds a BA in economics and joined the company after five years in food retail.",
-    "Joined as a sales representative, was promoted to sales manager and then to vice president of sales.",
-    "Holds a BS in chemistry; fluent in French and Spanish.",
-    "Former restaurant owner; handles the company's longest-standing accounts.",
-    "Graduated in business studies and manages the London sales office.",
-    "Studied economics; specialises in the Scandinavian and Benelux markets.",
-    "Served several years abroad before joining; speaks German and Italian.",
-    "Coordinates order processing between the sales team and the warehouses.",
-    "Holds a BA in English; joined the London office as its newest representative.",
+PRODUCT_NAMES: tuple[tuple[str, ...], ...] = tuple(tuple(c["names"]) for c in _CATEGORY_RECORDS)
+PACKAGING: tuple[tuple[str, ...], ...] = tuple(tuple(c["packaging"]) for c in _CATEGORY_RECORDS)
+SHIPPERS: tuple[tuple[str, str], ...] = tuple(_rows("shippers", _section("shippers", list), 2))
+# Employees' columns in the order of the Employees table (Photo, Notes and PhotoPath are added).
+EMPLOYEE_FIELDS = ("last", "first", "title", "courtesy", "birth", "hire", "address", "city", "postal",
+                   "country", "phone", "extension", "reports_to")  # fmt: skip
+_EMPLOYEE_RECORDS = _records("employees", (*EMPLOYEE_FIELDS, "notes"))
+EMPLOYEES: tuple[tuple[Any, ...], ...] = tuple(
+    tuple(e[f] for f in EMPLOYEE_FIELDS) for e in _EMPLOYEE_RECORDS
 )
+EMPLOYEE_NOTES: tuple[str, ...] = tuple(e["notes"] for e in _EMPLOYEE_RECORDS)
+REGIONS: tuple[str, ...] = tuple(_section("regions", list))
+TERRITORIES: tuple[tuple[str, str, int], ...] = tuple(_rows("territories", _section("territories", list), 3))
+
 # Order shares of the nine employees and three carriers in the classic orders.
 EMPLOYEE_WEIGHTS = (123, 96, 127, 156, 42, 67, 72, 104, 43)
 EMPLOYEE_TERRITORY_COUNTS = (2, 7, 4, 3, 7, 5, 10, 4, 7)
@@ -950,23 +209,30 @@ FREIGHT_RATE = {1: 0.85, 2: 1.15, 3: 1.0}  # per unit shipped, before noise
 LINE_COUNT_WEIGHTS = (137, 283, 248, 125, 33)  # 1..5 lines per order, classic shares
 DISCOUNTS = (0.05, 0.1, 0.15, 0.2, 0.25)
 
-REGIONS = ("Eastern", "Western", "Northern", "Southern")
-TERRITORIES: tuple[tuple[str, str, int], ...] = (
-    ("02116", "Boston", 1), ("02139", "Cambridge", 1), ("02903", "Providence", 1), ("06103", "Hartford", 1),
-    ("06510", "New Haven", 1), ("12207", "Albany", 1), ("14604", "Rochester", 1), ("14202", "Buffalo", 1),
-    ("13202", "Syracuse", 1), ("19103", "Philadelphia", 1), ("15222", "Pittsburgh", 1), ("07102", "Newark", 1),
-    ("08608", "Trenton", 1), ("21201", "Baltimore", 1), ("19801", "Wilmington", 1), ("04101", "Portland", 1),
-    ("05401", "Burlington", 1), ("03101", "Manchester", 1), ("01608", "Worcester", 1),
-    ("98104", "Seattle", 2), ("98004", "Bellevue", 2), ("98402", "Tacoma", 2), ("99201", "Spokane", 2),
-    ("97204", "Portland", 2), ("97401", "Eugene", 2), ("83702", "Boise", 2), ("84111", "Salt Lake City", 2),
-    ("80202", "Denver", 2), ("80903", "Colorado Springs", 2), ("85004", "Phoenix", 2), ("85701", "Tucson", 2),
-    ("92101", "San Diego", 2), ("95814", "Sacramento", 2), ("89501", "Reno", 2),
-    ("60601", "Chicago", 3), ("53202", "Milwaukee", 3), ("55401", "Minneapolis", 3), ("55101", "St. Paul", 3),
-    ("48226", "Detroit", 3), ("49503", "Grand Rapids", 3), ("44113", "Cleveland", 3), ("43215", "Columbus", 3),
-    ("46204", "Indianapolis", 3), ("53703", "Madison", 3), ("58102", "Fargo", 3),
-    ("30303", "Atlanta", 4), ("31401", "Savannah", 4), ("32801", "Orlando", 4), ("33130", "Miami", 4),
-    ("37201", "Nashville", 4), ("28202", "Charlotte", 4), ("70112", "New Orleans", 4), ("77002", "Houston", 4),
-)  # fmt: skip
+
+def _check_names() -> None:
+    """The names file agrees with itself and with the weights above (one per employee, per carrier)."""
+    problems = []
+    if not len(EMPLOYEES) == len(EMPLOYEE_WEIGHTS) == len(EMPLOYEE_TERRITORY_COUNTS):
+        problems.append(f"{len(EMPLOYEES)} employees for {len(EMPLOYEE_WEIGHTS)} order weights")
+    if not len(SHIPPERS) == len(SHIPVIA_WEIGHTS) == len(FREIGHT_RATE):
+        problems.append(f"{len(SHIPPERS)} shippers for {len(SHIPVIA_WEIGHTS)} carrier weights")
+    if sum(EMPLOYEE_TERRITORY_COUNTS) > len(TERRITORIES):
+        problems.append(f"{len(TERRITORIES)} territories for {sum(EMPLOYEE_TERRITORY_COUNTS)} assignments")
+    for (category, _, count), names in zip(CATEGORIES, PRODUCT_NAMES, strict=True):
+        if count > len(names):
+            problems.append(f"category {category} draws {count} products from {len(names)} names")
+    problems += [f"country {c} has no cities" for c, _ in (*CUSTOMER_COUNTRIES, *SUPPLIER_COUNTRIES)
+                 if c not in CITIES]  # fmt: skip
+    regional = [c for c, _ in CUSTOMER_COUNTRIES] + [e[EMPLOYEE_FIELDS.index("country")] for e in EMPLOYEES]
+    problems += [f"country {c} has no update_region" for c in regional if c not in UPDATE_REGION]
+    problems += [f"city {c[0]} speaks '{c[1]}', which has no names" for cs in CITIES.values() for c in cs
+                 if c[1] not in LANGS]  # fmt: skip
+    if problems:
+        raise SourceError(NAMES_FILE, "; ".join(problems), "name lists consistent with the builder")
+
+
+_check_names()
 
 CLASSIC_START = dt.date(2016, 7, 4)
 CLASSIC_END = dt.date(2018, 5, 6)
@@ -978,10 +244,6 @@ PRICE_LIST_CHANGE = dt.date(2017, 1, 1)
 OLD_PRICE_FACTOR = 0.8
 INACTIVE_CUSTOMERS = 4
 FIRST_ORDER_ID = 10248
-
-_ORDER_COLUMNS = ("OrderID", "CustomerID", "EmployeeID", "OrderDate", "RequiredDate", "ShippedDate", "ShipVia",
-                  "Freight", "ShipName", "ShipAddress", "ShipCity", "ShipRegion", "ShipPostalCode",
-                  "ShipCountry")  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1321,15 +583,6 @@ def build_real(target: Path, input_path: Path) -> None:
         _build_from_dump(target, input_path / "create.sql", input_path / "update.sql")
     else:
         _build_from_db(target, input_path)
-
-
-def _read_sql(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise SourceError(path, f"is not UTF-8 text: {exc}", "a SQL script") from exc
-    except OSError as exc:
-        raise SourceError(path, f"cannot be read: {exc}", "a readable SQL script") from exc
 
 
 def _build_from_dump(target: Path, create_sql: Path, update_sql: Path) -> None:
