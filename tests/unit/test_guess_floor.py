@@ -15,7 +15,7 @@ from memsql_assets.lib.evaluation.compare import strict_equal
 from memsql_assets.lib.models.builtins import answer
 from memsql_assets.lib.sources.sqlite_db import open_readonly
 from memsql_assets.lib.sql.execute import run_query
-from memsql_assets.lib.vocabulary import GUESS_FLOOR_MAX_PCT, GUESS_PROBE
+from memsql_assets.lib.vocabulary import GUESS_FLOOR_MAX_PCT, GUESS_PROBE, SOURCE_PREFIXES
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +76,7 @@ def test_the_older_year_is_higher_in_about_half_the_sessions(embedded_turns, con
     for t, older in _higher_year_turns(embedded_turns):
         year = _rows(conns, t, t["gt_sql"])[0][0]
         by_question[(t["source"], t["question"])].append(str(year) == str(older))
-    assert {s for s, _ in by_question} == {"SEC", "NW"}
+    assert {s for s, _ in by_question} == {SOURCE_PREFIXES["sec_edgar"], SOURCE_PREFIXES["northwind"]}
     for key, older_higher in by_question.items():
         assert 0.35 <= sum(older_higher) / len(older_higher) <= 0.65, key
 
