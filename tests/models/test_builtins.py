@@ -176,7 +176,11 @@ def test_builtins_never_call_litellm_and_keep_records_and_usage(tmp_path, test_r
     assert reply.ok and reply.text == turn["gt_sql"] and reply.attempts == 1 and gw.calls == 1
     record = RequestStore.at_home(tmp_path).get(reply.request_key)
     assert record["response"]["text"] == turn["gt_sql"] and record["litellm_model"] == "memsql/gold"
-    assert record["usage"] == {"prompt_tokens": len(SYSTEM["content"].split()), "completion_tokens": 4}
+    assert record["usage"] == {
+        "prompt_tokens": len(SYSTEM["content"].split()),
+        "completion_tokens": 4,
+        "reasoning_tokens": 0,
+    }
 
 
 def test_a_run_of_builtins_never_imports_litellm(tmp_path):
