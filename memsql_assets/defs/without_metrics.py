@@ -8,6 +8,7 @@ import dagster as dg
 
 from memsql_assets.defs.benchmark.assets import profiles, sessions
 from memsql_assets.defs.benchmark.checks import benchmark_checks
+from memsql_assets.defs.benchmark.extended import extended_checks, extended_sessions
 from memsql_assets.defs.evaluation.assets import semantic_memory, turn_results
 from memsql_assets.defs.evaluation.automation import model_registry, model_registry_sensor
 from memsql_assets.defs.evaluation.resources import EvaluationSettings
@@ -25,13 +26,14 @@ defs = dg.Definitions(
         model_registry,
         profiles,
         sessions,
+        extended_sessions,
         semantic_memory,
         synthetic_questions,
         trajectory_store,
         trajectory_coverage,
         turn_results,
     ],
-    asset_checks=benchmark_checks,
+    asset_checks=[*benchmark_checks, *extended_checks],
     jobs=[main_job, evaluate_job, observe_sources_job, observe_models_job],
     sensors=[model_registry_sensor],
     executor=run_executor(),  # None: Dagster's default; the scale-out profile's Celery executor

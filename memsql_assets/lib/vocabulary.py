@@ -95,6 +95,8 @@ def gx_params() -> dict[str, Any]:
     return {
         "sources": list(REPORT_SOURCES),
         "session_id_regex": f"^(?:{'|'.join(REPORT_SOURCES)})-[123]-[0-9]{{3}}$",
+        "extended_session_id_regex": f"^(?:{'|'.join(REPORT_SOURCES)})-X-[0-9]{{3}}$",
+        "phenomena": list(PHENOMENA),
     }
 
 
