@@ -26,6 +26,7 @@ from memsql_assets.lib.harness.sample import sample_turns
 from memsql_assets.lib.models.gateway import ENDPOINT_FAILURES
 from memsql_assets.lib.models.registry import ModelEntry
 from memsql_assets.lib.models.request_store import scrub
+from memsql_assets.lib.vocabulary import PAPER_BENCHMARK
 
 # The largest prompt the benchmark assembles without model-written text, in UTF-8 bytes, rounded up
 # (condition E with a trajectory comes to about 13 KB).
@@ -151,6 +152,7 @@ def plan_partition(
     epochs: int | None = None,
     retry_errors: bool = False,
     answered: Mapping[str, set[Cell]] | None = None,
+    benchmark: str = PAPER_BENCHMARK,
 ) -> RunPlan:
     """What evaluating `entry` under `condition` on `home` would ask now (epochs None: as the run
     would choose them: the partition's last full evaluation's, or one for a sample). `answered`:
@@ -160,10 +162,10 @@ def plan_partition(
     from memsql_assets.lib.paths import benchmark_dir
 
     if epochs is None:
-        epochs = 1 if sessions is not None else full_epochs(home, entry.key, condition)
-    if not (benchmark_dir(home) / "turns.jsonl").exists():
+        epochs = 1 if sessions is not None else full_epochs(home, entry.key, condition, benchmark)
+    if not (benchmark_dir(home, benchmark) / "turns.jsonl").exists():
         return plan_unbuilt(entry, condition, epochs)
     if answered is None:
         answered = answered_by_config(home / "requests", retry_errors)
     cells = answered.get(entry_config(entry), set())
-    return plan_run(entry, condition, read_turns(benchmark_dir(home)), epochs, cells, sessions)
+    return plan_run(entry, condition, read_turns(benchmark_dir(home, benchmark)), epochs, cells, sessions)

@@ -29,12 +29,15 @@ import pyarrow.parquet as pq
 
 from memsql_assets.lib.atomic import atomic_path, write_text_atomic
 from memsql_assets.lib.errors import MemsqlError
+from memsql_assets.lib.paths import results_root, samples_root
+from memsql_assets.lib.vocabulary import PAPER_BENCHMARK
 
 log = logging.getLogger(__name__)
 
 RESULT_FILE = "turn_results.parquet"
 SUMMARY_FILE = "summary.json"
-SCHEMA_VERSION = 3  # 3: epoch; 2: contamination by provenance (contamination_source, fallback_match, *_sessions)
+# 4: stale_state; 3: epoch; 2: contamination by provenance (contamination_source, fallback_match, *_sessions)
+SCHEMA_VERSION = 4
 
 RESULT_SCHEMA = pa.schema(
     [
@@ -56,6 +59,7 @@ RESULT_SCHEMA = pa.schema(
         ("contaminated", pa.bool_()),
         ("contamination_source", pa.string()),
         ("fallback_match", pa.bool_()),
+        ("stale_state", pa.bool_()),  # equals the stale ground truth (extended turns after a correction)
         ("gt_error", pa.string()),
         ("model_error_type", pa.string()),
         ("prompt_tokens", pa.int64()),
@@ -76,8 +80,10 @@ RESULT_SCHEMA = pa.schema(
     ]
 )
 COLUMNS = tuple(RESULT_SCHEMA.names)
-# Published files of schema 2 lack only `epoch`: they were one sample of every turn, read as epoch 1.
-EPOCHLESS_VERSION = 2
+# Older published schemas still read, by the columns they lack, each read with its default: schema 2
+# was one sample of every turn (epoch 1); neither 2 nor 3 flagged stale state (null: not measured).
+LEGACY_MISSING: dict[int, tuple[str, ...]] = {2: ("epoch", "stale_state"), 3: ("stale_state",)}
+LEGACY_DEFAULTS: dict[str, tuple[Any, pa.DataType]] = {"epoch": (1, pa.int32()), "stale_state": (None, pa.bool_())}
 # Columns that record timing, caching or retry counts rather than what was computed: two runs of
 # one partition (clean vs resumed, cold vs warm) must agree on every other column.
 MEASUREMENT_COLUMNS = frozenset({"latency_s", "retrieval_ms", "cache_hit", "attempts"})
@@ -129,20 +135,22 @@ def _version_problem(versions: Iterable[Any]) -> tuple[str, str] | None:
     return None
 
 
-def partition_dir(home: Path, model: str, condition: str) -> Path:
-    return home / "results" / f"model={model}" / f"condition={condition}"
+def partition_dir(home: Path, model: str, condition: str, benchmark: str = PAPER_BENCHMARK) -> Path:
+    return results_root(home, benchmark) / f"model={model}" / f"condition={condition}"
 
 
-def sample_dir(home: Path, model: str, condition: str, sessions: int) -> Path:
+def sample_dir(home: Path, model: str, condition: str, sessions: int, benchmark: str = PAPER_BENCHMARK) -> Path:
     """A sample run's own file, summary and checkpoints: never the partition's (dbt reads it apart)."""
-    return home / "samples" / f"model={model}" / f"condition={condition}" / f"sessions={sessions}"
+    return samples_root(home, benchmark) / f"model={model}" / f"condition={condition}" / f"sessions={sessions}"
 
 
-def output_dir(home: Path, model: str, condition: str, sessions: int | None = None) -> Path:
+def output_dir(
+    home: Path, model: str, condition: str, sessions: int | None = None, benchmark: str = PAPER_BENCHMARK
+) -> Path:
     """Where a run publishes: the partition's directory, or its sample's when `sessions` is set."""
     if sessions is None:
-        return partition_dir(home, model, condition)
-    return sample_dir(home, model, condition, sessions)
+        return partition_dir(home, model, condition, benchmark)
+    return sample_dir(home, model, condition, sessions, benchmark)
 
 
 def read_summary(directory: Path) -> dict[str, Any]:
@@ -151,23 +159,32 @@ def read_summary(directory: Path) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
 
-def full_epochs(home: Path, model: str, condition: str) -> int:
+def full_epochs(home: Path, model: str, condition: str, benchmark: str = PAPER_BENCHMARK) -> int:
     """The epochs of the partition's last full evaluation: what a re-evaluation asks for unless a
     full run asks for others (1 when it has none; a file from before samples lived apart may be a
     sample, whose epochs count for nothing)."""
-    summary = read_summary(partition_dir(home, model, condition))
+    summary = read_summary(partition_dir(home, model, condition, benchmark))
     if summary.get("complete") is False:
         return 1
     return int(summary.get("epochs", 1))
 
 
-def progress_root(home: Path, model: str, condition: str, sessions: int | None = None) -> Path:
+def progress_root(
+    home: Path, model: str, condition: str, sessions: int | None = None, benchmark: str = PAPER_BENCHMARK
+) -> Path:
     """Every epoch's checkpoints of a running partition or sample (removed once its file is published)."""
-    return output_dir(home, model, condition, sessions) / "_progress"
+    return output_dir(home, model, condition, sessions, benchmark) / "_progress"
 
 
-def progress_dir(home: Path, model: str, condition: str, epoch: int = 1, sessions: int | None = None) -> Path:
-    return progress_root(home, model, condition, sessions) / f"epoch={epoch}"
+def progress_dir(
+    home: Path,
+    model: str,
+    condition: str,
+    epoch: int = 1,
+    sessions: int | None = None,
+    benchmark: str = PAPER_BENCHMARK,
+) -> Path:
+    return progress_root(home, model, condition, sessions, benchmark) / f"epoch={epoch}"
 
 
 def write_session_checkpoint(directory: Path, session_id: str, rows: Sequence[Mapping[str, Any]]) -> None:
@@ -224,21 +241,27 @@ def write_results(target_dir: Path, rows: Iterable[Mapping[str, Any]], summary: 
     return target
 
 
-def _epochless(table: pa.Table) -> bool:
-    """A schema-2 file: every column of this schema but `epoch`, every row of schema_version 2."""
-    return (
-        "epoch" not in table.schema.names
-        and "schema_version" in table.schema.names
-        and table.column("schema_version").unique().to_pylist() == [EPOCHLESS_VERSION]
-    )
+def _legacy_version(table: pa.Table) -> int | None:
+    """The older schema (LEGACY_MISSING) every row of `table` is of, else None."""
+    if "schema_version" not in table.schema.names:
+        return None
+    versions = table.column("schema_version").unique().to_pylist()
+    return versions[0] if len(versions) == 1 and versions[0] in LEGACY_MISSING else None
+
+
+def _legacy_missing(table: pa.Table) -> tuple[str, ...]:
+    """The columns an older schema's file lacks, of those its version may lack."""
+    version = _legacy_version(table)
+    return tuple(c for c in LEGACY_MISSING.get(version, ()) if c not in table.schema.names)
 
 
 def check_result_table(path: Path, table: pa.Table) -> None:
     """Raise ResultSchemaError unless `table` (read from `path`) has exactly this version's schema
-    (or schema 2's, which lacks only `epoch`)."""
+    (or an older one's still read: LEGACY_MISSING)."""
     types = {f.name: str(f.type) for f in table.schema}
-    if _epochless(table):
-        problem = schema_problem(table.schema.names, types, [c for c in COLUMNS if c != "epoch"])
+    if _legacy_version(table) is not None:
+        missing = _legacy_missing(table)
+        problem = schema_problem(table.schema.names, types, [c for c in COLUMNS if c not in missing])
     else:
         problem = schema_problem(table.schema.names, types) or (
             _version_problem(table.column("schema_version").unique().to_pylist())
@@ -249,12 +272,13 @@ def check_result_table(path: Path, table: pa.Table) -> None:
 
 def read_results(path: Path) -> list[dict[str, Any]]:
     """The rows of a published result file, after checking its schema (other schemas are refused;
-    a schema-2 file's rows come back as epoch 1)."""
+    an older one's rows come back with LEGACY_DEFAULTS)."""
     try:
         table = pq.read_table(path)
     except pa.ArrowInvalid as exc:
         raise ResultSchemaError(path, "(file)", f"not a readable Parquet file: {exc}") from None
     check_result_table(path, table)
-    if _epochless(table):
-        table = table.append_column("epoch", pa.array([1] * table.num_rows, pa.int32()))
+    for name in _legacy_missing(table):
+        value, kind = LEGACY_DEFAULTS[name]
+        table = table.append_column(name, pa.array([value] * table.num_rows, kind))
     return table.to_pylist()
