@@ -34,6 +34,20 @@ extended_evaluate_job = dg.define_asset_job(
     "(an extended_turn_results partition).",
 )
 EVALUATE_JOBS = {PAPER_BENCHMARK: EVALUATE_JOB, EXTENDED_BENCHMARK: EXTENDED_EVALUATE_JOB}
+# Each benchmark's sessions asset and evaluations asset. The paper's sessions are built whichever
+# benchmarks are chosen: the trajectory store (condition E of both) is derived from them.
+BENCHMARK_ASSETS = {PAPER_BENCHMARK: "sessions", EXTENDED_BENCHMARK: "extended_sessions"}
+TURN_RESULTS = {PAPER_BENCHMARK: "turn_results", EXTENDED_BENCHMARK: "extended_turn_results"}
+
+
+def unchosen_assets(benchmarks: tuple[str, ...]) -> set[dg.AssetKey]:
+    """The main job's assets left out when only `benchmarks` are built."""
+    return {
+        dg.AssetKey(BENCHMARK_ASSETS[b])
+        for b in BENCHMARK_ASSETS
+        if b not in benchmarks and b != PAPER_BENCHMARK
+    }
+
 
 # dbt build over every result file, then the report: what the main command ends with.
 metrics_job = dg.define_asset_job(

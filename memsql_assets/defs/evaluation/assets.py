@@ -12,6 +12,7 @@ import dagster as dg
 from memsql_assets.defs.evaluation.automation import EVALUATE_WHEN_OUT_OF_DATE, model_registry
 from memsql_assets.defs.evaluation.partitions import evaluation_partitions
 from memsql_assets.defs.evaluation.resources import EvaluationSettings
+from memsql_assets.defs.jobs import BENCHMARK_ASSETS, TURN_RESULTS
 from memsql_assets.defs.resources import MemsqlSettings, model_api_keys
 from memsql_assets.lib.code_versions import (
     EXTENDED_ONLY_CODE,
@@ -56,10 +57,6 @@ def _table(title: str, values: dict) -> str:
     return f"| {title} | EX % |\n| --- | ---: |\n" + "".join(
         f"| {k} | {v:.1f} |\n" for k, v in values.items()
     )
-
-
-TURN_RESULTS = {PAPER_BENCHMARK: "turn_results", EXTENDED_BENCHMARK: "extended_turn_results"}
-BENCHMARK_ASSETS = {PAPER_BENCHMARK: "sessions", EXTENDED_BENCHMARK: "extended_sessions"}
 
 
 def turn_results_asset(benchmark: str) -> dg.AssetsDefinition:
