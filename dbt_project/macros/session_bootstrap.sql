@@ -135,6 +135,7 @@
     bootstrap resamples, as side 'x'. -#}
 {% macro session_ex_counts(where='true') -%}
     select
+        benchmark,
         model,
         condition,
         coalesce(source, '{{ var("all_sources") }}') as source,
@@ -145,5 +146,7 @@
         count(*) filter (where ex_strict) as c
     from {{ ref('fct_turn_evaluations') }}
     where {{ where }}
-    group by grouping sets ((model, condition, source, session_id, epoch), (model, condition, session_id, epoch))
+    group by grouping sets (
+        (benchmark, model, condition, source, session_id, epoch), (benchmark, model, condition, session_id, epoch)
+    )
 {%- endmacro %}

@@ -75,6 +75,8 @@ def dbt_vars() -> dict[str, Any]:
         "error_classes": list(ERROR_CLASSES),
         "reference_models": list(REFERENCE_MODELS),
         "benchmarks": list(BENCHMARKS),
+        "paper_benchmark": PAPER_BENCHMARK,
+        "extended_benchmark": EXTENDED_BENCHMARK,
         "phenomena": list(PHENOMENA),
         # The conditions the paper evaluates (E, trajectory reuse, is this project's addition): a paper
         # claim "in each condition" is checked in these, "in each memory condition" in all but A.

@@ -13,7 +13,7 @@ with per_session as (
         {%- for v in verdicts %}
         count(*) filter (where ex_{{ v }}) as c_{{ v }}{{ ',' if not loop.last }}
         {%- endfor %}
-    from {{ ref('fct_turn_evaluations') }}
+    from {{ paper_only(ref('fct_turn_evaluations')) }}
     group by all
 )
 
@@ -36,7 +36,7 @@ select
     count(*) filter (where ex_strict <> ex_bag) as n_strict_bag_disagree,
     count(*) filter (where ex_strict <> ex_set) as n_strict_set_disagree,
     count(*) filter (where ex_bag <> ex_set) as n_bag_set_disagree
-from {{ ref('fct_turn_evaluations') }} as e
+from {{ paper_only(ref('fct_turn_evaluations')) }} as e
 {%- for v in verdicts %}
 left join {{ session_bootstrap(
     '(select model, condition, session_id, epoch, side, n, c_' ~ v ~ ' as c from per_session)', ['model', 'condition']) }}

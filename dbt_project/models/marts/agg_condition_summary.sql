@@ -1,9 +1,10 @@
--- One row per evaluated model x condition partition: the headline numbers (what `memsql` prints and
+-- One row per evaluated benchmark x model x condition partition: the headline numbers (what `memsql` prints and
 -- the report's first table shows) and where they came from; EX, memory-critical EX and turn-1 EX
 -- each with its n, standard error and session-bootstrap interval; the epochs (n_epochs; n_turns
 -- counts turns x epochs) and, for a sample run (is_sample), the sample's size in sessions (n_sessions).
 with turns as (
     select
+        benchmark,
         model,
         condition,
         count(*) as n_turns,
@@ -16,13 +17,16 @@ with turns as (
         {{ pct('count(*) filter (where ex_strict and turn_index = 1)', 'count(*) filter (where turn_index = 1)') }}
             as ex_turn1_pct,
         {{ pct('count(*) filter (where contaminated)', 'count(*)') }} as contamination_rate_pct,
+        count(*) filter (where stale_state is not null) as n_stale_checked,
+        {{ pct('count(*) filter (where stale_state)', 'count(*) filter (where stale_state is not null)') }}
+            as stale_state_rate_pct,
         count(*) filter (where gt_error is not null) as n_gt_errors,
         count(*) filter (where model_error_type is not null) as n_model_errors,
         cast(sum(total_tokens) as bigint) as total_tokens,
         sum(cost_usd) as total_cost_usd,
         avg(latency_s) as mean_latency_s
     from {{ ref('fct_turn_evaluations') }}
-    group by model, condition
+    group by benchmark, model, condition
 )
 
 select
@@ -46,13 +50,16 @@ select
     p.partition_fingerprint
 from turns as t
 inner join {{ ref('int_partitions') }} as p
-    on p.model = t.model
+    on p.benchmark = t.benchmark
+    and p.model = t.model
     and p.condition = t.condition
 inner join {{ ref('agg_ex_by_source') }} as x
-    on x.model = t.model
+    on x.benchmark = t.benchmark
+    and x.model = t.model
     and x.condition = t.condition
     and x.source = '{{ var("all_sources") }}'
 left join {{ ref('agg_ex_by_turn_depth') }} as d
-    on d.model = t.model
+    on d.benchmark = t.benchmark
+    and d.model = t.model
     and d.condition = t.condition
     and d.turn_depth = 1

@@ -1,4 +1,4 @@
--- EX % per model x condition x source, plus source = 'ALL' for the whole benchmark (grouping sets),
+-- EX % per benchmark x model x condition x source, plus source = 'ALL' for the whole benchmark (grouping sets),
 -- over all turns and over the memory-critical ones, each with its standard error and 95 % interval
 -- by the session bootstrap (docs: bootstrap_method). With several epochs, EX is their mean (every
 -- epoch covers the same turns, so it is the pooled share) and n_turns counts turns x epochs.
@@ -12,6 +12,7 @@ per_session_critical as (
 
 ex as (
     select
+        benchmark,
         model,
         condition,
         coalesce(source, '{{ var("all_sources") }}') as source,
@@ -24,7 +25,7 @@ ex as (
         {{ pct('count(*) filter (where ex_strict and memory_critical)', 'count(*) filter (where memory_critical)') }}
             as ex_memory_critical_pct
     from {{ ref('fct_turn_evaluations') }}
-    group by grouping sets ((model, condition, source), (model, condition))
+    group by grouping sets ((benchmark, model, condition, source), (benchmark, model, condition))
 )
 
 select
@@ -36,11 +37,13 @@ select
     m.ci_lo_pp as ex_memory_critical_ci_lo_pct,
     m.ci_hi_pp as ex_memory_critical_ci_hi_pct
 from ex
-left join {{ session_bootstrap('per_session', ['model', 'condition', 'source']) }} as b
-    on b.model = ex.model
+left join {{ session_bootstrap('per_session', ['benchmark', 'model', 'condition', 'source']) }} as b
+    on b.benchmark = ex.benchmark
+    and b.model = ex.model
     and b.condition = ex.condition
     and b.source = ex.source
-left join {{ session_bootstrap('per_session_critical', ['model', 'condition', 'source']) }} as m
-    on m.model = ex.model
+left join {{ session_bootstrap('per_session_critical', ['benchmark', 'model', 'condition', 'source']) }} as m
+    on m.benchmark = ex.benchmark
+    and m.model = ex.model
     and m.condition = ex.condition
     and m.source = ex.source

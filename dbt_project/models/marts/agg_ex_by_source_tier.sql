@@ -12,7 +12,7 @@ with per_session as (
         memory_critical,
         count(*) as n,
         count(*) filter (where ex_strict) as c
-    from {{ ref('fct_turn_evaluations') }}
+    from {{ paper_only(ref('fct_turn_evaluations')) }}
     group by all
 ),
 
@@ -28,7 +28,7 @@ ex as (
         count(*) filter (where memory_critical) as n_memory_critical,
         {{ pct('count(*) filter (where ex_strict and memory_critical)', 'count(*) filter (where memory_critical)') }}
             as ex_memory_critical_pct
-    from {{ ref('fct_turn_evaluations') }}
+    from {{ paper_only(ref('fct_turn_evaluations')) }}
     group by model, condition, source, tier
 )
 

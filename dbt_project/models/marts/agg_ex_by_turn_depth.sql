@@ -1,9 +1,10 @@
--- EX % per model x condition x turn depth t (turn_index), over all turns at that depth and over the
+-- EX % per benchmark x model x condition x turn depth t (turn_index), over all turns at that depth and over the
 -- memory-critical ones only (none at t = 1, hence null there); each EX with its standard error and
 -- 95 % interval by the session bootstrap (docs: bootstrap_method; one turn per session and epoch at
 -- a depth).
 with per_session as (
     select
+        benchmark,
         model,
         condition,
         turn_index as turn_depth,
@@ -18,6 +19,7 @@ with per_session as (
 
 depth as (
     select
+        benchmark,
         model,
         condition,
         turn_index as turn_depth,
@@ -29,7 +31,7 @@ depth as (
         {{ pct('count(*) filter (where ex_strict and memory_critical)', 'count(*) filter (where memory_critical)') }}
             as ex_memory_critical_pct
     from {{ ref('fct_turn_evaluations') }}
-    group by model, condition, turn_index
+    group by benchmark, model, condition, turn_index
 )
 
 select
@@ -41,11 +43,13 @@ select
     m.ci_lo_pp as ex_memory_critical_ci_lo_pct,
     m.ci_hi_pp as ex_memory_critical_ci_hi_pct
 from depth as d
-left join {{ session_bootstrap('per_session', ['model', 'condition', 'turn_depth']) }} as b
-    on b.model = d.model
+left join {{ session_bootstrap('per_session', ['benchmark', 'model', 'condition', 'turn_depth']) }} as b
+    on b.benchmark = d.benchmark
+    and b.model = d.model
     and b.condition = d.condition
     and b.turn_depth = d.turn_depth
-left join {{ session_bootstrap('(select * from per_session where memory_critical)', ['model', 'condition', 'turn_depth']) }} as m
-    on m.model = d.model
+left join {{ session_bootstrap('(select * from per_session where memory_critical)', ['benchmark', 'model', 'condition', 'turn_depth']) }} as m
+    on m.benchmark = d.benchmark
+    and m.model = d.model
     and m.condition = d.condition
     and m.turn_depth = d.turn_depth

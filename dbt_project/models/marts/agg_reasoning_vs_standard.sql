@@ -4,7 +4,7 @@
 -- Each EX carries its n, standard error and 95 % interval, and the gain its paired interval (the
 -- pair's row of agg_model_pair_gaps, turned to reasoning - standard; docs: bootstrap_method).
 with ex as (
-    select * from {{ ref('agg_ex_by_source') }}
+    select * from {{ paper_only(ref('agg_ex_by_source')) }}
 ),
 
 pairs as (
