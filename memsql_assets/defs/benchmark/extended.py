@@ -20,7 +20,8 @@ from memsql_assets.lib.benchmark.store import (
     write_profiles,
 )
 from memsql_assets.lib.code_versions import BENCHMARK_CODE, code_version
-from memsql_assets.lib.paths import benchmark_dir, source_db_path
+from memsql_assets.lib.memory.embeddings import EmbeddingCache
+from memsql_assets.lib.paths import benchmark_dir, embeddings_cache_dir, source_db_path
 from memsql_assets.lib.sources.config import SOURCE_NAMES
 from memsql_assets.lib.vocabulary import EXTENDED_BENCHMARK, PHENOMENA, REPORT_SOURCES
 
@@ -41,7 +42,8 @@ def _tag_table(turns: list) -> str:
     description="The extended benchmark (docs/specification.md, section 6): profiles by "
     "templates/extended/profiles.yaml, then each source's tagged templates (long-range references, "
     "corrections with their stale ground truth, entity switches, cross-session distractors, varied wording) "
-    "instantiated and verified against the extended invariants. Writes benchmark/extended/.",
+    "instantiated and verified against the extended invariants. Writes benchmark/extended/, and embeds its "
+    "questions into the home's embedding cache for the conditions that retrieve by similarity.",
 )
 def extended_sessions(context: dg.AssetExecutionContext, memsql: MemsqlSettings) -> dg.MaterializeResult:
     home = memsql.home_path
@@ -52,6 +54,9 @@ def extended_sessions(context: dg.AssetExecutionContext, memsql: MemsqlSettings)
     paths = write_benchmark(out, built, EXTENDED_TURNS_SCHEMA)
     turns = [t for s in built for t in s.turns]
     critical = [t for t in turns if t.memory_critical]
+    # The questions in the one batch every partition embeds them in (harness/services.py): the
+    # evaluations that run concurrently then read the vectors from disk instead of each computing them.
+    EmbeddingCache(store=embeddings_cache_dir(home)).warm([t.question for t in turns])
     digest = sha256_file(paths["turns_jsonl"])
     return dg.MaterializeResult(
         metadata={
