@@ -25,12 +25,28 @@ from memsql_assets.lib.paths import (
     memsql_home,
     source_db_path,
 )
+from memsql_assets.lib.sources.config import load_benchmarks
 from memsql_assets.lib.viewer.server import partition_url, viewer_url
-from memsql_assets.lib.vocabulary import FLOOR_CONDITION, GUESS_PROBE, REFERENCE_MODELS, REPORT_SOURCES
+from memsql_assets.lib.vocabulary import (
+    BENCHMARKS,
+    EXTENDED_BENCHMARK,
+    FLOOR_CONDITION,
+    GUESS_PROBE,
+    PAPER_BENCHMARK,
+    REFERENCE_MODELS,
+    REPORT_SOURCES,
+)
 
 # After a run that loaded torch, Chroma, dbt and Dagster, the interpreter's final garbage collections
 # took seconds in every process (this one and each worker): the heap is about to be freed anyway.
 atexit.register(gc.freeze)
+
+# The reference models `memsql run` evaluates on each benchmark, under every condition: on the extended
+# one, the harness check (gold) and the model-free bound of what each memory condition delivers.
+RUN_MODELS: dict[str, tuple[str, ...]] = {
+    PAPER_BENCHMARK: REFERENCE_MODELS,
+    EXTENDED_BENCHMARK: ("gold", "reader-probe"),
+}
 
 # Step-level DEBUG events are for the UI; the terminal gets INFO and above.
 QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
@@ -118,26 +134,30 @@ def _run(args: argparse.Namespace) -> int:
     from memsql_assets.lib.agent.conditions import CONDITIONS
 
     home = memsql_home()
-    cells = [(m, c) for m in REFERENCE_MODELS for c in CONDITIONS]
+    benchmarks = load_benchmarks()  # an unknown name: one line naming the choices, before anything is built
+    cells = {b: [(m, c) for m in RUN_MODELS[b] for c in CONDITIONS] for b in benchmarks}
     max_cost = _max_cost_allowed("run", args.max_cost)
     if max_cost is False:
         return 2
     if args.dry_run:
         answered = _answered()
-        return _print_plans([_plan(m, c, answered=answered) for m, c in cells], max_cost, dry_run=True)
+        plans = [_plan(m, c, answered=answered, benchmark=b) for b, bc in cells.items() for m, c in bc]
+        return _print_plans(plans, max_cost, dry_run=True)
     ensure_dagster_home(home)
-    workers = Workers(0 if args.skip_eval else worker_count(len(cells)))
+    workers = Workers(0 if args.skip_eval else worker_count(sum(map(len, cells.values()))))
     with _stdout_to_stderr(), DagsterInstance.get() as instance, contextlib.closing(workers):
         _observe_inputs(instance)
-        main = _main_job(instance, args.force, on_work=workers.start)  # a changed input: evaluations follow
+        # A changed input: evaluations follow.
+        main = _main_job(instance, args.force, on_work=workers.start, benchmarks=benchmarks)
         ok = main["success"] and all(main["checks"].values())
         evaluations = []
         if ok and not args.skip_eval:
             _sync_models(instance)
-            why = _partitions_out_of_date(instance, cells, args.force)
-            evaluations = _evaluate_out_of_date(instance, cells, why, workers, max_cost)
+            for b, bc in cells.items():
+                why = _partitions_out_of_date(instance, bc, args.force, b)
+                evaluations += _evaluate_out_of_date(instance, bc, why, workers, max_cost, b)
         report = _metrics_in(workers, instance, args.force) if evaluations else None
-    summary = _summary(home, main["run_id"], main["success"], main["checks"])
+    summary = _summary(home, main["run_id"], main["success"], main["checks"], benchmarks)
     summary["main_job_skipped"] = main["skipped"]
     summary["main_job_why"] = main["why"]
     summary["evaluations"] = evaluations
@@ -210,14 +230,17 @@ def _latest_checks(instance: Any, defs: Any, keys: list[Any]) -> dict[str, bool]
     }
 
 
-def _main_job(instance: Any, force: bool, on_work: Any = None) -> dict[str, Any]:
+def _main_job(
+    instance: Any, force: bool, on_work: Any = None, benchmarks: tuple[str, ...] = BENCHMARKS
+) -> dict[str, Any]:
     """Materialize the main job's assets that Dagster reports missing or stale (all with --force), run
-    after run until none is: a rebuilt asset whose data version changed makes its dependents stale."""
-    from memsql_assets.defs.jobs import MAIN_GROUPS, MAIN_JOB
+    after run until none is: a rebuilt asset whose data version changed makes its dependents stale.
+    The assets of benchmarks not in `benchmarks` are left alone."""
+    from memsql_assets.defs.jobs import MAIN_GROUPS, MAIN_JOB, unchosen_assets
     from memsql_assets.defs.planning import out_of_date
     from memsql_assets.defs.without_metrics import defs
 
-    keys = _group_keys(defs, MAIN_GROUPS)
+    keys = [k for k in _group_keys(defs, MAIN_GROUPS) if k not in unchosen_assets(benchmarks)]
     job = defs.resolve_job_def(MAIN_JOB)
     run_ids: list[str] = []
     why: dict[str, str] = {}
@@ -246,19 +269,20 @@ def _main_job(instance: Any, force: bool, on_work: Any = None) -> dict[str, Any]
 
 
 def _partitions_out_of_date(
-    instance: Any, cells: list[tuple[str, str]], force: bool
+    instance: Any, cells: list[tuple[str, str]], force: bool, benchmark: str = PAPER_BENCHMARK
 ) -> dict[tuple[str, str], str | None]:
-    """Why each (model, condition) partition must be evaluated (None: Dagster reports it current)."""
+    """Why each (model, condition) partition of `benchmark` must be evaluated (None: Dagster reports it current)."""
     import dagster as dg
 
     from memsql_assets.defs.evaluation.partitions import partition_key
+    from memsql_assets.defs.jobs import TURN_RESULTS
     from memsql_assets.defs.planning import stale_status, why_out_of_date
     from memsql_assets.defs.without_metrics import defs
 
     if force:
         return dict.fromkeys(cells, "forced")
     resolver = stale_status(instance, defs)  # partitions do not depend on one another: one resolver
-    key = dg.AssetKey("turn_results")
+    key = dg.AssetKey(TURN_RESULTS[benchmark])
     return {(m, c): why_out_of_date(resolver, key, partition_key(m, c)) for m, c in cells}
 
 
@@ -268,6 +292,7 @@ def _evaluate_out_of_date(
     why: dict[tuple[str, str], str | None],
     workers: Any = None,
     max_cost: float | None = None,
+    benchmark: str = PAPER_BENCHMARK,
 ) -> list[dict[str, Any]]:
     """Evaluate the partitions Dagster reports out of date (and samples), as concurrent Dagster runs
     on every core (`workers`, a concurrent_runs.Workers; None: this process alone); the others report
@@ -280,22 +305,33 @@ def _evaluate_out_of_date(
     out: dict[tuple[str, str], dict[str, Any]] = {}
     epochs: dict[tuple[str, str], int | None] = {}
     for m, c in cells:
-        path = partition_dir(memsql_home(), m, c) / SUMMARY_FILE
+        path = partition_dir(memsql_home(), m, c, benchmark) / SUMMARY_FILE
         summary = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-        had = full_epochs(memsql_home(), m, c)  # a sample's epochs never become the partition's
+        had = full_epochs(memsql_home(), m, c, benchmark)  # a sample's epochs never become the partition's
         epochs[(m, c)] = had if had > 1 else None
         if why[(m, c)] is None:
             wave_size = _wave_size_now(m) if summary.get("wave_size") is not None else None
             if summary.get("complete") is False:  # current, but a sample (`eval --sessions`)
-                why[(m, c)] = f"a sample of {summary.get('sessions')} sessions: the full run reuses its answers"
+                why[(m, c)] = (
+                    f"a sample of {summary.get('sessions')} sessions: the full run reuses its answers"
+                )
             elif wave_size != summary.get("wave_size"):  # rows are a function of W, which is not an input
                 why[(m, c)] = f"ran in waves of {summary['wave_size']}, now {wave_size}"
             else:
-                out[(m, c)] = {"model": m, "condition": c, **summary, "skipped": "up to date", "success": True}
+                out[(m, c)] = {
+                    "model": m,
+                    "condition": c,
+                    **summary,
+                    "benchmark": benchmark,
+                    "skipped": "up to date",
+                    "success": True,
+                }
     # Largest first (the conditions grow in cost), so that no run is left alone at the end.
     conditions = list(dict.fromkeys(c for _, c in cells))
-    todo = sorted((c for c in cells if c not in out), key=lambda cell: conditions.index(cell[1]), reverse=True)
-    out.update(_over_budget(todo, epochs, max_cost))
+    todo = sorted(
+        (c for c in cells if c not in out), key=lambda cell: conditions.index(cell[1]), reverse=True
+    )
+    out.update(_over_budget(todo, epochs, max_cost, benchmark))
     todo = [cell for cell in todo if cell not in out]
     if workers is not None and len(todo) > 1:
         workers.start()
@@ -304,12 +340,12 @@ def _evaluate_out_of_date(
     with redis_connection(memsql_home()) if pool else contextlib.nullcontext():
         done = run_cells(
             todo,
-            lambda m, c: _evaluate(instance, m, c, epochs=epochs[(m, c)]),
-            functools.partial(_evaluate_in_worker, epochs=epochs),
+            lambda m, c: _evaluate(instance, m, c, epochs=epochs[(m, c)], benchmark=benchmark),
+            functools.partial(_evaluate_in_worker, epochs=epochs, benchmark=benchmark),
             pool,
             workers.n if pool else 0,
         )
-    out.update({cell: {**result, "why": why[cell]} for cell, result in done.items()})
+    out.update({cell: {**result, "benchmark": benchmark, "why": why[cell]} for cell, result in done.items()})
     return [out[cell] for cell in cells]
 
 
@@ -323,13 +359,17 @@ def _wave_size_now(model: str) -> int:
 
 
 def _evaluate_in_worker(
-    model: str, condition: str, epochs: dict[tuple[str, str], int | None] | None = None
+    model: str,
+    condition: str,
+    epochs: dict[tuple[str, str], int | None] | None = None,
+    benchmark: str = PAPER_BENCHMARK,
 ) -> dict[str, Any]:
     """One partition in a worker process of `memsql run` (its environment names the same instance)."""
     from dagster import DagsterInstance
 
     with DagsterInstance.get() as instance:
-        return _evaluate(instance, model, condition, epochs=(epochs or {}).get((model, condition)))
+        epochs_now = (epochs or {}).get((model, condition))
+        return _evaluate(instance, model, condition, epochs=epochs_now, benchmark=benchmark)
 
 
 def _evaluate(
@@ -339,6 +379,7 @@ def _evaluate(
     sessions: int | None = None,
     epochs: int | None = None,
     only_failed: bool = False,
+    benchmark: str = PAPER_BENCHMARK,
 ) -> dict[str, Any]:
     """One turn_results partition through Dagster (recorded in the instance); returns its summary.
     `sessions`: a sample run of that many sessions; `epochs`: independent samples of every turn
@@ -346,7 +387,7 @@ def _evaluate(
     without the dbt metrics: no evaluation process pays for importing those."""
     from memsql_assets.defs.evaluation.partitions import model_partitions, partition_key
     from memsql_assets.defs.evaluation.resources import SAMPLE_TAG
-    from memsql_assets.defs.jobs import EVALUATE_JOB
+    from memsql_assets.defs.jobs import EVALUATE_JOBS
     from memsql_assets.defs.without_metrics import defs
     from memsql_assets.lib.agent.conditions import get_condition
     from memsql_assets.lib.harness.results import SUMMARY_FILE, output_dir
@@ -367,7 +408,7 @@ def _evaluate(
 
         with _stdout_to_stderr():  # the code server it starts logs to stdout, which carries the summary
             return submit_evaluation(instance, model, condition, run_config)
-    result = defs.resolve_job_def(EVALUATE_JOB).execute_in_process(
+    result = defs.resolve_job_def(EVALUATE_JOBS[benchmark]).execute_in_process(
         instance=instance,
         partition_key=partition_key(model, condition),
         raise_on_error=False,
@@ -375,8 +416,13 @@ def _evaluate(
         tags={SAMPLE_TAG: str(sessions)} if sessions is not None else None,
     )
     checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
-    summary_path = output_dir(memsql_home(), model, condition, sessions) / SUMMARY_FILE
-    out: dict[str, Any] = {"model": model, "condition": condition, "run_id": result.run_id}
+    summary_path = output_dir(memsql_home(), model, condition, sessions, benchmark) / SUMMARY_FILE
+    out: dict[str, Any] = {
+        "model": model,
+        "condition": condition,
+        "run_id": result.run_id,
+        "benchmark": benchmark,
+    }
     if result.success and summary_path.exists():
         out.update(json.loads(summary_path.read_text(encoding="utf-8")))
     else:
@@ -631,13 +677,41 @@ def _print_evaluations(rows: list[dict[str, Any]]) -> None:
             f"  {e['model']:<14} {e['condition']:<6} {e['ex_strict']:>6.1f} {ci_text:>13} {'-' if e['ex_memory_critical'] is None else format(e['ex_memory_critical'], '.1f'):>9} "
             f"{floor_text if e['condition'] == FLOOR_CONDITION else '':>7} {e['calls']:>6} {e['cache_hits']:>6}  {classes}"
             + sample
+            + (
+                f"  stale {e['stale_state']}/{e['stale_turns']}, contaminated {e['contaminated']}"
+                if e.get("stale_turns")
+                else ""
+            )
             + ("  (up to date)" if e.get("skipped") else "")
         )
         for warning in e.get("warnings", []):
             print(f"  warning: {warning}")
 
 
-def _summary(home: Path, run_id: str, success: bool, checks: dict[str, bool]) -> dict[str, Any]:
+def _extended_summary(home: Path) -> dict[str, Any] | None:
+    """The extended benchmark's composition: sessions, turns and memory-critical turns, turns by tag."""
+    from memsql_assets.lib.benchmark.store import read_turns
+
+    bench = benchmark_dir(home, EXTENDED_BENCHMARK)
+    if not (bench / "turns.jsonl").exists():
+        return None
+    turns = read_turns(bench)
+    critical = [t for t in turns if t["memory_critical"]]
+    return {
+        "sessions": len({t["session_id"] for t in turns}),
+        "turns": len(turns),
+        "memory_critical": len(critical),
+        "beyond_five_turns": sum(t["recall_distance"] > 5 for t in critical),
+        "sessions_by_source": dict(
+            sorted(Counter(t["source"] for t in turns if t["turn_index"] == 1).items())
+        ),
+        "turns_by_tag": dict(sorted(Counter(t["tag"] for t in turns).items())),
+    }
+
+
+def _summary(
+    home: Path, run_id: str, success: bool, checks: dict[str, bool], benchmarks: tuple[str, ...] = BENCHMARKS
+) -> dict[str, Any]:
     from memsql_assets.lib.benchmark.store import read_turns
     from memsql_assets.lib.sources.build import describe_source
     from memsql_assets.lib.sources.config import SOURCE_NAMES
@@ -654,6 +728,9 @@ def _summary(home: Path, run_id: str, success: bool, checks: dict[str, bool]) ->
                 "sha256": b.content_hash[:12],
             }
     summary["sources"] = sources
+    summary["benchmarks"] = list(benchmarks)
+    if EXTENDED_BENCHMARK in benchmarks:
+        summary["extended_benchmark"] = _extended_summary(home)
     bench = benchmark_dir(home)
     if (bench / "turns.jsonl").exists():
         turns = read_turns(bench)
@@ -674,6 +751,8 @@ def _summary(home: Path, run_id: str, success: bool, checks: dict[str, bool]) ->
 
 
 def _print_summary(s: dict[str, Any]) -> None:
+    from memsql_assets.defs.jobs import TURN_RESULTS
+
     state = "SUCCESS" if s["success"] else "FAILED"
     if s.get("main_job_skipped"):
         state = "up to date, not re-run"
@@ -695,12 +774,24 @@ def _print_summary(s: dict[str, Any]) -> None:
             cells = [b["sessions_by_source_tier"].get(f"{src}-T{t}", 0) for t in (1, 2, 3)]
             turns = sum(b["turns_by_source_tier"].get(f"{src}-T{t}", 0) for t in (1, 2, 3))
             print(f"  {src:<6} {cells[0]:>4} {cells[1]:>4} {cells[2]:>4}   {turns:>5}")
+    x = s.get("extended_benchmark")
+    if x:
+        print(
+            f"\nextended benchmark: {x['sessions']} sessions, {x['turns']} turns, {x['memory_critical']} "
+            f"memory-critical ({x['beyond_five_turns']} need a value from beyond five turns)"
+        )
+        print("  sessions: " + ", ".join(f"{k} {v}" for k, v in x["sessions_by_source"].items()))
+        print("  turns by tag: " + ", ".join(f"{k} {v}" for k, v in x["turns_by_tag"].items()))
     print("\nchecks:")
     for name, passed in sorted(s["checks"].items()):
         print(f"  {'PASS' if passed else 'FAIL'}  {name}")
     if s.get("evaluations"):
-        print("\nreference evaluations (turn_results partitions; `memsql run --force` recomputes all):")
-        _print_evaluations(s["evaluations"])
+        print("\nreference evaluations (`memsql run --force` recomputes all):")
+        for benchmark in BENCHMARKS:
+            rows = [e for e in s["evaluations"] if e.get("benchmark", PAPER_BENCHMARK) == benchmark]
+            if rows:
+                print(f"  {benchmark} benchmark ({TURN_RESULTS[benchmark]} partitions):")
+                _print_evaluations(rows)
     report = s.get("report")
     if report:
         state = "  FAILED: see the Dagster run" if not report["success"] else ""
@@ -846,6 +937,7 @@ def _plan(
     retry_errors: bool = False,
     answered: Any = None,
     only_failed: bool = False,
+    benchmark: str = PAPER_BENCHMARK,
 ) -> Any:
     """What evaluating `model` under `condition` would ask of the model now (harness/plan.py)."""
     from memsql_assets.lib.agent.conditions import get_condition
@@ -854,7 +946,9 @@ def _plan(
 
     get_condition(condition)  # unknown condition: a clear error
     entry = load_registry().get(model)
-    return plan_partition(memsql_home(), entry, condition, sessions, epochs, retry_errors, answered, only_failed)
+    return plan_partition(
+        memsql_home(), entry, condition, sessions, epochs, retry_errors, answered, only_failed, benchmark
+    )
 
 
 def _answered() -> Any:
@@ -883,7 +977,10 @@ def _print_plans(plans: list[Any], max_cost: float | None, dry_run: bool) -> int
 
 
 def _over_budget(
-    todo: list[tuple[str, str]], epochs: dict[tuple[str, str], int | None], max_cost: float | None
+    todo: list[tuple[str, str]],
+    epochs: dict[tuple[str, str], int | None],
+    max_cost: float | None,
+    benchmark: str = PAPER_BENCHMARK,
 ) -> dict[tuple[str, str], dict[str, Any]]:
     """The partitions `memsql run` leaves out because their bound exceeds --max-cost; each plan is
     printed (to stderr) before an API or local model is asked."""
@@ -894,7 +991,7 @@ def _over_budget(
         if max_cost is None and _builtin(m):
             continue
         answered = _answered() if answered is None else answered
-        plan = _plan(m, c, epochs=epochs.get((m, c)), answered=answered)
+        plan = _plan(m, c, epochs=epochs.get((m, c)), answered=answered, benchmark=benchmark)
         print(f"memsql run: {plan.describe()}", file=sys.stderr)
         if plan.exceeds(max_cost):
             error = f"not run: its cost bound exceeds --max-cost ${max_cost:,.2f}"

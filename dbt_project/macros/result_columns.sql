@@ -1,8 +1,8 @@
 {#- The result-file columns dbt uses, with their DuckDB types (memsql_assets/lib/harness/results.py
     RESULT_SCHEMA). One list serves both the "files exist" and the "no file yet" branches of
     stg_turn_results, so the two cannot drift apart. `epoch` is not in it: files of schema 2 lack
-    it, and stg_turn_results reads them as epoch 1. Files before schema 4 lack reasoning_tokens:
-    stg_turn_results reads any column no file has as null. -#}
+    it, and stg_turn_results reads them as epoch 1. Files before schema 4 lack reasoning_tokens,
+    retries and stale_state: stg_turn_results reads any column no file has as null. -#}
 {% macro result_columns() -%}
 {{ return([
     ('session_id', 'varchar'),
@@ -20,6 +20,7 @@
     ('contaminated', 'boolean'),
     ('contamination_source', 'varchar'),
     ('fallback_match', 'boolean'),
+    ('stale_state', 'boolean'),
     ('gt_error', 'varchar'),
     ('model_error_type', 'varchar'),
     ('prompt_tokens', 'bigint'),

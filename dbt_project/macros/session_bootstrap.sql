@@ -128,9 +128,11 @@
 {%- endmacro %}
 
 {#- Turns (n) and strictly correct turns (c) per model x condition x source x session x epoch, plus
-    source = 'ALL' (grouping sets): the clusters the paired session bootstrap resamples, as side 'x'. -#}
-{% macro session_ex_counts() -%}
+    source = 'ALL' (grouping sets), over the turns `where` selects: the clusters the paired session
+    bootstrap resamples, as side 'x'. -#}
+{% macro session_ex_counts(where='true') -%}
     select
+        benchmark,
         model,
         condition,
         coalesce(source, '{{ var("all_sources") }}') as source,
@@ -140,5 +142,8 @@
         count(*) as n,
         count(*) filter (where ex_strict) as c
     from {{ ref('fct_turn_evaluations') }}
-    group by grouping sets ((model, condition, source, session_id, epoch), (model, condition, session_id, epoch))
+    where {{ where }}
+    group by grouping sets (
+        (benchmark, model, condition, source, session_id, epoch), (benchmark, model, condition, session_id, epoch)
+    )
 {%- endmacro %}

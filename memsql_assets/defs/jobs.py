@@ -4,6 +4,7 @@ import dagster as dg
 
 from memsql_assets.defs.evaluation.partitions import evaluation_partitions
 from memsql_assets.lib.sources.config import SOURCE_NAMES
+from memsql_assets.lib.vocabulary import EXTENDED_BENCHMARK, PAPER_BENCHMARK
 
 MAIN_JOB = "memsql_main"
 EVALUATE_JOB = "evaluate"
@@ -17,13 +18,36 @@ main_job = dg.define_asset_job(
     description="Sources -> profiles -> sessions, semantic memory and the trajectory store, with blocking checks.",
 )
 
-# One run per (model, condition) partition: automation, backfills and `memsql eval` use it.
+# One run per (model, condition) partition of one benchmark: automation, backfills and `memsql eval` use them.
 evaluate_job = dg.define_asset_job(
     EVALUATE_JOB,
     selection=dg.AssetSelection.assets("turn_results"),
     partitions_def=evaluation_partitions,
-    description="Evaluate one model under one memory condition (a turn_results partition).",
+    description="Evaluate one model under one memory condition on the paper benchmark (a turn_results partition).",
 )
+EXTENDED_EVALUATE_JOB = "evaluate_extended"
+extended_evaluate_job = dg.define_asset_job(
+    EXTENDED_EVALUATE_JOB,
+    selection=dg.AssetSelection.assets("extended_turn_results"),
+    partitions_def=evaluation_partitions,
+    description="Evaluate one model under one memory condition on the extended benchmark "
+    "(an extended_turn_results partition).",
+)
+EVALUATE_JOBS = {PAPER_BENCHMARK: EVALUATE_JOB, EXTENDED_BENCHMARK: EXTENDED_EVALUATE_JOB}
+# Each benchmark's sessions asset and evaluations asset. The paper's sessions are built whichever
+# benchmarks are chosen: the trajectory store (condition E of both) is derived from them.
+BENCHMARK_ASSETS = {PAPER_BENCHMARK: "sessions", EXTENDED_BENCHMARK: "extended_sessions"}
+TURN_RESULTS = {PAPER_BENCHMARK: "turn_results", EXTENDED_BENCHMARK: "extended_turn_results"}
+
+
+def unchosen_assets(benchmarks: tuple[str, ...]) -> set[dg.AssetKey]:
+    """The main job's assets left out when only `benchmarks` are built."""
+    return {
+        dg.AssetKey(BENCHMARK_ASSETS[b])
+        for b in BENCHMARK_ASSETS
+        if b not in benchmarks and b != PAPER_BENCHMARK
+    }
+
 
 # dbt build over every result file, then the report: what the main command ends with.
 metrics_job = dg.define_asset_job(

@@ -32,11 +32,15 @@ def _code_files(part: Path) -> list[Path]:
     )
 
 
-def code_version(*parts: str, root: Path = PACKAGE_ROOT) -> str:
-    """Hash of the code files under `parts` (folders or files relative to memsql_assets/)."""
+def code_version(*parts: str, root: Path = PACKAGE_ROOT, exclude: tuple[str, ...] = ()) -> str:
+    """Hash of the code files under `parts` (folders or files relative to memsql_assets/), but
+    those under `exclude`."""
     h = hashlib.sha256()
+    left_out = [root / e for e in exclude]
     for part in sorted(parts):
         for path in _code_files(root / part):
+            if any(path == e or path.is_relative_to(e) for e in left_out):
+                continue
             h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()[:16]
 
@@ -59,3 +63,6 @@ HARNESS_CODE = (
     "lib/trajectories",
 )
 REPORT_CODE = ("lib/report",)
+# Code only the extended benchmark runs: the paper benchmark's assets leave it out of their versions,
+# so that editing an extended template never makes the paper benchmark or its evaluations stale.
+EXTENDED_ONLY_CODE = ("lib/benchmark/extended.py", "lib/benchmark/templates/extended")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from memsql_assets.lib.vocabulary import PAPER_BENCHMARK
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -22,8 +24,20 @@ def source_db_path(home: Path, source_name: str) -> Path:
     return sources_dir(home) / f"{source_name}.sqlite"
 
 
-def benchmark_dir(home: Path) -> Path:
-    return home / "benchmark"
+def benchmark_dir(home: Path, benchmark: str = PAPER_BENCHMARK) -> Path:
+    """The paper benchmark's files at benchmark/, another benchmark's in its own folder below it."""
+    base = home / "benchmark"
+    return base if benchmark == PAPER_BENCHMARK else base / benchmark
+
+
+def results_root(home: Path, benchmark: str = PAPER_BENCHMARK) -> Path:
+    """Full evaluations: results/ for the paper benchmark, results_<name>/ for another one, so
+    that neither benchmark's glob (dbt's sources, the viewer) ever reads the other's files."""
+    return home / ("results" if benchmark == PAPER_BENCHMARK else f"results_{benchmark}")
+
+
+def samples_root(home: Path, benchmark: str = PAPER_BENCHMARK) -> Path:
+    return home / ("samples" if benchmark == PAPER_BENCHMARK else f"samples_{benchmark}")
 
 
 def dagster_home(home: Path) -> Path:

@@ -85,6 +85,8 @@ def dbt_vars() -> dict[str, Any]:
         "floor_condition": FLOOR_CONDITION,
         "guess_floor_max_pct": GUESS_FLOOR_MAX_PCT,
         "benchmarks": list(BENCHMARKS),
+        "paper_benchmark": PAPER_BENCHMARK,
+        "extended_benchmark": EXTENDED_BENCHMARK,
         "phenomena": list(PHENOMENA),
         # The conditions the paper evaluates (E, trajectory reuse, is this project's addition): a paper
         # claim "in each condition" is checked in these, "in each memory condition" in all but A.
@@ -102,6 +104,8 @@ def gx_params() -> dict[str, Any]:
     return {
         "sources": list(REPORT_SOURCES),
         "session_id_regex": f"^(?:{'|'.join(REPORT_SOURCES)})-[123]-[0-9]{{3}}$",
+        "extended_session_id_regex": f"^(?:{'|'.join(REPORT_SOURCES)})-X-[0-9]{{3}}$",
+        "phenomena": list(PHENOMENA),
     }
 
 

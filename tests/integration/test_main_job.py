@@ -95,6 +95,11 @@ def test_main_job_materializes_everything_and_checks_pass(memsql_home):
             "ground_truth_executes",
             "answers_unambiguous",
             "final_sql_executes",
+            # The extended benchmark's, beside them (the group `benchmark` builds both).
+            "extended_sessions_suite",
+            "extended_turns_suite",
+            "extended_ground_truth_executes",
+            "extended_answers_unambiguous",
         }
         assert all(e.passed for e in evaluations.values()), {k: e.description for k, e in evaluations.items()}
         gt = evaluations["ground_truth_executes"].metadata
@@ -110,6 +115,7 @@ def test_main_job_materializes_everything_and_checks_pass(memsql_home):
             "northwind",
             "profiles",
             "sessions",
+            "extended_sessions",
             "semantic_memory",
             "synthetic_questions",
             "trajectory_store",

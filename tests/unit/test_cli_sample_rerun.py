@@ -47,7 +47,7 @@ def test_a_partition_run_in_waves_of_another_size_is_evaluated_again(tmp_path, m
 def test_a_partition_is_evaluated_again_with_the_epochs_it_has(tmp_path, monkeypatch):
     monkeypatch.setenv("MEMSQL_HOME", str(tmp_path))
     ran = []
-    monkeypatch.setattr(cli, "_evaluate", lambda instance, m, c, epochs=None: ran.append(epochs) or {"model": m})
+    monkeypatch.setattr(cli, "_evaluate", lambda instance, m, c, epochs=None, benchmark=None: ran.append(epochs) or {"model": m})
     _write_summary(tmp_path, complete=True, epochs=2)
     assert cli._evaluate_out_of_date(None, [CELL], {CELL: None})[0]["skipped"] == "up to date"
     cli._evaluate_out_of_date(None, [CELL], {CELL: "has a new code version"})

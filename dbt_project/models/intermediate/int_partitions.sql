@@ -1,4 +1,4 @@
--- One row per result file = one evaluated model x condition partition: where it is, its identity
+-- One row per result file = one evaluated benchmark x model x condition partition: where it is, its identity
 -- (partition_fingerprint), and whether it can be used (evaluated against the current benchmark, and
 -- complete, or a sample run of whole sessions). A file holds one or more epochs (independent samples
 -- of every turn, numbered 1 … n_epochs); each epoch must cover the same turns.
@@ -54,12 +54,14 @@ partial_sessions as (
 
 benchmark as (
     select
+        v.benchmark,
         v.benchmark_version,
-        (select count(*) from {{ ref('stg_turns') }}) as n_benchmark_turns
+        (select count(*) from {{ ref('stg_turns') }} as t where t.benchmark = v.benchmark) as n_benchmark_turns
     from {{ ref('stg_benchmark_version') }} as v
 )
 
 select
+    f.benchmark,
     f.model,
     f.condition,
     f.condition || '|' || f.model as dagster_partition_key,
@@ -88,4 +90,4 @@ from files as f
 left join file_rows as r on r.result_file = f.result_file
 left join partial_sessions as ps on ps.result_file = f.result_file
 left join uneven_epochs as ue on ue.result_file = f.result_file
-cross join benchmark as b
+left join benchmark as b on b.benchmark = f.benchmark

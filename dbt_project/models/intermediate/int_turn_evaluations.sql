@@ -4,6 +4,7 @@
 -- the test assert_results_agree_with_benchmark checks that the result files carry the same ones.
 select
     r.model || '|' || r.condition || '|' || t.turn_key || '|' || cast(r.epoch as varchar) as turn_evaluation_id,
+    r.benchmark,
     r.model,
     r.condition,
     r.session_id,
@@ -23,6 +24,9 @@ select
     r.contaminated,
     r.contamination_source,
     r.fallback_match,
+    r.stale_state,
+    t.tag,
+    t.recall_distance,
     -- Another session's episode supplied a resolved key: only then can the turn be contaminated.
     coalesce(len(list_filter(
         from_json(r.supplying_sessions, '["VARCHAR"]'), lambda s: s <> r.session_id
@@ -59,5 +63,6 @@ inner join {{ ref('int_partitions') }} as p
     and p.is_current_benchmark
     and (p.is_complete or p.is_sample)
 inner join {{ ref('stg_turns') }} as t
-    on t.session_id = r.session_id
+    on t.benchmark = r.benchmark
+    and t.session_id = r.session_id
     and t.turn_index = r.turn_index

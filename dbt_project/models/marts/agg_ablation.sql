@@ -6,7 +6,7 @@
 -- its own (docs: bootstrap_method). With several epochs, a condition's EX is their mean.
 {%- set terms = [('win', 'B_wm5', 'B'), ('ep', 'C', 'B_wm5'), ('sem', 'D', 'C'), ('net', 'D', 'B'), ('traj', 'E', 'B_wm5')] %}
 with ex as (
-    select * from {{ ref('agg_ex_by_source') }}
+    select * from {{ paper_only(ref('agg_ex_by_source')) }}
 ),
 
 pivoted as (
@@ -29,7 +29,7 @@ pivoted as (
 ),
 
 per_session as (
-    {{ session_ex_counts() }}
+    {{ session_ex_counts("benchmark = '" ~ var('paper_benchmark') ~ "'") }}
 ),
 
 terms as (

@@ -20,5 +20,5 @@ select
     count(*) filter (where ex_strict <> ex_bag) as n_strict_bag_disagree,
     count(*) filter (where ex_strict <> ex_set) as n_strict_set_disagree,
     count(*) filter (where ex_bag <> ex_set) as n_bag_set_disagree
-from {{ ref('fct_turn_evaluations') }}
+from {{ paper_only(ref('fct_turn_evaluations')) }}
 group by model, condition

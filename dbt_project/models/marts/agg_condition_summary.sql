@@ -1,4 +1,4 @@
--- One row per evaluated model x condition partition: the headline numbers (what `memsql` prints and
+-- One row per evaluated benchmark x model x condition partition: the headline numbers (what `memsql` prints and
 -- the report's first table shows) and where they came from; EX, memory-critical EX and turn-1 EX
 -- each with its n and its Wilson interval over sessions; the epochs (n_epochs; n_turns
 -- counts turns x epochs) and, for a sample run (is_sample), the sample's size in sessions (n_sessions);
@@ -6,6 +6,7 @@
 -- model's A against.
 with turns as (
     select
+        benchmark,
         model,
         condition,
         count(*) as n_turns,
@@ -18,6 +19,9 @@ with turns as (
         {{ pct('count(*) filter (where ex_strict and turn_index = 1)', 'count(*) filter (where turn_index = 1)') }}
             as ex_turn1_pct,
         {{ pct('count(*) filter (where contaminated)', 'count(*)') }} as contamination_rate_pct,
+        count(*) filter (where stale_state is not null) as n_stale_checked,
+        {{ pct('count(*) filter (where stale_state)', 'count(*) filter (where stale_state is not null)') }}
+            as stale_state_rate_pct,
         count(*) filter (where gt_error is not null) as n_gt_errors,
         count(*) filter (where model_error_type is not null) as n_model_errors,
         count(*) filter (where retries > 0) as n_retried_turns,
@@ -25,13 +29,15 @@ with turns as (
         sum(cost_usd) as total_cost_usd,
         avg(latency_s) as mean_latency_s
     from {{ ref('fct_turn_evaluations') }}
-    group by model, condition
+    group by benchmark, model, condition
 ),
 
 floor as (
     select ex_memory_critical_pct as guess_floor_pct
     from turns
-    where model = '{{ var("guess_probe") }}' and condition = '{{ var("floor_condition") }}'
+    where benchmark = '{{ var("paper_benchmark") }}'
+        and model = '{{ var("guess_probe") }}'
+        and condition = '{{ var("floor_condition") }}'
 )
 
 select
@@ -53,15 +59,20 @@ select
     f.guess_floor_pct,
     t.ex_memory_critical_pct - f.guess_floor_pct as above_floor_pp
 from turns as t
-cross join (select max(guess_floor_pct) as guess_floor_pct from floor) as f
+-- the paper benchmark's floor, on its rows only: guess-probe does not run on the extended benchmark
+left join (select max(guess_floor_pct) as guess_floor_pct from floor) as f
+    on t.benchmark = '{{ var("paper_benchmark") }}'
 inner join {{ ref('int_partitions') }} as p
-    on p.model = t.model
+    on p.benchmark = t.benchmark
+    and p.model = t.model
     and p.condition = t.condition
 inner join {{ ref('agg_ex_by_source') }} as x
-    on x.model = t.model
+    on x.benchmark = t.benchmark
+    and x.model = t.model
     and x.condition = t.condition
     and x.source = '{{ var("all_sources") }}'
 left join {{ ref('agg_ex_by_turn_depth') }} as d
-    on d.model = t.model
+    on d.benchmark = t.benchmark
+    and d.model = t.model
     and d.condition = t.condition
     and d.turn_depth = 1

@@ -1,9 +1,10 @@
--- Cross-session contamination per model x condition, two ways (lib/evaluation/contamination.py).
+-- Cross-session contamination per benchmark x model x condition, two ways (lib/evaluation/contamination.py).
 -- By provenance: a failed turn whose result equals its ground truth with the profile of a session
 -- whose episode supplied a resolved key (only turns supplied by another session can be).
 -- The paper's fallback: a failed turn whose result equals its fallback SQL's, the next session's
 -- ground truth (only memory-critical turns carry one).
 select
+    benchmark,
     model,
     condition,
     count(*) as n_turns,
@@ -20,4 +21,4 @@ select
     {{ pct('count(*) filter (where fallback_match)', 'count(*) filter (where has_fallback)') }}
         as fallback_match_rate_pct
 from {{ ref('fct_turn_evaluations') }}
-group by model, condition
+group by benchmark, model, condition

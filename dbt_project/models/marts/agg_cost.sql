@@ -20,5 +20,5 @@ select
     avg(cost_usd) as cost_per_turn_usd,
     sum(cost_usd) / nullif(count(*) filter (where ex_strict), 0) as cost_per_correct_turn_usd,
     avg(retrieval_ms) as mean_retrieval_ms
-from {{ ref('fct_turn_evaluations') }}
+from {{ paper_only(ref('fct_turn_evaluations')) }}
 group by model, condition

@@ -16,7 +16,7 @@ turns as (
         t.missing_keys = '[]' as all_keys_resolved,
         len(list_filter(from_json(t.retrieved_sessions, '["VARCHAR"]'), lambda s: s <> t.session_id)) > 0
             as retrieved_other_session
-    from {{ ref('fct_turn_evaluations') }} as t
+    from {{ paper_only(ref('fct_turn_evaluations')) }} as t
 )
 
 select

@@ -2,7 +2,7 @@
 -- has a row for every partition), in % of the partition's turns. Shares of a partition sum to 100.
 with partitions as (
     select model, condition, count(*) as n_partition_turns
-    from {{ ref('fct_turn_evaluations') }}
+    from {{ paper_only(ref('fct_turn_evaluations')) }}
     group by model, condition
 ),
 
@@ -12,7 +12,7 @@ classes as (
 
 counts as (
     select model, condition, error_class, count(*) as n_turns
-    from {{ ref('fct_turn_evaluations') }}
+    from {{ paper_only(ref('fct_turn_evaluations')) }}
     group by model, condition, error_class
 )
 

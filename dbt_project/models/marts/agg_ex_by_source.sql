@@ -1,9 +1,10 @@
--- EX % per model x condition x source, plus source = 'ALL' for the whole benchmark (grouping sets),
+-- EX % per benchmark x model x condition x source, plus source = 'ALL' for the whole benchmark (grouping sets),
 -- over all turns and over the memory-critical ones, each with its 95 % Wilson interval over sessions
 -- (docs: interval_method). With several epochs, EX is their mean (every epoch covers the same turns,
 -- so it is the pooled share) and n_turns counts turns x epochs.
 with ex as (
     select
+        benchmark,
         model,
         condition,
         coalesce(source, '{{ var("all_sources") }}') as source,
@@ -18,7 +19,7 @@ with ex as (
         {{ pct('count(*) filter (where ex_strict and memory_critical)', 'count(*) filter (where memory_critical)') }}
             as ex_memory_critical_pct
     from {{ ref('fct_turn_evaluations') }}
-    group by grouping sets ((model, condition, source), (model, condition))
+    group by grouping sets ((benchmark, model, condition, source), (benchmark, model, condition))
 )
 
 select

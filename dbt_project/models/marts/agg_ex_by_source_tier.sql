@@ -15,7 +15,7 @@ with ex as (
         count(*) filter (where ex_strict and memory_critical) as n_memory_critical_correct,
         {{ pct('count(*) filter (where ex_strict and memory_critical)', 'count(*) filter (where memory_critical)') }}
             as ex_memory_critical_pct
-    from {{ ref('fct_turn_evaluations') }}
+    from {{ paper_only(ref('fct_turn_evaluations')) }}
     group by model, condition, source, tier
 )
 

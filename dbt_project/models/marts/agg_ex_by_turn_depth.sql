@@ -1,8 +1,9 @@
--- EX % per model x condition x turn depth t (turn_index), over all turns at that depth and over the
+-- EX % per benchmark x model x condition x turn depth t (turn_index), over all turns at that depth and over the
 -- memory-critical ones only (none at t = 1, hence null there); each EX with its 95 % Wilson
 -- interval over sessions (docs: interval_method; one turn per session and epoch at a depth).
 with depth as (
     select
+        benchmark,
         model,
         condition,
         turn_index as turn_depth,
@@ -16,7 +17,7 @@ with depth as (
         {{ pct('count(*) filter (where ex_strict and memory_critical)', 'count(*) filter (where memory_critical)') }}
             as ex_memory_critical_pct
     from {{ ref('fct_turn_evaluations') }}
-    group by model, condition, turn_index
+    group by benchmark, model, condition, turn_index
 )
 
 select

@@ -3,7 +3,7 @@
 -- where the model has no condition-A result at that depth. Its interval pairs each session's turn t
 -- under c with the same turn under A, each side's epochs resampled from its own (docs: bootstrap_method).
 with depth as (
-    select * from {{ ref('agg_ex_by_turn_depth') }}
+    select * from {{ paper_only(ref('agg_ex_by_turn_depth')) }}
 ),
 
 stateless as (
@@ -21,7 +21,7 @@ per_turn as (
         epoch,
         memory_critical,
         case when ex_strict then 1 else 0 end as c
-    from {{ ref('fct_turn_evaluations') }}
+    from {{ paper_only(ref('fct_turn_evaluations')) }}
 ),
 
 -- Side x: the turn under c; side y: the same turn under A, once for every c of the model.

@@ -5,11 +5,11 @@
 -- interval excludes 0. Finds the paper's "EDGAR regression" kind of result.
 with ex as (
     select model, condition, source, n_turns, ex_pct
-    from {{ ref('agg_ex_by_source') }}
+    from {{ paper_only(ref('agg_ex_by_source')) }}
 ),
 
 per_session as (
-    {{ session_ex_counts() }}
+    {{ session_ex_counts("benchmark = '" ~ var('paper_benchmark') ~ "'") }}
 ),
 
 pairs as (

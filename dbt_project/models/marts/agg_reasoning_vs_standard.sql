@@ -5,7 +5,7 @@
 -- interval (the pair's row of agg_model_pair_gaps, turned to reasoning - standard; docs:
 -- bootstrap_method). Each side's recorded reasoning tokens per turn show whether it did reason.
 with ex as (
-    select * from {{ ref('agg_ex_by_source') }}
+    select * from {{ paper_only(ref('agg_ex_by_source')) }}
 ),
 
 reasoning as (

@@ -11,5 +11,5 @@ select
     ex_ci_hi,
     'sample of ' || sample_sessions || ' sessions x ' || epochs || ' epochs, EX '
         || round(ex_strict, 1) || ' % (95 % CI ' || round(ex_ci_lo, 1) || '–' || round(ex_ci_hi, 1) || ')' as label,
-    benchmark_version = (select benchmark_version from {{ ref('stg_benchmark_version') }}) as current_benchmark
+    benchmark_version = (select benchmark_version from {{ paper_only(ref('stg_benchmark_version')) }}) as current_benchmark
 from {{ ref('stg_sample_summaries') }}

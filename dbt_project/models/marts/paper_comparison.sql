@@ -20,7 +20,7 @@ paper_models as (
 ),
 
 evaluated as (
-    select distinct model from {{ ref('agg_condition_summary') }}
+    select distinct model from {{ paper_only(ref('agg_condition_summary')) }}
     where model not in ({{ "'" ~ var('reference_models') | join("', '") ~ "'" }})
 ),
 
@@ -59,17 +59,17 @@ expanded as (
 -- Every number a claim can be about, in one long table (metric, model, condition, source, depth).
 run_values as (
     select 'ex_pct' as metric, model, condition, source, null::integer as turn_depth, ex_pct as value
-    from {{ ref('agg_ex_by_source') }}
+    from {{ paper_only(ref('agg_ex_by_source')) }}
     union all
     select 'ex_pct_at_turn', model, condition, 'ALL', turn_depth, ex_pct
-    from {{ ref('agg_ex_by_turn_depth') }}
+    from {{ paper_only(ref('agg_ex_by_turn_depth')) }}
     union all
     select 'ex_memory_critical_pct_at_turn', model, condition, 'ALL', turn_depth, ex_memory_critical_pct
-    from {{ ref('agg_ex_by_turn_depth') }}
+    from {{ paper_only(ref('agg_ex_by_turn_depth')) }}
     union all
     select 'ex_memory_critical_pct_from_turn', t.model, t.condition, 'ALL', d.depth,
         {{ pct('count(*) filter (where t.ex_strict)', 'count(*)') }}
-    from {{ ref('fct_turn_evaluations') }} as t
+    from {{ paper_only(ref('fct_turn_evaluations')) }} as t
     inner join (select unnest(range(1, 11)) as depth) as d
         on t.turn_index >= d.depth
     where t.memory_critical

@@ -7,5 +7,5 @@ with sums as (
 )
 select s.*, c.ex_pct
 from sums as s
-inner join {{ ref('agg_condition_summary') }} as c using (model, condition)
+inner join {{ paper_only(ref('agg_condition_summary')) }} as c using (model, condition)
 where abs(s.total_pct - 100) > 1e-9 or abs(s.correct_pct - c.ex_pct) > 1e-9

@@ -8,7 +8,7 @@ from memsql_assets.defs.resources import MemsqlSettings
 from memsql_assets.lib.atomic import sha256_file
 from memsql_assets.lib.benchmark.pipeline import build_measured_sessions, extract_all_profiles
 from memsql_assets.lib.benchmark.store import read_profiles, write_benchmark, write_profiles
-from memsql_assets.lib.code_versions import BENCHMARK_CODE, code_version
+from memsql_assets.lib.code_versions import BENCHMARK_CODE, EXTENDED_ONLY_CODE, code_version
 from memsql_assets.lib.paths import benchmark_dir, source_db_path
 from memsql_assets.lib.sources.config import SOURCE_NAMES
 from memsql_assets.lib.vocabulary import REPORT_SOURCES
@@ -22,7 +22,7 @@ def profiles_path(memsql: MemsqlSettings):
     group_name="benchmark",
     kinds={"sqlite", "json"},
     deps=list(SOURCE_NAMES),
-    code_version=code_version(*BENCHMARK_CODE),
+    code_version=code_version(*BENCHMARK_CODE, exclude=EXTENDED_ONLY_CODE),
     description="Phase 1: eligible profiles per source, by the deterministic SQL in "
     "memsql_assets/lib/benchmark/templates/profiles.yaml (BIRD region x loan status, SEC ticker x metric "
     "with >= 2 fiscal years, NW customers with orders in >= 2 years).",
@@ -51,7 +51,7 @@ def profiles(context: dg.AssetExecutionContext, memsql: MemsqlSettings) -> dg.Ma
     group_name="benchmark",
     kinds={"parquet", "json"},
     deps=[profiles],
-    code_version=code_version(*BENCHMARK_CODE),
+    code_version=code_version(*BENCHMARK_CODE, exclude=EXTENDED_ONLY_CODE),
     description="Phases 2-3: tier templates instantiated with profiles into 300 sessions / 1,400 turns "
     "(ground-truth SQL, fallback SQL, referenced keys, state updates, memory-critical flags), verified "
     "against the SPEC §1 invariants before anything is written; each memory-critical turn's guess_rate "

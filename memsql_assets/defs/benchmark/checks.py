@@ -14,6 +14,7 @@ from memsql_assets.lib.benchmark.gt_check import check_ground_truth
 from memsql_assets.lib.benchmark.store import read_turns
 from memsql_assets.lib.paths import benchmark_dir, source_db_path, sql_cache_path
 from memsql_assets.lib.sources.config import SOURCE_NAMES
+from memsql_assets.lib.vocabulary import PAPER_BENCHMARK
 
 if TYPE_CHECKING:  # the suites need pandas: imported where they run, not by every evaluation process
     from memsql_assets.lib.quality.gx_suites import SuiteReport
@@ -23,7 +24,7 @@ def _db_paths(home: Path) -> dict[str, Path]:
     return {s: source_db_path(home, s) for s in SOURCE_NAMES}
 
 
-def _suite_result(report: SuiteReport) -> dg.AssetCheckResult:
+def suite_result(report: SuiteReport) -> dg.AssetCheckResult:
     return dg.AssetCheckResult(
         passed=report.success,
         description=("all expectations met" if report.success else "; ".join(report.failures))[:2000],
@@ -47,7 +48,7 @@ def sessions_suite(memsql: MemsqlSettings) -> dg.AssetCheckResult:
     from memsql_assets.lib.quality.gx_suites import validate
 
     turns = read_turns(benchmark_dir(memsql.home_path))
-    return _suite_result(validate(sessions_frame(turns), "benchmark_sessions", "session_id"))
+    return suite_result(validate(sessions_frame(turns), "benchmark_sessions", "session_id"))
 
 
 @dg.asset_check(
@@ -61,18 +62,13 @@ def turns_suite(memsql: MemsqlSettings) -> dg.AssetCheckResult:
     from memsql_assets.lib.quality.gx_suites import validate
 
     turns = read_turns(benchmark_dir(memsql.home_path))
-    return _suite_result(validate(turns_frame(turns), "benchmark_turns", "turn_id"))
+    return suite_result(validate(turns_frame(turns), "benchmark_turns", "turn_id"))
 
 
-@dg.asset_check(
-    asset=sessions,
-    blocking=True,
-    description="Every ground-truth and fallback SQL executes on its "
-    "source database (read-only) with no error and a non-empty, non-NULL result.",
-)
-def ground_truth_executes(memsql: MemsqlSettings) -> dg.AssetCheckResult:
-    turns = read_turns(benchmark_dir(memsql.home_path))
-    report = check_ground_truth(turns, _db_paths(memsql.home_path), sql_cache_path(memsql.home_path))
+def ground_truth_result(home: Path, benchmark: str = PAPER_BENCHMARK) -> dg.AssetCheckResult:
+    """Every ground-truth, fallback and (extended) stale ground-truth query of `benchmark` runs."""
+    turns = read_turns(benchmark_dir(home, benchmark))
+    report = check_ground_truth(turns, _db_paths(home), sql_cache_path(home))
     failing = sorted({f["turn"] for f in report.failures})
     return dg.AssetCheckResult(
         passed=report.ok,
@@ -91,16 +87,10 @@ def ground_truth_executes(memsql: MemsqlSettings) -> dg.AssetCheckResult:
     )
 
 
-@dg.asset_check(
-    asset=sessions,
-    blocking=True,
-    description="Every turn states its output requirements and has a paraphrase SQL that returns the ground "
-    "truth's result (strict EX) on the built database, and no `ORDER BY ... LIMIT 1` ground truth or fallback "
-    "ties on its ranking key. A failure names the turn, the template file and variant, and both results.",
-)
-def answers_unambiguous(memsql: MemsqlSettings) -> dg.AssetCheckResult:
-    turns = read_turns(benchmark_dir(memsql.home_path))
-    report = check_answers(turns, _db_paths(memsql.home_path), sql_cache_path(memsql.home_path))
+def answers_result(home: Path, benchmark: str = PAPER_BENCHMARK) -> dg.AssetCheckResult:
+    """Requirements and paraphrases present, paraphrases equal to their ground truth, no LIMIT 1 tie."""
+    turns = read_turns(benchmark_dir(home, benchmark))
+    report = check_answers(turns, _db_paths(home), sql_cache_path(home))
     shown = [
         f"{f['turn']} ({f['template']}, variant {f['variant']}): {f['problem']}"
         + "".join(f"; {k}: {v}" for k, v in f.items() if k.endswith(("_result", "_rows")))
@@ -110,7 +100,7 @@ def answers_unambiguous(memsql: MemsqlSettings) -> dg.AssetCheckResult:
         passed=report.ok,
         description=(
             f"{report.checked} turns: requirement and paraphrase present and equal to the ground truth; "
-            f"{report.limit_one} LIMIT 1 ground-truth and fallback queries without a tie"
+            f"{report.limit_one} LIMIT 1 queries without a tie"
             if report.ok
             else f"{len(report.failures)} problem(s) in {report.checked} turns: " + " | ".join(shown)
         )[:2000],
@@ -122,6 +112,27 @@ def answers_unambiguous(memsql: MemsqlSettings) -> dg.AssetCheckResult:
             "failure_details": dg.MetadataValue.json(report.failures[:50]),
         },
     )
+
+
+@dg.asset_check(
+    asset=sessions,
+    blocking=True,
+    description="Every ground-truth and fallback SQL executes on its "
+    "source database (read-only) with no error and a non-empty, non-NULL result.",
+)
+def ground_truth_executes(memsql: MemsqlSettings) -> dg.AssetCheckResult:
+    return ground_truth_result(memsql.home_path)
+
+
+@dg.asset_check(
+    asset=sessions,
+    blocking=True,
+    description="Every turn states its output requirements and has a paraphrase SQL that returns the ground "
+    "truth's result (strict EX) on the built database, and no `ORDER BY ... LIMIT 1` ground truth or fallback "
+    "ties on its ranking key. A failure names the turn, the template file and variant, and both results.",
+)
+def answers_unambiguous(memsql: MemsqlSettings) -> dg.AssetCheckResult:
+    return answers_result(memsql.home_path)
 
 
 benchmark_checks = [sessions_suite, turns_suite, ground_truth_executes, answers_unambiguous]

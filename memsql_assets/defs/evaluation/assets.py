@@ -12,20 +12,27 @@ import dagster as dg
 from memsql_assets.defs.evaluation.automation import EVALUATE_WHEN_OUT_OF_DATE, model_registry
 from memsql_assets.defs.evaluation.partitions import evaluation_partitions
 from memsql_assets.defs.evaluation.resources import EvaluationSettings
+from memsql_assets.defs.jobs import BENCHMARK_ASSETS, TURN_RESULTS
 from memsql_assets.defs.resources import MemsqlSettings, model_api_keys
-from memsql_assets.lib.code_versions import HARNESS_CODE, SEMANTIC_CODE, code_version, digest
+from memsql_assets.lib.code_versions import (
+    EXTENDED_ONLY_CODE,
+    HARNESS_CODE,
+    SEMANTIC_CODE,
+    code_version,
+    digest,
+)
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.evaluation.interval import interval_text
 from memsql_assets.lib.harness.results import comparable_rows
 from memsql_assets.lib.memory.chroma import chroma_client
 from memsql_assets.lib.memory.semantic import SEMANTIC_COLLECTION, SEMANTIC_HINTS, seed_semantic_memory
 from memsql_assets.lib.models.registry import load_registry
-from memsql_assets.lib.paths import embeddings_cache_dir
+from memsql_assets.lib.paths import embeddings_cache_dir, results_root
 from memsql_assets.lib.scale_out import check_shared_home, scale_out_enabled
 from memsql_assets.lib.sources.config import SOURCE_NAMES
 from memsql_assets.lib.trajectories.lookup import trajectory_lookup
 from memsql_assets.lib.viewer.server import partition_url
-from memsql_assets.lib.vocabulary import MUST_SCORE_100
+from memsql_assets.lib.vocabulary import EXTENDED_BENCHMARK, MUST_SCORE_100, PAPER_BENCHMARK
 
 
 @dg.asset(
@@ -53,39 +60,56 @@ def _table(title: str, values: dict) -> str:
     )
 
 
-@dg.asset(
-    group_name="evaluation",
-    kinds={"python", "parquet"},
-    partitions_def=evaluation_partitions,
-    deps=[
-        *SOURCE_NAMES,
-        "sessions",
-        semantic_memory,
-        "trajectory_store",
-        dg.AssetDep(
-            model_registry,
-            partition_mapping=dg.MultiToSingleDimensionPartitionMapping(partition_dimension_name="model"),
-        ),
-    ],
-    code_version=code_version(*HARNESS_CODE),
-    automation_condition=EVALUATE_WHEN_OUT_OF_DATE,
-    output_required=False,  # a sample run records an observation, never a materialization
-    check_specs=[
-        dg.AssetCheckSpec(
-            "harness_integrity",
-            asset="turn_results",
-            blocking=True,
-            description="One row per benchmark turn and epoch, every ground truth executed, and 100.0 % EX for `gold` "
-            "and `paraphrase` (anything less is a harness or comparator bug); failing turns are listed.",
-        )
-    ],
-    description="Every benchmark turn evaluated for one model under one memory condition: the agent's prompt, "
-    "the model's reply (request store: cache, resume point and audit trail), strict/bag/set EX, the six-class "
-    "error taxonomy and contamination. Writes results/model=MODEL/condition=CONDITION/turn_results.parquet atomically. "
-    "A sample run (setting `sessions`) writes samples/…/sessions=N/ instead and is recorded as an observation.",
-)
-def turn_results(
-    context: dg.AssetExecutionContext, memsql: MemsqlSettings, evaluation: EvaluationSettings
+def turn_results_asset(benchmark: str) -> dg.AssetsDefinition:
+    """The `benchmark`'s evaluations: one asset per benchmark, each with the model x condition partitions,
+    so that a partition's asset names its benchmark and neither benchmark's inputs make the other stale."""
+    name = TURN_RESULTS[benchmark]
+    results = f"{results_root(Path(), benchmark).name}/model=MODEL/condition=CONDITION"
+    own_code = () if benchmark == EXTENDED_BENCHMARK else EXTENDED_ONLY_CODE
+
+    @dg.asset(
+        name=name,
+        group_name="evaluation",
+        kinds={"python", "parquet"},
+        partitions_def=evaluation_partitions,
+        deps=[
+            *SOURCE_NAMES,
+            BENCHMARK_ASSETS[benchmark],
+            semantic_memory,
+            "trajectory_store",
+            dg.AssetDep(
+                model_registry,
+                partition_mapping=dg.MultiToSingleDimensionPartitionMapping(partition_dimension_name="model"),
+            ),
+        ],
+        code_version=code_version(*HARNESS_CODE, exclude=own_code),
+        automation_condition=EVALUATE_WHEN_OUT_OF_DATE,
+        output_required=False,  # a sample run records an observation, never a materialization
+        check_specs=[
+            dg.AssetCheckSpec(
+                "harness_integrity",
+                asset=name,
+                blocking=True,
+                description="One row per benchmark turn and epoch, every ground truth executed, and 100.0 % EX for "
+                "`gold` and `paraphrase` (anything less is a harness or comparator bug); failing turns are listed.",
+            )
+        ],
+        description=f"The {benchmark} benchmark ({BENCHMARK_ASSETS[benchmark]}): every turn evaluated for one model "
+        "under one memory condition: the agent's prompt, the model's reply (request store: cache, resume point and "
+        "audit trail), strict/bag/set EX, the six-class error taxonomy, contamination and stale state. Writes "
+        f"{results}/turn_results.parquet atomically. A sample run (setting `sessions`) writes its own sample "
+        "folder instead and is recorded as an observation.",
+    )
+    def evaluate(
+        context: dg.AssetExecutionContext, memsql: MemsqlSettings, evaluation: EvaluationSettings
+    ) -> Iterator[dg.MaterializeResult | dg.AssetObservation]:
+        yield from _evaluate(context, memsql, evaluation, benchmark)
+
+    return evaluate
+
+
+def _evaluate(
+    context: dg.AssetExecutionContext, memsql: MemsqlSettings, evaluation: EvaluationSettings, benchmark: str
 ) -> Iterator[dg.MaterializeResult | dg.AssetObservation]:
     # The harness (litellm with it) loads only when a partition runs: definitions load fast for the CLI and UI.
     from memsql_assets.lib.harness.evaluate import evaluate_partition
@@ -108,7 +132,7 @@ def turn_results(
                 f"EX so far {stats.ex:.1f} %, ETA {eta}"
             )
 
-    _within_budget(context, memsql.home_path, model, condition, evaluation)
+    _within_budget(context, memsql.home_path, model, condition, evaluation, benchmark)
     outcome = evaluate_partition(
         memsql.home_path,
         model,
@@ -117,6 +141,7 @@ def turn_results(
         progress=progress,
         trajectory_factory=trajectory_lookup,
         api_keys=model_api_keys(load_registry()),
+        benchmark=benchmark,
     )
     s = outcome.summary
     for warning in s["warnings"]:
@@ -141,40 +166,58 @@ def turn_results(
         yield check
         return
     yield dg.MaterializeResult(
-        metadata={
-            "ex_strict": s["ex_strict"],
-            "ex_bag": s["ex_bag"],
-            "ex_set": s["ex_set"],
-            "ex_memory_critical": s["ex_memory_critical"],
-            "ex_strict_ci95": "-" if s["ex_strict_ci95"] is None else interval_text(*s["ex_strict_ci95"]),
-            "epochs": s["epochs"],
-            "n_turns": s["n_turns"],
-            "ex_by_tier": dg.MetadataValue.md(_table("tier", s["ex_by_tier"])),
-            "ex_by_source": dg.MetadataValue.md(_table("source", s["ex_by_source"])),
-            "ex_by_turn": dg.MetadataValue.md(_table("turn", s["ex_by_turn_index"])),
-            "error_classes": dg.MetadataValue.json(s["error_classes"]),
-            "contaminated": s["contaminated"],
-            "fallback_match": s["fallback_match"],
-            "model_calls": s["calls"],
-            "cache_hits": s["cache_hits"],
-            "model_errors": dg.MetadataValue.json(s["model_errors"]),
-            "prompt_tokens": s["prompt_tokens"],
-            "completion_tokens": s["completion_tokens"],
-            "reasoning_tokens": s["reasoning_tokens"],
-            "warnings": dg.MetadataValue.json(s["warnings"]),
-            "cost_usd": s["cost_usd"],
-            "wall_s": s["wall_s"],
-            "resumed_sessions": s["resumed_sessions"],
-            "benchmark_version": s["benchmark_version"],
-            "path": dg.MetadataValue.path(str(outcome.result_path)),
-            "viewer": dg.MetadataValue.url(partition_url(model, condition)),
-        },
+        metadata=_metadata(s, outcome.result_path, benchmark, model, condition),
         data_version=dg.DataVersion(digest(comparable_rows(outcome.rows))),
         check_results=[check],
     )
 
 
-def _sample_observation(context: dg.AssetExecutionContext, s: dict[str, Any], path: Path) -> dg.AssetObservation:
+turn_results = turn_results_asset(PAPER_BENCHMARK)
+extended_turn_results = turn_results_asset(EXTENDED_BENCHMARK)
+
+
+def _metadata(s: dict[str, Any], path: Path, benchmark: str, model: str, condition: str) -> dict[str, Any]:
+    """What the UI shows of a materialized partition."""
+    return {
+        "benchmark": benchmark,
+        "ex_strict": s["ex_strict"],
+        "ex_bag": s["ex_bag"],
+        "ex_set": s["ex_set"],
+        "ex_memory_critical": s["ex_memory_critical"],
+        "ex_strict_ci95": "-" if s["ex_strict_ci95"] is None else interval_text(*s["ex_strict_ci95"]),
+        "epochs": s["epochs"],
+        "n_turns": s["n_turns"],
+        "ex_by_tier": dg.MetadataValue.md(_table("tier", s["ex_by_tier"])),
+        "ex_by_source": dg.MetadataValue.md(_table("source", s["ex_by_source"])),
+        "ex_by_turn": dg.MetadataValue.md(_table("turn", s["ex_by_turn_index"])),
+        "error_classes": dg.MetadataValue.json(s["error_classes"]),
+        "contaminated": s["contaminated"],
+        "fallback_match": s["fallback_match"],
+        "stale_state": s["stale_state"],
+        "model_calls": s["calls"],
+        "cache_hits": s["cache_hits"],
+        "model_errors": dg.MetadataValue.json(s["model_errors"]),
+        "prompt_tokens": s["prompt_tokens"],
+        "completion_tokens": s["completion_tokens"],
+        "reasoning_tokens": s["reasoning_tokens"],
+        "warnings": dg.MetadataValue.json(s["warnings"]),
+        "cost_usd": s["cost_usd"],
+        "wall_s": s["wall_s"],
+        "resumed_sessions": s["resumed_sessions"],
+        "benchmark_version": s["benchmark_version"],
+        "path": dg.MetadataValue.path(str(path)),
+        # The viewer reads the paper benchmark's result files.
+        **(
+            {"viewer": dg.MetadataValue.url(partition_url(model, condition))}
+            if benchmark == PAPER_BENCHMARK
+            else {}
+        ),
+    }
+
+
+def _sample_observation(
+    context: dg.AssetExecutionContext, s: dict[str, Any], path: Path
+) -> dg.AssetObservation:
     """A sample run in the UI: an observation of the partition without a data version, so the
     latest materialization (the full evaluation) stays the current one and nothing turns stale."""
     ci = s["ex_strict_ci95"]
@@ -198,7 +241,12 @@ def _sample_observation(context: dg.AssetExecutionContext, s: dict[str, Any], pa
 
 
 def _within_budget(
-    context: dg.AssetExecutionContext, home: Path, model: str, condition: str, evaluation: EvaluationSettings
+    context: dg.AssetExecutionContext,
+    home: Path,
+    model: str,
+    condition: str,
+    evaluation: EvaluationSettings,
+    benchmark: str,
 ) -> None:
     """The run's call count and cost bound in the log; the setting `max_cost_usd` stops a run above it."""
     from memsql_assets.lib.harness.plan import plan_partition
@@ -215,6 +263,7 @@ def _within_budget(
         settings.epochs,
         settings.retry_errors,
         only_failed=settings.only_failed,
+        benchmark=benchmark,
     )
     context.log.info(plan.describe())
     if plan.exceeds(evaluation.max_cost_usd):

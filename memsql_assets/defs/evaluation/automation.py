@@ -15,11 +15,12 @@ from __future__ import annotations
 import dagster as dg
 
 from memsql_assets.defs.evaluation.partitions import evaluation_partitions, model_partitions
-from memsql_assets.defs.jobs import OBSERVE_MODELS_JOB
+from memsql_assets.defs.jobs import OBSERVE_MODELS_JOB, TURN_RESULTS
 from memsql_assets.defs.resources import model_api_keys
 from memsql_assets.lib.code_versions import digest
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.models.registry import Registry, load_registry
+from memsql_assets.lib.vocabulary import PAPER_BENCHMARK
 
 
 def runnable_models(registry: Registry) -> list[str]:
@@ -93,7 +94,9 @@ def model_registry_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResul
     )
 
 
-def over_cost_cap(registry: Registry, model: str, condition: str) -> str | None:
+def over_cost_cap(
+    registry: Registry, model: str, condition: str, benchmark: str = PAPER_BENCHMARK
+) -> str | None:
     """Why the automation must not evaluate this partition: its run's cost bound exceeds the model's
     `max_cost_usd` (None: within it, or the entry sets no cap)."""
     from memsql_assets.lib.harness.plan import plan_partition
@@ -102,7 +105,7 @@ def over_cost_cap(registry: Registry, model: str, condition: str) -> str | None:
     entry = registry.entries.get(model)
     if entry is None or entry.max_cost_usd is None:
         return None
-    plan = plan_partition(memsql_home(), entry, condition)
+    plan = plan_partition(memsql_home(), entry, condition, benchmark=benchmark)
     if not plan.exceeds(entry.max_cost_usd):
         return None
     return f"{plan.describe()}: above the registry's max_cost_usd ${entry.max_cost_usd:,.2f}"
@@ -121,12 +124,14 @@ class WithinCostCap(dg.AutomationCondition):
         if candidates.is_empty:
             return dg.AutomationResult(context, candidates)
         registry = load_registry()
+        asset = context.key.to_user_string()
+        benchmark = next(b for b, name in TURN_RESULTS.items() if name == asset)
         over = set()
         for key in candidates.expensively_compute_partition_keys():
             dims = evaluation_partitions.get_partition_key_from_str(key).keys_by_dimension
-            reason = over_cost_cap(registry, dims["model"], dims["condition"])
+            reason = over_cost_cap(registry, dims["model"], dims["condition"], benchmark)
             if reason is not None:
-                context.log.info(f"turn_results {key} not launched: {reason}")
+                context.log.info(f"{asset} {key} not launched: {reason}")
                 over.add(key)
         if not over:
             return dg.AutomationResult(context, candidates)

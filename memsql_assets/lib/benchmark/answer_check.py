@@ -74,7 +74,9 @@ def _turn_problems(
             }
             problems.append(("paraphrase result differs from the ground truth", previews))
     limit_one = 0
-    for kind in ("gt_sql", "fallback_sql"):  # the fallback is the contamination probe: as unambiguous
+    # The fallback is the contamination probe and the stale ground truth (extended turns) the stale-state
+    # probe: as unambiguous as the ground truth.
+    for kind in ("gt_sql", "fallback_sql", "stale_gt_sql"):
         sql = t.get(kind)
         if not sql:
             continue

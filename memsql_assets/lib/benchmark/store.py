@@ -65,6 +65,17 @@ TURNS_SCHEMA = pa.schema(
     ]
 )
 JSON_TURN_FIELDS = ("state_updates", "stated_values", "guess_values")
+# The extended benchmark's turns carry what its phenomena need (lib/benchmark/extended.py ExtendedTurn).
+EXTENDED_TURNS_SCHEMA = pa.schema(
+    [
+        *TURNS_SCHEMA,
+        ("benchmark", pa.string()),
+        ("tag", pa.string()),
+        ("stale_gt_sql", pa.string()),
+        ("recall_distance", pa.int32()),
+        ("phrasing_index", pa.int32()),
+    ]
+)
 SESSIONS_SCHEMA = pa.schema(
     [
         ("session_id", pa.string()),
@@ -92,7 +103,9 @@ def read_profiles(path: Path) -> dict[str, dict[str, list[Profile]]]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def write_benchmark(out_dir: Path, sessions: list[Session]) -> dict[str, Path]:
+def write_benchmark(
+    out_dir: Path, sessions: list[Session], turns_schema: pa.Schema = TURNS_SCHEMA
+) -> dict[str, Path]:
     turns = [dataclasses.asdict(t) for s in sessions for t in s.turns]
     paths = {
         "turns_jsonl": out_dir / "turns.jsonl",
@@ -100,12 +113,12 @@ def write_benchmark(out_dir: Path, sessions: list[Session]) -> dict[str, Path]:
         "sessions_parquet": out_dir / "sessions.parquet",
     }
     write_text_atomic(paths["turns_jsonl"], "".join(_dumps(t) + "\n" for t in turns))
-    turn_cols = {f.name: [] for f in TURNS_SCHEMA}
+    turn_cols = {f.name: [] for f in turns_schema}
     for t in turns:
         for name in turn_cols:
             value = t[name]
             turn_cols[name].append(_dumps(value) if name in JSON_TURN_FIELDS else value)
-    _write_parquet(paths["turns_parquet"], pa.table(turn_cols, schema=TURNS_SCHEMA))
+    _write_parquet(paths["turns_parquet"], pa.table(turn_cols, schema=turns_schema))
     sess_cols: dict[str, list[Any]] = {f.name: [] for f in SESSIONS_SCHEMA}
     for s in sessions:
         for name in sess_cols:

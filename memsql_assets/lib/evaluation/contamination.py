@@ -23,10 +23,17 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from memsql_assets.lib.benchmark.extended import (
+    EXTENDED_DIR,
+    ExtendedTemplate,
+    instantiate_extended,
+    load_extended_template,
+)
 from memsql_assets.lib.benchmark.generate import instantiate
 from memsql_assets.lib.benchmark.templates import TEMPLATES_DIR, TierTemplate, load_tier_template
 from memsql_assets.lib.errors import SourceError, TemplateError
 from memsql_assets.lib.evaluation.compare import Rows, strict_equal
+from memsql_assets.lib.vocabulary import EXTENDED_BENCHMARK, PAPER_BENCHMARK
 
 
 def equals_other_answer(correct: bool, generated_rows: Rows | None, other_rows: Rows | None) -> bool:
@@ -47,11 +54,13 @@ class OtherProfileSQL:
     profile query) has no such SQL: `sql` returns None for it. Thread-safe (scoring threads).
     """
 
-    def __init__(self, bench_dir: Path, templates_dir: Path = TEMPLATES_DIR):
+    def __init__(self, bench_dir: Path, benchmark: str = PAPER_BENCHMARK, templates_dir: Path | None = None):
         self._path = bench_dir / "sessions.parquet"
+        self._benchmark = benchmark
         self._templates_dir = templates_dir
         self._sessions: dict[str, dict[str, Any]] | None = None
         self._templates: dict[tuple[str, int], TierTemplate] = {}
+        self._extended: dict[str, ExtendedTemplate] = {}
         self._lock = threading.Lock()
 
     def _read_sessions(self) -> dict[str, dict[str, Any]]:
@@ -92,14 +101,35 @@ class OtherProfileSQL:
         with self._lock:
             if (source_name, tier) not in self._templates:
                 self._templates[source_name, tier] = load_tier_template(
-                    source_name, tier, self._templates_dir
+                    source_name, tier, self._templates_dir or TEMPLATES_DIR
                 )
             return self._templates[source_name, tier]
+
+    def _extended_sql(self, turn: Mapping[str, Any], own: Mapping[str, Any], other: Mapping[str, Any]) -> str | None:
+        """The extended turn's ground truth walked with the other session's profile (a correction
+        included: the value it leaked is the other session's state at this turn)."""
+        with self._lock:
+            name = own["source_name"]
+            if name not in self._extended:
+                self._extended[name] = load_extended_template(name, self._templates_dir or EXTENDED_DIR)
+            template = self._extended[name]
+        variant = next((v for v in template.variants if v.id == own["variant_id"]), None)
+        if variant is None:
+            raise TemplateError(
+                template.path, f"variant {own['variant_id']}", f"needed by session {turn['session_id']}: not found"
+            )
+        try:
+            rendered = instantiate_extended(variant, other["profile"], 0)  # the wording never changes the SQL
+        except KeyError:
+            return None
+        return rendered[int(turn["turn_index"]) - 1].sql
 
     def sql(self, turn: Mapping[str, Any], session_id: str) -> str | None:
         own, other = self._session(turn["session_id"]), self._session(session_id)
         if other["source_name"] != own["source_name"]:
             return None
+        if self._benchmark == EXTENDED_BENCHMARK:
+            return self._extended_sql(turn, own, other)
         template = self._template(own["source_name"], int(own["tier"]))
         variant = next((v for v in template.variants if v.id == own["variant_id"]), None)
         if variant is None:

@@ -55,6 +55,8 @@ class TurnScore:
     contaminated: bool  # equals the ground truth of a session that supplied a resolved key
     contamination_source: str | None  # that session
     fallback_match: bool  # equals the next session's ground truth (the paper's check)
+    # Equals the ground truth built with a correction's overwritten value (None: the turn has none).
+    stale_state: bool | None
     gt_error: str | None
     generated_row_count: int | None
     result_summary: str
@@ -116,6 +118,8 @@ def score_turn(
 
     failed_but_ran = not ex_strict and generated is not None and generated.ok
     fallback_match = bool(failed_but_ran and fallback_sql and matches(fallback_sql))
+    stale_sql = turn.get("stale_gt_sql")
+    stale_state = None if not stale_sql else bool(failed_but_ran and matches(stale_sql))
     contamination_source = None
     if failed_but_ran:
         others = provenance() if callable(provenance) else provenance
@@ -132,6 +136,7 @@ def score_turn(
         contaminated=contamination_source is not None,
         contamination_source=contamination_source,
         fallback_match=fallback_match,
+        stale_state=stale_state,
         gt_error=gt_error,
         generated_row_count=len(gen_rows) if generated is not None and gen_rows is not None else None,
         result_summary=summarize_result(generated, raw_output),

@@ -38,6 +38,7 @@ from memsql_assets.lib.models.gateway import ModelGateway, ModelReply
 from memsql_assets.lib.models.registry import Registry, load_registry
 from memsql_assets.lib.models.request_store import RequestStore, evaluation_cell, redact
 from memsql_assets.lib.paths import benchmark_dir, source_db_path
+from memsql_assets.lib.vocabulary import PAPER_BENCHMARK
 
 log = logging.getLogger(__name__)
 
@@ -53,8 +54,8 @@ class PartitionOutcome:
     rows: list[dict[str, Any]]
 
 
-def benchmark_version(home: Path) -> str:
-    return sha256_file(benchmark_dir(home) / "turns.jsonl")[:16]
+def benchmark_version(home: Path, benchmark: str = PAPER_BENCHMARK) -> str:
+    return sha256_file(benchmark_dir(home, benchmark) / "turns.jsonl")[:16]
 
 
 def _redacting(
@@ -106,10 +107,12 @@ def _in_cells(
     return call
 
 
-def retry_counts(home: Path, model: str, condition: str, only_failed: bool) -> dict[int, dict[str, int]]:
+def retry_counts(
+    home: Path, model: str, condition: str, only_failed: bool, benchmark: str = PAPER_BENCHMARK
+) -> dict[int, dict[str, int]]:
     """By epoch and turn id, how often the partition's published turns were asked again; with
     `only_failed`, one more for each turn whose recorded answer is not strictly correct."""
-    path = partition_dir(home, model, condition) / RESULT_FILE
+    path = partition_dir(home, model, condition, benchmark) / RESULT_FILE
     if not path.exists():
         return {}
     try:
@@ -136,14 +139,16 @@ def evaluate_partition(
     trajectory_factory: TrajectoryFactory | None = None,
     gateway: ModelGateway | None = None,
     api_keys: Mapping[str, str] | None = None,
+    benchmark: str = PAPER_BENCHMARK,
 ) -> PartitionOutcome:
     """`api_keys`: the values of the registry's key variables (the Dagster asset passes them through
-    `dg.EnvVar`); a library caller that passes none gets the process environment's."""
+    `dg.EnvVar`); a library caller that passes none gets the process environment's. `benchmark`:
+    whose turns to evaluate; each benchmark has its own result files, checkpoints and memory."""
     settings = settings or EvalSettings()
     sample = settings.sessions
     requested = settings.epochs
     if requested is None:
-        requested = 1 if sample is not None else full_epochs(home, model_key, condition_name)
+        requested = 1 if sample is not None else full_epochs(home, model_key, condition_name, benchmark)
     epochs = check_epochs(requested)  # before anything is written
     api_keys = os.environ if api_keys is None else api_keys
     condition = get_condition(condition_name)
@@ -156,10 +161,10 @@ def evaluate_partition(
     if condition.trajectory and trajectory_factory is None:
         raise MemsqlError("condition E needs the trajectory store: materialize trajectory_store first")
 
-    all_turns = read_turns(benchmark_dir(home))
+    all_turns = read_turns(benchmark_dir(home, benchmark))
     turns = sample_turns(all_turns, settings.sessions)  # a bad size fails here, before anything is written
-    version = benchmark_version(home)
-    retries = retry_counts(home, model_key, condition_name, settings.only_failed) if sample is None else {}
+    version = benchmark_version(home, benchmark)
+    retries = retry_counts(home, model_key, condition_name, settings.only_failed, benchmark) if sample is None else {}
     db_paths = {prefix: source_db_path(home, name) for prefix, name in SOURCE_BY_PREFIX.items()}
     schemas = {prefix: schema_text(path) for prefix, path in db_paths.items()}
     gateway = gateway or ModelGateway(
@@ -185,6 +190,7 @@ def evaluate_partition(
             trajectory_factory=trajectory_factory,
             epoch=epoch,
             sample=sample,
+            benchmark=benchmark,
         ) as services:
             gateway.store.make_shards()  # once the services are up: a run that cannot start writes nothing
             runner = PartitionRunner(
@@ -205,6 +211,7 @@ def evaluate_partition(
                 epoch=epoch,
                 sample=sample,
                 retries=retries.get(epoch, {}),
+                benchmark=benchmark,
             )
             epoch_rows, stats = asyncio.run(runner.run(turns))
         rows += epoch_rows
@@ -214,6 +221,7 @@ def evaluate_partition(
         rows, model_key, condition.name, time.monotonic() - started, reasoning_expected=entry.reasoning.expected
     )
     summary.update(
+        benchmark=benchmark,
         benchmark_version=version,
         resumed_sessions=resumed,  # sessions x epochs
         redone_sessions=redone,

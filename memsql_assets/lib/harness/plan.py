@@ -27,6 +27,7 @@ from memsql_assets.lib.harness.sample import sample_turns
 from memsql_assets.lib.models.gateway import ENDPOINT_FAILURES
 from memsql_assets.lib.models.registry import ModelEntry
 from memsql_assets.lib.models.request_store import requests_dir, scrub
+from memsql_assets.lib.vocabulary import PAPER_BENCHMARK
 
 # The largest prompt the benchmark assembles without model-written text, in UTF-8 bytes, rounded up
 # (condition E with a trajectory comes to about 13 KB).
@@ -163,6 +164,7 @@ def plan_partition(
     retry_errors: bool = False,
     answered: Mapping[str, set[Cell]] | None = None,
     only_failed: bool = False,
+    benchmark: str = PAPER_BENCHMARK,
 ) -> RunPlan:
     """What evaluating `entry` under `condition` on `home` would ask now (epochs None: as the run
     would choose them: the partition's last full evaluation's, or one for a sample). `answered`:
@@ -173,11 +175,12 @@ def plan_partition(
     from memsql_assets.lib.paths import benchmark_dir
 
     if epochs is None:
-        epochs = 1 if sessions is not None else full_epochs(home, entry.key, condition)
-    if not (benchmark_dir(home) / "turns.jsonl").exists():
+        epochs = 1 if sessions is not None else full_epochs(home, entry.key, condition, benchmark)
+    if not (benchmark_dir(home, benchmark) / "turns.jsonl").exists():
         return plan_unbuilt(entry, condition, epochs)
     if answered is None:
         answered = answered_by_config(requests_dir(home), retry_errors)
     cells = answered.get(entry_config(entry), set())
-    retries = retry_counts(home, entry.key, condition, only_failed) if sessions is None else {}
-    return plan_run(entry, condition, read_turns(benchmark_dir(home)), epochs, cells, sessions, retries)
+    retries = retry_counts(home, entry.key, condition, only_failed, benchmark) if sessions is None else {}
+    turns = read_turns(benchmark_dir(home, benchmark))
+    return plan_run(entry, condition, turns, epochs, cells, sessions, retries)

@@ -30,12 +30,14 @@ import pyarrow.parquet as pq
 
 from memsql_assets.lib.atomic import atomic_path, write_text_atomic
 from memsql_assets.lib.errors import MemsqlError
+from memsql_assets.lib.paths import results_root, samples_root
+from memsql_assets.lib.vocabulary import PAPER_BENCHMARK
 
 log = logging.getLogger(__name__)
 
 RESULT_FILE = "turn_results.parquet"
 SUMMARY_FILE = "summary.json"
-# 4: retries, reasoning_tokens; 3: epoch; 2: contamination by provenance (contamination_source, fallback_match, *_sessions)
+# 4: retries, reasoning_tokens, stale_state; 3: epoch; 2: contamination by provenance (contamination_source, fallback_match, *_sessions)
 SCHEMA_VERSION = 4
 
 RESULT_SCHEMA = pa.schema(
@@ -58,6 +60,7 @@ RESULT_SCHEMA = pa.schema(
         ("contaminated", pa.bool_()),
         ("contamination_source", pa.string()),
         ("fallback_match", pa.bool_()),
+        ("stale_state", pa.bool_()),  # equals the stale ground truth (extended turns after a correction)
         ("gt_error", pa.string()),
         ("model_error_type", pa.string()),
         ("prompt_tokens", pa.int64()),
@@ -82,8 +85,13 @@ RESULT_SCHEMA = pa.schema(
 COLUMNS = tuple(RESULT_SCHEMA.names)
 # Columns added after a published schema, with the version that added them and the value an older
 # file's rows are read with: epoch 1 (one sample of every turn), reasoning_tokens null (not recorded),
-# retries 0.
-ADDED_COLUMNS: dict[str, tuple[int, Any]] = {"epoch": (3, 1), "reasoning_tokens": (4, None), "retries": (4, 0)}
+# retries 0, stale_state null (not measured).
+ADDED_COLUMNS: dict[str, tuple[int, Any]] = {
+    "epoch": (3, 1),
+    "reasoning_tokens": (4, None),
+    "retries": (4, 0),
+    "stale_state": (4, None),
+}
 OLDEST_READABLE = 2
 # Columns that record timing, caching or retry counts rather than what was computed: two runs of
 # one partition (clean vs resumed, cold vs warm) must agree on every other column.
@@ -136,20 +144,22 @@ def _version_problem(versions: Iterable[Any]) -> tuple[str, str] | None:
     return None
 
 
-def partition_dir(home: Path, model: str, condition: str) -> Path:
-    return home / "results" / f"model={model}" / f"condition={condition}"
+def partition_dir(home: Path, model: str, condition: str, benchmark: str = PAPER_BENCHMARK) -> Path:
+    return results_root(home, benchmark) / f"model={model}" / f"condition={condition}"
 
 
-def sample_dir(home: Path, model: str, condition: str, sessions: int) -> Path:
+def sample_dir(home: Path, model: str, condition: str, sessions: int, benchmark: str = PAPER_BENCHMARK) -> Path:
     """A sample run's own file, summary and checkpoints: never the partition's (dbt reads it apart)."""
-    return home / "samples" / f"model={model}" / f"condition={condition}" / f"sessions={sessions}"
+    return samples_root(home, benchmark) / f"model={model}" / f"condition={condition}" / f"sessions={sessions}"
 
 
-def output_dir(home: Path, model: str, condition: str, sessions: int | None = None) -> Path:
+def output_dir(
+    home: Path, model: str, condition: str, sessions: int | None = None, benchmark: str = PAPER_BENCHMARK
+) -> Path:
     """Where a run publishes: the partition's directory, or its sample's when `sessions` is set."""
     if sessions is None:
-        return partition_dir(home, model, condition)
-    return sample_dir(home, model, condition, sessions)
+        return partition_dir(home, model, condition, benchmark)
+    return sample_dir(home, model, condition, sessions, benchmark)
 
 
 def read_summary(directory: Path) -> dict[str, Any]:
@@ -158,23 +168,32 @@ def read_summary(directory: Path) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
 
-def full_epochs(home: Path, model: str, condition: str) -> int:
+def full_epochs(home: Path, model: str, condition: str, benchmark: str = PAPER_BENCHMARK) -> int:
     """The epochs of the partition's last full evaluation: what a re-evaluation asks for unless a
     full run asks for others (1 when it has none; a file from before samples lived apart may be a
     sample, whose epochs count for nothing)."""
-    summary = read_summary(partition_dir(home, model, condition))
+    summary = read_summary(partition_dir(home, model, condition, benchmark))
     if summary.get("complete") is False:
         return 1
     return int(summary.get("epochs", 1))
 
 
-def progress_root(home: Path, model: str, condition: str, sessions: int | None = None) -> Path:
+def progress_root(
+    home: Path, model: str, condition: str, sessions: int | None = None, benchmark: str = PAPER_BENCHMARK
+) -> Path:
     """Every epoch's checkpoints of a running partition or sample (removed once its file is published)."""
-    return output_dir(home, model, condition, sessions) / "_progress"
+    return output_dir(home, model, condition, sessions, benchmark) / "_progress"
 
 
-def progress_dir(home: Path, model: str, condition: str, epoch: int = 1, sessions: int | None = None) -> Path:
-    return progress_root(home, model, condition, sessions) / f"epoch={epoch}"
+def progress_dir(
+    home: Path,
+    model: str,
+    condition: str,
+    epoch: int = 1,
+    sessions: int | None = None,
+    benchmark: str = PAPER_BENCHMARK,
+) -> Path:
+    return progress_root(home, model, condition, sessions, benchmark) / f"epoch={epoch}"
 
 
 def write_session_checkpoint(directory: Path, session_id: str, rows: Sequence[Mapping[str, Any]]) -> None:

@@ -71,6 +71,7 @@ from memsql_assets.lib.models.gateway import ENDPOINT_FAILURES
 from memsql_assets.lib.paths import benchmark_dir, sql_cache_path
 from memsql_assets.lib.sources.sqlite_db import check_sqlite_file, open_readonly
 from memsql_assets.lib.sql.result_cache import RESULTS, DatabaseResults, NotCached
+from memsql_assets.lib.vocabulary import PAPER_BENCHMARK
 
 Progress = Callable[["RunStats"], None]
 
@@ -164,18 +165,21 @@ class PartitionRunner:
     # Turn ids (`<session>#<turn>`) asked again by a user's `--only-failed`, with how often: each
     # retry is a request-store cell of its own, and the row says so.
     retries: Mapping[str, int] = field(default_factory=dict)
+    benchmark: str = PAPER_BENCHMARK  # whose turns these are: its own result files and checkpoints
 
     def __post_init__(self) -> None:
         self.wave_size = resolve_wave_size(self.wave_size, self.concurrency)
         self.condition = self.agent.condition
-        self.out_dir = output_dir(self.home, self.model_key, self.condition.name, self.sample)
-        self.progress_dir = progress_dir(self.home, self.model_key, self.condition.name, self.epoch, self.sample)
+        self.out_dir = output_dir(self.home, self.model_key, self.condition.name, self.sample, self.benchmark)
+        self.progress_dir = progress_dir(
+            self.home, self.model_key, self.condition.name, self.epoch, self.sample, self.benchmark
+        )
         self._pools: dict[str, ConnectionPool] = {}
         self._results: dict[str, DatabaseResults] = {}
         self._pools_lock = threading.Lock()
         self._streak: tuple[str | None, int] = (None, 0)  # (endpoint failure, consecutive turns)
         self._hold_checkpoints = False  # cross-session: a session was not checkpointed, nor is any later
-        self._other_profile_sql = OtherProfileSQL(benchmark_dir(self.home))
+        self._other_profile_sql = OtherProfileSQL(benchmark_dir(self.home, self.benchmark), self.benchmark)
 
     def _pool(self, source: str) -> ConnectionPool:
         with self._pools_lock:  # worker threads: the first turn of each source checks its file once
@@ -419,6 +423,7 @@ class PartitionRunner:
             "contaminated": score.contaminated,
             "contamination_source": score.contamination_source,
             "fallback_match": score.fallback_match,
+            "stale_state": score.stale_state,
             "gt_error": score.gt_error,
             "model_error_type": reply.error_type,
             "prompt_tokens": reply.prompt_tokens,

@@ -33,6 +33,7 @@ from memsql_assets.lib.memory.redis_service import redis_connection
 from memsql_assets.lib.memory.semantic import SemanticMemory
 from memsql_assets.lib.memory.working import WorkingMemory
 from memsql_assets.lib.paths import embeddings_cache_dir
+from memsql_assets.lib.vocabulary import PAPER_BENCHMARK
 
 log = logging.getLogger(__name__)
 
@@ -160,22 +161,25 @@ def open_services(
     trajectory_factory: TrajectoryFactory | None,
     epoch: int = 1,
     sample: int | None = None,
+    benchmark: str = PAPER_BENCHMARK,
 ) -> Iterator[PartitionServices]:
     """The agent for `condition` over its stores, and the memory the runner manages between sessions.
-    A sample run (`sample` sessions) keeps memory of its own: it never resets the full run's."""
+    A sample run (`sample` sessions) keeps memory of its own: it never resets the full run's. Episodic
+    memory lives in the benchmark's own partition directory and collection (named by its version), so
+    it only ever holds, and retrieves, past sessions of the same benchmark."""
     run_name = f"{model_key}.{condition.name}.{benchmark_version}.epoch{epoch}"
     run_id = run_name if sample is None else f"{run_name}.sample{sample}"
     with _redis(home, condition, redis_url) as client:
         working = WorkingMemory(client, run_id) if client is not None else None
         episodic = None
         if condition.episodic:
-            chroma = chroma_client(output_dir(home, model_key, condition.name, sample), chroma_url)
+            chroma = chroma_client(output_dir(home, model_key, condition.name, sample, benchmark), chroma_url)
             parts = [f"epoch{epoch}"] + ([] if sample is None else [f"sample{sample}"])
             episodic = EpisodicMemory(
                 chroma, collection_name("episodic", model_key, condition.name, benchmark_version, *parts)
             )
             _drop_checkpoints_without_memory(
-                progress_dir(home, model_key, condition.name, epoch, sample), episodic
+                progress_dir(home, model_key, condition.name, epoch, sample, benchmark), episodic
             )
         semantic = SemanticMemory(chroma_client(home, chroma_url)) if condition.semantic else None
         trajectories = trajectory_factory(home) if condition.trajectory and trajectory_factory else None

@@ -68,6 +68,9 @@ def summarize(
         "error_classes": {c: classes.get(c, 0) for c in ERROR_CLASSES},
         "contaminated": sum(bool(r["contaminated"]) for r in rows),
         "fallback_match": sum(bool(r["fallback_match"]) for r in rows),
+        # Turns after a correction (extended benchmark) and those whose result is the overwritten state's.
+        "stale_turns": sum(r.get("stale_state") is not None for r in rows),
+        "stale_state": sum(bool(r.get("stale_state")) for r in rows),
         "gt_errors": sum(1 for r in rows if r["gt_error"]),
         "model_errors": dict(Counter(r["model_error_type"] for r in rows if r["model_error_type"])),
         "calls": sum(int(r["attempts"] or 0) for r in rows),

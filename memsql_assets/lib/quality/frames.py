@@ -12,7 +12,8 @@ from typing import Any
 
 import pandas as pd
 
-from memsql_assets.lib.vocabulary import REPORT_SOURCES
+from memsql_assets.lib.benchmark.extended import LONG_RANGE
+from memsql_assets.lib.vocabulary import PHENOMENA, REPORT_SOURCES
 
 
 def turns_frame(turns: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
@@ -47,6 +48,32 @@ def turns_frame(turns: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
             )
             bound |= set(t["state_updates"])
     return pd.DataFrame(rows)
+
+
+def extended_turns_frame(turns: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """turns_frame's columns, and those of the extended invariants: the tag, the phenomena its source
+    lacks, stale ground truths only after a correction and different from the ground truth, and
+    long-range turns 3 to 8 turns from their value."""
+    turns = list(turns)
+    frame = turns_frame(turns)
+    tags_by_source: dict[str, set[str]] = {}
+    corrected: dict[str, int] = {}  # session -> turn index of its first correction
+    for t in turns:
+        tags_by_source.setdefault(t["source"], set()).add(t["tag"])
+        if t["tag"] == "correction":
+            corrected[t["session_id"]] = min(t["turn_index"], corrected.get(t["session_id"], t["turn_index"]))
+    extra = {
+        f"{t['session_id']}#{t['turn_index']}": {
+            "tag": t["tag"],
+            "source_missing_tags": len(set(PHENOMENA) - tags_by_source[t["source"]]),
+            "stale_before_correction": bool(t.get("stale_gt_sql"))
+            and t["turn_index"] <= corrected.get(t["session_id"], 10**6),
+            "stale_equals_gt": t.get("stale_gt_sql") == t["gt_sql"],
+            "long_range_out_of_range": t["tag"] == "long_range" and t["recall_distance"] not in LONG_RANGE,
+        }
+        for t in turns
+    }
+    return frame.join(pd.DataFrame.from_dict(extra, orient="index"), on="turn_id")
 
 
 def sessions_frame(turns: Iterable[Mapping[str, Any]]) -> pd.DataFrame:

@@ -14,7 +14,15 @@ import duckdb
 import pandas as pd
 
 from memsql_assets.lib.errors import MemsqlError
-from memsql_assets.lib.vocabulary import ALL_SOURCES, CONDITION_NAMES, ERROR_CLASSES, REPORT_SOURCES
+from memsql_assets.lib.vocabulary import (
+    ALL_SOURCES,
+    CONDITION_NAMES,
+    ERROR_CLASSES,
+    EXTENDED_BENCHMARK,
+    PAPER_BENCHMARK,
+    PHENOMENA,
+    REPORT_SOURCES,
+)
 
 CONDITIONS = CONDITION_NAMES
 SOURCES = (*REPORT_SOURCES, ALL_SOURCES)
@@ -36,7 +44,11 @@ MARTS = (
     "paper_comparison",
     "reference_expectations",
     "agg_guess_rate",
+    "agg_ex_by_phenomenon",
 )
+# Marts with a `benchmark` column: their paper rows are the report's paper tables, their extended
+# rows the extended benchmark's, shown beside them (never pooled).
+BY_BENCHMARK = ("agg_condition_summary", "agg_ex_by_turn_depth", "agg_ex_by_source", "agg_contamination")
 
 
 class ReportError(MemsqlError):
@@ -63,6 +75,11 @@ class Marts:
     paper_comparison: pd.DataFrame
     reference_expectations: pd.DataFrame
     guess_rate: pd.DataFrame
+    ex_by_phenomenon: pd.DataFrame  # extended benchmark only
+    extended_condition_summary: pd.DataFrame
+    extended_ex_by_turn_depth: pd.DataFrame
+    extended_ex_by_source: pd.DataFrame
+    extended_contamination: pd.DataFrame
 
     @property
     def models(self) -> list[str]:
@@ -86,6 +103,9 @@ def _order(df: pd.DataFrame) -> pd.DataFrame:
     if "source" in df.columns:
         df["_src"] = df["source"].map({s: i for i, s in enumerate(SOURCES)}).fillna(len(SOURCES))
         keys.append("_src")
+    if "tag" in df.columns:
+        df["_tag"] = df["tag"].map({t: i for i, t in enumerate(PHENOMENA)})
+        keys.append("_tag")
     if "error_class" in df.columns:
         df["_cls"] = df["error_class"].map({c: i for i, c in enumerate(ERROR_CLASSES)})
         keys.append("_cls")
@@ -94,7 +114,7 @@ def _order(df: pd.DataFrame) -> pd.DataFrame:
             keys.append(col)
     if keys:
         df = df.sort_values(keys, kind="stable")
-    return df.drop(columns=[c for c in ("_cond", "_src", "_cls") if c in df.columns]).reset_index(drop=True)
+    return df.drop(columns=[c for c in ("_cond", "_src", "_cls", "_tag") if c in df.columns]).reset_index(drop=True)
 
 
 def load_marts(duckdb_path: Path) -> Marts:
@@ -117,4 +137,10 @@ def load_marts(duckdb_path: Path) -> Marts:
         frames = {m: _order(con.execute(f"select * from main.{m}").df()) for m in MARTS}
     finally:
         con.close()
-    return Marts(**{m.removeprefix("agg_"): df for m, df in frames.items()})
+    fields = {m.removeprefix("agg_"): df for m, df in frames.items() if m not in BY_BENCHMARK}
+    for m in BY_BENCHMARK:
+        df = frames[m]
+        name = m.removeprefix("agg_")
+        fields[name] = df[df["benchmark"] == PAPER_BENCHMARK].reset_index(drop=True)
+        fields[f"extended_{name}"] = df[df["benchmark"] == EXTENDED_BENCHMARK].reset_index(drop=True)
+    return Marts(**fields)

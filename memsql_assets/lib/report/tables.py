@@ -10,7 +10,13 @@ import pandas as pd
 from memsql_assets.lib.report import fmt
 from memsql_assets.lib.report.fmt import Table
 from memsql_assets.lib.report.marts import CONDITIONS, ERROR_CLASSES, SOURCES, Marts
-from memsql_assets.lib.vocabulary import FLOOR_CONDITION, GUESS_FLOOR_MAX_PCT
+from memsql_assets.lib.vocabulary import (
+    EXTENDED_BENCHMARK,
+    FLOOR_CONDITION,
+    GUESS_FLOOR_MAX_PCT,
+    PAPER_BENCHMARK,
+    PHENOMENA,
+)
 
 
 def _rows(
@@ -41,14 +47,16 @@ PROBES_NOTE = (
 )
 
 
-def summary_table(m: Marts) -> Table:
-    df = m.condition_summary.copy()
+def summary_table(m: Marts, benchmark: str = PAPER_BENCHMARK) -> Table:
+    """The headline table of one benchmark (the paper's by default)."""
+    extended = benchmark == EXTENDED_BENCHMARK
+    df = (m.extended_condition_summary if extended else m.condition_summary).copy()
     df["ex_ci95"] = [
         fmt.interval(lo, hi) for lo, hi in zip(df["ex_ci_lo_pct"], df["ex_ci_hi_pct"], strict=True)
     ]
     # The guess floor is read against condition A: shown on those rows only.
-    df["floor_at_a"] = [
-        f if c == FLOOR_CONDITION else None
+    df["floor_at_a"] = [  # the paper benchmark's floor: guess-probe does not run on the extended one
+        f if c == FLOOR_CONDITION and not extended else None
         for f, c in zip(df["guess_floor_pct"], df["condition"], strict=True)
     ]
     df["run"] = [
@@ -59,8 +67,8 @@ def summary_table(m: Marts) -> Table:
         )
     ]
     return _table(
-        "summary",
-        "Headline EX per model × condition",
+        "extended_summary" if extended else "summary",
+        "Extended benchmark: headline EX per model × condition" if extended else "Headline EX per model × condition",
         df,
         [
             ("model", "model", _text),
@@ -434,9 +442,38 @@ def reasoning_table(m: Marts) -> Table:
     )
 
 
+def phenomenon_table(m: Marts) -> Table:
+    """Extended benchmark: EX per phenomenon tag, and the stale-state and contamination counts, per model x condition."""
+    df = m.ex_by_phenomenon
+    cells = []
+    for (model, condition), g in df.groupby(["model", "condition"], sort=False):
+        by_tag = dict(zip(g["tag"], g["ex_pct"], strict=True))
+        checked, stale = int(g["n_stale_checked"].sum()), int(g["n_stale_state"].sum())
+        cells.append(
+            (
+                model,
+                condition,
+                *(fmt.pct(by_tag.get(t)) for t in PHENOMENA),
+                f"{stale} of {checked}" if checked else fmt.MISSING,
+                fmt.count(g["n_contaminated"].sum()),
+            )
+        )
+    return Table(
+        "extended_phenomena",
+        "Extended benchmark: EX % by phenomenon",
+        ("model", "condition", *PHENOMENA, "stale state", "contaminated"),
+        tuple(cells),
+        "EX % of the turns of each phenomenon tag (agg_ex_by_phenomenon; dbt docs: phenomenon_tag). Stale "
+        "state: of the turns after a correction, those whose result is the ground truth built with the "
+        "overwritten value. Contaminated: failed turns whose result is another session's answer.",
+    )
+
+
 def all_tables(m: Marts) -> list[Table]:
     return [
         summary_table(m),
+        summary_table(m, EXTENDED_BENCHMARK),
+        phenomenon_table(m),
         paper_table(m),
         reference_table(m),
         guess_rate_table(m),

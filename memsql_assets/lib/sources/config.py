@@ -14,10 +14,12 @@ import yaml
 from memsql_assets.lib.atomic import atomic_path
 from memsql_assets.lib.errors import ConfigError
 from memsql_assets.lib.paths import REPO_ROOT
-from memsql_assets.lib.vocabulary import SOURCE_NAMES, SOURCE_PREFIXES
+from memsql_assets.lib.vocabulary import BENCHMARKS, SOURCE_NAMES, SOURCE_PREFIXES
 
 PREFIX = SOURCE_PREFIXES
 DEFAULT_SOURCES_FILE = REPO_ROOT / "sources" / "sources.yaml"
+# The top-level key of the sources file that chooses the benchmarks one home builds and evaluates.
+BENCHMARKS_KEY = "benchmarks"
 
 
 @dataclass(frozen=True)
@@ -41,10 +43,7 @@ def sources_file() -> Path:
     return Path(os.environ.get("MEMSQL_SOURCES_FILE", DEFAULT_SOURCES_FILE)).expanduser().resolve()
 
 
-def load_sources(path: Path | None = None, environ: dict[str, str] | None = None) -> dict[str, SourceSpec]:
-    """Parse the sources file, apply MEMSQL_SOURCE_<NAME> overrides, and validate every field."""
-    path = path or sources_file()
-    env = os.environ if environ is None else environ
+def _read_file(path: Path) -> dict[str, Any]:
     if not path.exists():
         raise ConfigError(path, "<file>", "sources configuration file does not exist")
     try:
@@ -53,6 +52,38 @@ def load_sources(path: Path | None = None, environ: dict[str, str] | None = None
         raise ConfigError(path, "<file>", f"not valid YAML: {exc}") from exc
     if not isinstance(raw, dict):
         raise ConfigError(path, "<top level>", "expected a mapping of source name -> settings")
+    return raw
+
+
+def _benchmarks(path: Path, raw: dict[str, Any]) -> tuple[str, ...]:
+    chosen = raw.get(BENCHMARKS_KEY, list(BENCHMARKS))
+    choices = ", ".join(BENCHMARKS)
+    if not isinstance(chosen, list) or not chosen:
+        raise ConfigError(
+            path, BENCHMARKS_KEY, f"expected a non-empty list of benchmark names from {choices}"
+        )
+    for i, name in enumerate(chosen):
+        if name not in BENCHMARKS:
+            raise ConfigError(
+                path, f"{BENCHMARKS_KEY}[{i}]", f"unknown benchmark {name!r}; expected one of {choices}"
+            )
+    return tuple(b for b in BENCHMARKS if b in chosen)  # in vocabulary order, each once
+
+
+def load_benchmarks(path: Path | None = None) -> tuple[str, ...]:
+    """The benchmarks the sources file chooses (`benchmarks:`, every one by default), in vocabulary order."""
+    path = path or sources_file()
+    return _benchmarks(path, _read_file(path))
+
+
+def load_sources(path: Path | None = None, environ: dict[str, str] | None = None) -> dict[str, SourceSpec]:
+    """Parse the sources file, apply MEMSQL_SOURCE_<NAME> overrides, and validate every field (the
+    benchmark choice included: a home is never built from a file that names an unknown benchmark)."""
+    path = path or sources_file()
+    env = os.environ if environ is None else environ
+    raw = _read_file(path)
+    _benchmarks(path, raw)
+    raw = {k: v for k, v in raw.items() if k != BENCHMARKS_KEY}
     unknown = set(raw) - set(SOURCE_NAMES)
     if unknown:
         raise ConfigError(path, sorted(unknown)[0], f"unknown source; expected one of {list(SOURCE_NAMES)}")

@@ -1,0 +1,88 @@
+"""The extended benchmark evaluated through Dagster (extended_turn_results, beside turn_results), and
+its marts by phenomenon through dbt, on a home with the embedded sources and the first twelve
+extended sessions of each source (six distractor pairs, one per variant)."""
+
+from __future__ import annotations
+
+import shutil
+
+import dagster as dg
+import duckdb
+import pytest
+
+from memsql_assets.definitions import defs
+from memsql_assets.defs.evaluation.partitions import partition_key
+from memsql_assets.defs.jobs import EXTENDED_EVALUATE_JOB
+from memsql_assets.lib.benchmark.extended import EXTENDED_DIR, build_extended_sessions
+from memsql_assets.lib.benchmark.profiles import extract_profiles
+from memsql_assets.lib.benchmark.store import EXTENDED_TURNS_SCHEMA, write_benchmark
+from memsql_assets.lib.harness.evaluate import evaluate_partition
+from memsql_assets.lib.harness.results import RESULT_FILE, partition_dir, read_results
+from memsql_assets.lib.paths import benchmark_dir
+from memsql_assets.lib.report.dbt_cli import run_dbt
+from memsql_assets.lib.vocabulary import EXTENDED_BENCHMARK, PAPER_BENCHMARK, PHENOMENA, REFERENCE_MODELS
+
+SESSIONS_PER_SOURCE = 12
+
+
+@pytest.fixture(scope="module")
+def extended_home(tmp_path_factory, small_home, embedded_dbs):
+    home = tmp_path_factory.mktemp("extended") / "home"
+    shutil.copytree(small_home, home, ignore=shutil.ignore_patterns("results", "redis", "dbt", "report"))
+    profiles = {s: extract_profiles(s, p, EXTENDED_DIR) for s, p in embedded_dbs.items()}
+    sessions = [s for s in build_extended_sessions(profiles) if int(s.session_id[-3:]) <= SESSIONS_PER_SOURCE]
+    write_benchmark(benchmark_dir(home, EXTENDED_BENCHMARK), sessions, EXTENDED_TURNS_SCHEMA)
+    return home
+
+
+def test_an_extended_partition_through_dagster(extended_home, monkeypatch):
+    monkeypatch.setenv("MEMSQL_HOME", str(extended_home))
+    # Sessions one at a time (the paper's order): each distractor pair's second session sees the first.
+    monkeypatch.setenv("MEMSQL_WAVE_SIZE", "1")
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("model", list(REFERENCE_MODELS))
+        job = defs.resolve_job_def(EXTENDED_EVALUATE_JOB)
+        result = job.execute_in_process(instance=instance, partition_key=partition_key("reader-probe", "C"))
+        assert result.success
+        (check,) = result.get_asset_check_evaluations()
+        assert check.asset_key == dg.AssetKey("extended_turn_results") and check.passed
+        (mat,) = result.get_asset_materialization_events()
+        assert mat.asset_key == dg.AssetKey("extended_turn_results")
+        meta = mat.materialization.metadata
+        assert meta["benchmark"].value == EXTENDED_BENCHMARK
+    rows = read_results(partition_dir(extended_home, "reader-probe", "C", EXTENDED_BENCHMARK) / RESULT_FILE)
+    assert len({r["session_id"] for r in rows}) == 3 * SESSIONS_PER_SOURCE
+    assert all("-X-" in r["session_id"] for r in rows)
+    # Episodic memory holds this benchmark's sessions only: every supplying session is an extended one.
+    assert any(r["contaminated"] for r in rows), "a distractor session's value reached a failed turn"
+    assert all("-X-" in (r["contamination_source"] or "-X-") for r in rows)
+    stale = [r for r in rows if r["stale_state"] is not None]
+    assert stale and all(r["turn_index"] > 1 for r in stale)
+    assert meta["stale_state"].value == sum(bool(r["stale_state"]) for r in rows)
+    assert not partition_dir(extended_home, "reader-probe", "C").exists(), "the paper partition is not touched"
+
+
+def test_marts_by_phenomenon_via_dbt(extended_home):
+    for model, condition in (("gold", "A"), ("reader-probe", "B"), ("reader-probe", "B_wm5")):
+        evaluate_partition(extended_home, model, condition, benchmark=EXTENDED_BENCHMARK)
+    evaluate_partition(extended_home, "gold", "A")  # the paper benchmark's, beside it
+    selected = ("--select", "+agg_ex_by_phenomenon", "+agg_condition_summary", "--indirect-selection", "cautious")
+    run_dbt(extended_home, "build", *selected)
+    with duckdb.connect(str(extended_home / "dbt" / "memsql.duckdb"), read_only=True) as con:
+        by_tag = con.execute(
+            "select model, condition, tag, ex_pct from main.agg_ex_by_phenomenon order by all"
+        ).fetchall()
+        summary = con.execute(
+            "select benchmark, model, condition, n_turns from main.agg_condition_summary order by all"
+        ).fetchall()
+    assert {t for _, _, t, _ in by_tag} == set(PHENOMENA)
+    assert all(ex == 100.0 for m, _, _, ex in by_tag if m == "gold")
+    probe = {(c, t): ex for m, c, t, ex in by_tag if m == "reader-probe"}
+    assert probe[("B", "long_range")] < probe[("B_wm5", "long_range")]
+    assert probe[("B", "detour")] == 100.0  # a detour states everything it needs
+    assert [(b, m, c) for b, m, c, _ in summary] == [
+        (EXTENDED_BENCHMARK, "gold", "A"),
+        (EXTENDED_BENCHMARK, "reader-probe", "B"),
+        (EXTENDED_BENCHMARK, "reader-probe", "B_wm5"),
+        (PAPER_BENCHMARK, "gold", "A"),
+    ]
