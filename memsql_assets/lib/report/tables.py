@@ -375,6 +375,7 @@ def reference_table(m: Marts) -> Table:
         "Reference models vs their own expectations",
         df,
         [
+            ("benchmark", "benchmark", _text),
             ("model", "model", _text),
             ("condition", "condition", _text),
             ("metric", "metric", _text),
@@ -384,7 +385,7 @@ def reference_table(m: Marts) -> Table:
             ("expectation", "expectation", _text),
         ],
         f"{counts.get('inside', 0)} inside, {counts.get('outside', 0)} outside (reference_expectations): "
-        "gold and paraphrase score 100 % EX everywhere; guess-probe stays at the guess floor, at most "
+        "gold and paraphrase score 100 % EX everywhere, on both benchmarks; guess-probe stays at the guess floor, at most "
         f"{GUESS_FLOOR_MAX_PCT:.0f} % of memory-critical turns, under every condition.",
     )
 
