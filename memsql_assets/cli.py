@@ -32,6 +32,9 @@ from memsql_assets.lib.vocabulary import REFERENCE_MODELS, REPORT_SOURCES
 # took seconds in every process (this one and each worker): the heap is about to be freed anyway.
 atexit.register(gc.freeze)
 
+# The status of a check execution that passed, as the instance records it (the status enum's value).
+CHECK_SUCCEEDED = "SUCCEEDED"
+
 # Step-level DEBUG events are for the UI; the terminal gets INFO and above.
 QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
 
@@ -216,13 +219,11 @@ def _group_keys(defs: Any, groups: tuple[str, ...]) -> list[Any]:
 
 def _latest_checks(instance: Any, defs: Any, keys: list[Any]) -> dict[str, bool]:
     """The latest evaluation of every check on `keys`, passed or not (from the instance, run or not now)."""
-    from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
-
     graph = defs.resolve_asset_graph()
     check_keys = [c for c in graph.asset_check_keys if c.asset_key in set(keys)]
     latest = instance.event_log_storage.get_latest_asset_check_execution_by_key(check_keys)
     return {
-        c.name: c in latest and latest[c].status == AssetCheckExecutionRecordStatus.SUCCEEDED
+        c.name: c in latest and latest[c].status.value == CHECK_SUCCEEDED
         for c in check_keys
     }
 
