@@ -7,6 +7,7 @@ import atexit
 import contextlib
 import functools
 import gc
+import itertools
 import json
 import math
 import os
@@ -48,6 +49,9 @@ RUN_MODELS: dict[str, tuple[str, ...]] = {
     EXTENDED_BENCHMARK: ("gold", "reader-probe"),
 }
 
+# The status of a check execution that passed, as the instance records it (the status enum's value).
+CHECK_SUCCEEDED = "SUCCEEDED"
+
 # Step-level DEBUG events are for the UI; the terminal gets INFO and above.
 QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
 
@@ -80,10 +84,12 @@ def _sources_list(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
-        for r in rows:
-            total = sum(r["row_counts"].values()) if r["row_counts"] else None
-            state = f"{total:,} rows" if total is not None else "not built (run `memsql run`)"
-            print(f"{r['name']:<15} {r['kind']:<9} {state:<22} {r['path']}")
+        from memsql_assets.lib.console import table
+
+        def state(r: dict[str, Any]) -> str:
+            return f"{sum(r['row_counts'].values()):,} rows" if r["row_counts"] else "not built (run `memsql run`)"
+
+        print("\n".join(table([(r["name"], r["kind"], state(r), r["path"]) for r in rows])))
     return 0
 
 
@@ -132,6 +138,7 @@ def _run(args: argparse.Namespace) -> int:
     from memsql_assets.defs.evaluation.concurrent_runs import Workers, worker_count
     from memsql_assets.defs.instance import ensure_dagster_home
     from memsql_assets.lib.agent.conditions import CONDITIONS
+    from memsql_assets.lib.console import captured
 
     home = memsql_home()
     benchmarks = load_benchmarks()  # an unknown name: one line naming the choices, before anything is built
@@ -144,30 +151,44 @@ def _run(args: argparse.Namespace) -> int:
         plans = [_plan(m, c, answered=answered, benchmark=b) for b, bc in cells.items() for m, c in bc]
         return _print_plans(plans, max_cost, dry_run=True)
     ensure_dagster_home(home)
+    log = None if args.verbose else _run_log(home)
     workers = Workers(0 if args.skip_eval else worker_count(sum(map(len, cells.values()))))
-    with _stdout_to_stderr(), DagsterInstance.get() as instance, contextlib.closing(workers):
+    with captured("memsql run", log) as console, DagsterInstance.get() as instance, contextlib.closing(workers):
+        console.stage("observing the source configurations")
         _observe_inputs(instance)
         # A changed input: evaluations follow.
-        main = _main_job(instance, args.force, on_work=workers.start, benchmarks=benchmarks)
+        main = _main_job(instance, args.force, on_work=workers.start, benchmarks=benchmarks, say=console.stage)
         ok = main["success"] and all(main["checks"].values())
         evaluations = []
         if ok and not args.skip_eval:
             _sync_models(instance)
             for b, bc in cells.items():
                 why = _partitions_out_of_date(instance, bc, args.force, b)
-                evaluations += _evaluate_out_of_date(instance, bc, why, workers, max_cost, b)
+                evaluations += _evaluate_out_of_date(instance, bc, why, workers, max_cost, b, say=console.stage)
+        if evaluations:
+            console.stage("metrics: dbt build and the report, where Dagster reports them out of date")
         report = _metrics_in(workers, instance, args.force) if evaluations else None
+        console.stage("done")
     summary = _summary(home, main["run_id"], main["success"], main["checks"], benchmarks)
     summary["main_job_skipped"] = main["skipped"]
     summary["main_job_why"] = main["why"]
     summary["evaluations"] = evaluations
     summary["report"] = report
+    summary["log"] = str(log) if log is not None else None
     ok = ok and all(e["success"] for e in evaluations) and (report is None or report["success"])
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
         _print_summary(summary)
     return 0 if ok else 1
+
+
+def _run_log(home: Path) -> Path:
+    from datetime import UTC, datetime
+
+    from memsql_assets.lib.paths import run_log_path
+
+    return run_log_path(home, "run", datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ"))
 
 
 @contextlib.contextmanager
@@ -219,19 +240,21 @@ def _group_keys(defs: Any, groups: tuple[str, ...]) -> list[Any]:
 
 def _latest_checks(instance: Any, defs: Any, keys: list[Any]) -> dict[str, bool]:
     """The latest evaluation of every check on `keys`, passed or not (from the instance, run or not now)."""
-    from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
-
     graph = defs.resolve_asset_graph()
     check_keys = [c for c in graph.asset_check_keys if c.asset_key in set(keys)]
     latest = instance.event_log_storage.get_latest_asset_check_execution_by_key(check_keys)
     return {
-        c.name: c in latest and latest[c].status == AssetCheckExecutionRecordStatus.SUCCEEDED
+        c.name: c in latest and latest[c].status.value == CHECK_SUCCEEDED
         for c in check_keys
     }
 
 
 def _main_job(
-    instance: Any, force: bool, on_work: Any = None, benchmarks: tuple[str, ...] = BENCHMARKS
+    instance: Any,
+    force: bool,
+    on_work: Any = None,
+    benchmarks: tuple[str, ...] = BENCHMARKS,
+    say: Any = None,
 ) -> dict[str, Any]:
     """Materialize the main job's assets that Dagster reports missing or stale (all with --force), run
     after run until none is: a rebuilt asset whose data version changed makes its dependents stale.
@@ -251,6 +274,8 @@ def _main_job(
             break
         if on_work is not None:
             on_work()
+        if say is not None:
+            say(f"main job: materializing {_names(todo)}")
         why.update({k.to_user_string(): reason for k, reason in todo.items()})
         result = job.execute_in_process(
             instance=instance, asset_selection=list(todo), raise_on_error=False, run_config=QUIET_RUN_CONFIG
@@ -259,6 +284,8 @@ def _main_job(
         success = bool(result.success)
         if not success:
             break
+    if say is not None and not run_ids:
+        say("main job: up to date")
     return {
         "run_id": run_ids[-1] if run_ids else None,
         "success": success,
@@ -266,6 +293,13 @@ def _main_job(
         "skipped": not run_ids,
         "why": why,
     }
+
+
+def _names(keys: Any, shown: int = 4) -> str:
+    """"a, b, c and 3 more": one progress line however many assets a round rebuilds."""
+    names = sorted(k.to_user_string() for k in keys)
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return f"{len(names)} assets ({', '.join(names[:shown])}{more})"
 
 
 def _partitions_out_of_date(
@@ -293,14 +327,56 @@ def _evaluate_out_of_date(
     workers: Any = None,
     max_cost: float | None = None,
     benchmark: str = PAPER_BENCHMARK,
+    say: Any = None,
 ) -> list[dict[str, Any]]:
     """Evaluate the partitions Dagster reports out of date (and samples), as concurrent Dagster runs
     on every core (`workers`, a concurrent_runs.Workers; None: this process alone); the others report
     their current summary. A partition keeps its epochs: the re-run of one evaluated with several asks
-    the model only for what changed."""
+    the model only for what changed. `say`: one progress line per stage and partition (default stderr)."""
     from memsql_assets.defs.evaluation.concurrent_runs import run_cells
-    from memsql_assets.lib.harness.results import SUMMARY_FILE, full_epochs, partition_dir
     from memsql_assets.lib.memory.redis_service import redis_connection
+
+    say = say or _to_stderr
+    out, epochs = _current_partitions(cells, why, benchmark)
+    # Largest first (the conditions grow in cost), so that no run is left alone at the end.
+    conditions = list(dict.fromkeys(c for _, c in cells))
+    todo = sorted((c for c in cells if c not in out), key=lambda cell: conditions.index(cell[1]), reverse=True)
+    out.update(_over_budget(todo, epochs, max_cost, benchmark, say))
+    todo = [cell for cell in todo if cell not in out]
+    if workers is not None and len(todo) > 1:
+        workers.start()
+    pool = workers.pool if workers is not None else None
+    processes = 1 + (workers.n if pool else 0)
+    say(
+        f"evaluations ({benchmark} benchmark): {len(todo)} partitions to run in {processes} processes, "
+        f"{len(out)} up to date or left out"
+    )
+    finished = itertools.count(1)  # next() is atomic: results arrive from the feeder threads too
+
+    def progress(cell: tuple[str, str], result: dict[str, Any]) -> None:
+        say(f"  {next(finished)}/{len(todo)} {cell[0]}/{cell[1]}: {_outcome(result)}")
+
+    # One Redis for all the runs: a private server stops when its first user's block ends.
+    with redis_connection(memsql_home()) if pool else contextlib.nullcontext():
+        done = run_cells(
+            todo,
+            lambda m, c: _evaluate(instance, m, c, epochs=epochs[(m, c)], benchmark=benchmark),
+            functools.partial(_evaluate_in_worker, epochs=epochs, benchmark=benchmark),
+            pool,
+            workers.n if pool else 0,
+            on_result=progress,
+        )
+    out.update({cell: {**result, "benchmark": benchmark, "why": why[cell]} for cell, result in done.items()})
+    return [out[cell] for cell in cells]
+
+
+def _current_partitions(
+    cells: list[tuple[str, str]], why: dict[tuple[str, str], str | None], benchmark: str = PAPER_BENCHMARK
+) -> tuple[dict[tuple[str, str], dict[str, Any]], dict[tuple[str, str], int | None]]:
+    """The summaries of the partitions that stay as they are, and every partition's epochs. A
+    partition Dagster reports current is still re-run when it is a sample or ran in other waves
+    (`why` gets the reason)."""
+    from memsql_assets.lib.harness.results import SUMMARY_FILE, full_epochs, partition_dir
 
     out: dict[tuple[str, str], dict[str, Any]] = {}
     epochs: dict[tuple[str, str], int | None] = {}
@@ -326,27 +402,17 @@ def _evaluate_out_of_date(
                     "skipped": "up to date",
                     "success": True,
                 }
-    # Largest first (the conditions grow in cost), so that no run is left alone at the end.
-    conditions = list(dict.fromkeys(c for _, c in cells))
-    todo = sorted(
-        (c for c in cells if c not in out), key=lambda cell: conditions.index(cell[1]), reverse=True
-    )
-    out.update(_over_budget(todo, epochs, max_cost, benchmark))
-    todo = [cell for cell in todo if cell not in out]
-    if workers is not None and len(todo) > 1:
-        workers.start()
-    pool = workers.pool if workers is not None else None
-    # One Redis for all the runs: a private server stops when its first user's block ends.
-    with redis_connection(memsql_home()) if pool else contextlib.nullcontext():
-        done = run_cells(
-            todo,
-            lambda m, c: _evaluate(instance, m, c, epochs=epochs[(m, c)], benchmark=benchmark),
-            functools.partial(_evaluate_in_worker, epochs=epochs, benchmark=benchmark),
-            pool,
-            workers.n if pool else 0,
-        )
-    out.update({cell: {**result, "benchmark": benchmark, "why": why[cell]} for cell, result in done.items()})
-    return [out[cell] for cell in cells]
+    return out, epochs
+
+
+def _outcome(result: dict[str, Any]) -> str:
+    if "ex_strict" in result and result.get("success"):
+        return f"EX {result['ex_strict']:.1f} %"
+    return "FAILED: " + str(result.get("error", "see the Dagster run"))
+
+
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 def _wave_size_now(model: str) -> int:
@@ -658,12 +724,13 @@ def guess_floor(rows: list[dict[str, Any]]) -> float | None:
 
 def _print_evaluations(rows: list[dict[str, Any]]) -> None:
     floor = guess_floor(rows)
+    w = max([len("model"), *(len(e["model"]) for e in rows)])  # the model column fits its longest key
     print(
-        f"  {'model':<14} {'cond':<6} {'EX %':>6} {'95% CI':>13} {'EX crit %':>9} {'floor %':>7} {'calls':>6} {'cache':>6}  classes"
+        f"  {'model':<{w}} {'cond':<6} {'EX %':>6} {'95% CI':>13} {'EX crit %':>9} {'floor %':>7} {'calls':>6} {'cache':>6}  classes"
     )
     for e in rows:
         if "ex_strict" not in e:
-            print(f"  {e['model']:<14} {e['condition']:<6} FAILED: {e.get('error', 'see the Dagster run')}")
+            print(f"  {e['model']:<{w}} {e['condition']:<6} FAILED: {e.get('error', 'see the Dagster run')}")
             continue
         classes = ", ".join(f"{k} {v}" for k, v in e["error_classes"].items() if v)
         floor_text = "-" if floor is None else f"{floor:.1f}"
@@ -674,7 +741,7 @@ def _print_evaluations(rows: list[dict[str, Any]]) -> None:
         if e.get("retried_turns"):
             sample += f"  ({e['retried_turns']} turns retried)"
         print(
-            f"  {e['model']:<14} {e['condition']:<6} {e['ex_strict']:>6.1f} {ci_text:>13} {'-' if e['ex_memory_critical'] is None else format(e['ex_memory_critical'], '.1f'):>9} "
+            f"  {e['model']:<{w}} {e['condition']:<6} {e['ex_strict']:>6.1f} {ci_text:>13} {'-' if e['ex_memory_critical'] is None else format(e['ex_memory_critical'], '.1f'):>9} "
             f"{floor_text if e['condition'] == FLOOR_CONDITION else '':>7} {e['calls']:>6} {e['cache_hits']:>6}  {classes}"
             + sample
             + (
@@ -752,6 +819,7 @@ def _summary(
 
 def _print_summary(s: dict[str, Any]) -> None:
     from memsql_assets.defs.jobs import TURN_RESULTS
+    from memsql_assets.lib.console import table
 
     state = "SUCCESS" if s["success"] else "FAILED"
     if s.get("main_job_skipped"):
@@ -762,8 +830,11 @@ def _print_summary(s: dict[str, Any]) -> None:
         state += "  (" + ", ".join(f"{k}: {v}" for k, v in sorted(s["main_job_why"].items())[:4]) + ")"
     print(f"\nmemsql main job: {state}  (run {s['run_id']}, data in {s['home']})")
     print("\nsources:")
-    for name, info in s["sources"].items():
-        print(f"  {name:<15} {info['kind']:<9} {info['rows']:>9,} rows  sha256 {info['sha256']}")
+    for line in table(
+        [(name, i["kind"], f"{i['rows']:,} rows", f"sha256 {i['sha256']}") for name, i in s["sources"].items()],
+        right=(2,),
+    ):
+        print("  " + line)
     if "benchmark" in s:
         b = s["benchmark"]
         print(
@@ -804,6 +875,8 @@ def _print_summary(s: dict[str, Any]) -> None:
         print("dbt docs: memsql docs  (http://127.0.0.1:8080)")
     print("\nBrowse the run: memsql ui  (Dagster on http://127.0.0.1:3333)")
     print(f"Every turn: memsql view  ({viewer_url()})")
+    if s.get("log"):
+        print(f"Dagster and dbt logs: {s['log']}  (`memsql run --verbose` prints them)")
 
 
 def _models_list(args: argparse.Namespace) -> int:
@@ -827,9 +900,16 @@ def _models_list(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
-        for r in rows:
-            state = "ready" if r["available"] else f"unavailable: {r['reason']}"
-            print(f"{r['key']:<18} {r['kind']:<8} {'on ' if r['enabled'] else 'off'}  {state}")
+        from memsql_assets.lib.console import table
+
+        lines = table(
+            [
+                (r["key"], r["kind"], "on" if r["enabled"] else "off",
+                 "ready" if r["available"] else f"unavailable: {r['reason']}")  # fmt: skip
+                for r in rows
+            ]
+        )
+        print("\n".join(lines))
     return 0
 
 
@@ -981,9 +1061,10 @@ def _over_budget(
     epochs: dict[tuple[str, str], int | None],
     max_cost: float | None,
     benchmark: str = PAPER_BENCHMARK,
+    say: Any = _to_stderr,
 ) -> dict[tuple[str, str], dict[str, Any]]:
     """The partitions `memsql run` leaves out because their bound exceeds --max-cost; each plan is
-    printed (to stderr) before an API or local model is asked."""
+    said (a progress line) before an API or local model is asked."""
 
     skipped: dict[tuple[str, str], dict[str, Any]] = {}
     answered = None
@@ -992,7 +1073,7 @@ def _over_budget(
             continue
         answered = _answered() if answered is None else answered
         plan = _plan(m, c, epochs=epochs.get((m, c)), answered=answered, benchmark=benchmark)
-        print(f"memsql run: {plan.describe()}", file=sys.stderr)
+        say(f"plan: {plan.describe()}")
         if plan.exceeds(max_cost):
             error = f"not run: its cost bound exceeds --max-cost ${max_cost:,.2f}"
             skipped[(m, c)] = {"model": m, "condition": c, "success": False, "error": error}
@@ -1025,6 +1106,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="the main job, then the reference models under every condition")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--skip-eval", action="store_true", help="only the unpartitioned assets")
+    p.add_argument(
+        "--verbose",
+        action="store_true",
+        help="print Dagster's and dbt's logs as they come (default: one line per stage; the logs go to "
+        "a file under the data directory, named in the summary)",
+    )
     p.add_argument(
         "--force",
         action="store_true",

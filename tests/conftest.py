@@ -17,6 +17,17 @@ REPO = Path(__file__).resolve().parents[1]
 # The real public data (layout: docs/data_sources.md): MEMSQL_REAL_DATA, by default `../shared/data`
 # beside the repository, where this project's machines keep a copy. Tests that need it skip without it.
 REAL_DATA = Path(os.environ.get("MEMSQL_REAL_DATA") or REPO.parent / "shared" / "data").resolve()
+# The folders of the packages' unit tests: `-m quick` selects their tests that are neither slow nor
+# integration tests, and the tests marked quick themselves (one partition through Dagster).
+UNIT_TEST_DIRS = ("unit", "evaluation", "trajectories", "sandbox", "models", "memory", "viewer")
+
+
+def pytest_collection_modifyitems(config, items):
+    tests = Path(__file__).resolve().parent
+    for item in items:
+        folder = item.path.resolve().relative_to(tests).parts[0]
+        if folder in UNIT_TEST_DIRS and not any(item.get_closest_marker(m) for m in ("slow", "integration")):
+            item.add_marker(pytest.mark.quick)
 
 
 @pytest.fixture(scope="session")

@@ -14,18 +14,15 @@ HEADER = "# Written by memsql"
 
 
 def dagster_yaml(path: Path) -> str:
-    """The instance memsql writes: Dagster's SQLite storage, its event log keeping its databases open
-    (defs/event_log.py), telemetry off."""
+    """The instance memsql writes: Dagster's own SQLite storage under `path` (runs, one event log
+    database per run under history/runs), telemetry off. `path` is named so that a moved home is
+    rewritten."""
     return f"""\
 {HEADER}: runs, events and asset history live beside the data they describe.
 # A file without this first line is yours: memsql leaves it as it is.
+# Dagster's default storage for this DAGSTER_HOME: {json.dumps(str(path))}
 telemetry:
   enabled: false
-event_log_storage:
-  module: memsql_assets.defs.event_log
-  class: PooledSqliteEventLogStorage
-  config:
-    base_dir: {json.dumps(str(path / "history" / "runs"))}
 """
 
 

@@ -111,15 +111,13 @@ def check_instance(instance: Any, config: Path) -> None:
         )
 
 
-def check_daemon(instance: Any, settings: ScaleOutSettings, home: Path) -> None:
-    from dagster._daemon.controller import get_daemon_statuses
-    from dagster._daemon.run_coordinator.queued_run_coordinator_daemon import QueuedRunCoordinatorDaemon
+# The daemon that launches queued runs, as it names itself in its heartbeats.
+QUEUED_RUN_DAEMON = "QUEUED_RUN_COORDINATOR"
 
-    kind = QueuedRunCoordinatorDaemon.daemon_type()
-    status = get_daemon_statuses(
-        instance, [kind], ignore_errors=True, heartbeat_tolerance_seconds=DAEMON_TOLERANCE_S
-    )[kind]
-    if not status.healthy:
+
+def check_daemon(instance: Any, settings: ScaleOutSettings, home: Path) -> None:
+    heartbeat = instance.get_daemon_heartbeats().get(QUEUED_RUN_DAEMON)
+    if heartbeat is None or time.time() - heartbeat.timestamp > DAEMON_TOLERANCE_S:
         raise ServiceUnreachableError(
             f"no Dagster daemon is running for the instance at {redact_url(settings.postgres_url)} "
             f"(it launches queued runs): start `DAGSTER_HOME={home} dagster-daemon run -w {WORKSPACE_FILE}`"
@@ -145,12 +143,8 @@ def submit_evaluation(
     """`memsql eval` under the scale-out profile: one turn_results partition queued on the shared
     instance (the daemon launches it, its step runs on a Celery worker), waited for; returns the
     summary `memsql eval` prints in the embedded default."""
-    from dagster._cli.job import execute_launch_command
-    from dagster._cli.workspace.cli_target import WorkspaceOpts
-
     from memsql_assets.defs.evaluation.partitions import evaluation_partitions, partition_key
     from memsql_assets.defs.evaluation.resources import RETRY_ERRORS_ENV
-    from memsql_assets.defs.jobs import EVALUATE_JOB
     from memsql_assets.lib.harness.results import SUMMARY_FILE, partition_dir
     from memsql_assets.lib.paths import memsql_home
 
@@ -163,28 +157,39 @@ def submit_evaluation(
     if os.environ.get(RETRY_ERRORS_ENV) == "1":  # `--retry-errors` reaches workers through the run
         evaluation = config["resources"].setdefault("evaluation", {"config": {}})
         evaluation["config"] = {**evaluation.get("config", {}), "retry_errors": True}
-    run = execute_launch_command(
-        instance=instance,
-        workspace_opts=WorkspaceOpts(workspace=[str(WORKSPACE_FILE)]),
-        config_json=json.dumps(config),
-        tags=json.dumps(
-            dict(evaluation_partitions.get_tags_for_partition_key(partition_key(model, condition)))
-        ),
-        job_name=EVALUATE_JOB,
-    )
-    print(f"memsql eval: run {run.run_id} queued on {redact_url(ScaleOutSettings.from_environ().postgres_url)}",
+    run_id = _launch(config, dict(evaluation_partitions.get_tags_for_partition_key(partition_key(model, condition))))
+    print(f"memsql eval: run {run_id} queued on {redact_url(ScaleOutSettings.from_environ().postgres_url)}",
           file=sys.stderr, flush=True)  # fmt: skip
-    status = _wait(instance, run.run_id)
-    out: dict[str, Any] = {"model": model, "condition": condition, "run_id": run.run_id}
+    status = _wait(instance, run_id)
+    out: dict[str, Any] = {"model": model, "condition": condition, "run_id": run_id}
     summary_path = partition_dir(home, model, condition) / SUMMARY_FILE
-    checks = _check_results(instance, run.run_id)
+    checks = _check_results(instance, run_id)
     if status == "SUCCESS" and summary_path.exists():
         out.update(json.loads(summary_path.read_text(encoding="utf-8")))
     else:
-        out["error"] = _failure(instance, run.run_id) or f"run {run.run_id} ended {status}"
+        out["error"] = _failure(instance, run_id) or f"run {run_id} ended {status}"
     out["checks"] = checks
     out["success"] = status == "SUCCESS" and all(checks.values())
     return out
+
+
+def _launch(run_config: dict[str, Any], tags: dict[str, str]) -> str:
+    """Submit one run of the evaluate job through `dagster job launch` (the instance's run coordinator
+    queues it); returns its run id, given by us so that the run can be found."""
+    import subprocess
+    import uuid
+
+    from memsql_assets.defs.jobs import EVALUATE_JOB
+
+    run_id = str(uuid.uuid4())
+    cmd = [
+        sys.executable, "-m", "dagster", "job", "launch", "-w", str(WORKSPACE_FILE), "-j", EVALUATE_JOB,
+        "--config-json", json.dumps(run_config), "--tags", json.dumps(tags), "--run-id", run_id,
+    ]  # fmt: skip
+    proc = subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise ServiceUnreachableError(f"`dagster job launch` failed: {(proc.stderr or proc.stdout).strip()[-2000:]}")
+    return run_id
 
 
 def _wait(instance: Any, run_id: str) -> str:

@@ -52,3 +52,8 @@ def embeddings_cache_dir(home: Path) -> Path:
 def sql_cache_path(home: Path) -> Path:
     """The persistent results of the benchmark's own SQL (lib/sql/result_cache.py)."""
     return home / "cache" / "sql_results.sqlite"
+
+
+def run_log_path(home: Path, command: str, stamp: str) -> Path:
+    """Where a command's Dagster and dbt output goes when the console shows only its progress."""
+    return home / "logs" / f"{command}-{stamp}.log"

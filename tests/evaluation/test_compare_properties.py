@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import math
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -76,6 +77,7 @@ def _neighbours(v) -> tuple:
     return (str(v),)
 
 
+@pytest.mark.slow
 @CHECKS
 @given(ROWS, ROWS)
 def test_unrelated_results_match_the_references(a, b):
@@ -84,6 +86,7 @@ def test_unrelated_results_match_the_references(a, b):
     assert set_equal(a, b) == ref_set(a, b)
 
 
+@pytest.mark.slow
 @CHECKS
 @given(ROWS, st.data())
 def test_near_results_match_the_references(a, data):
@@ -93,6 +96,7 @@ def test_near_results_match_the_references(a, data):
     assert set_equal(a, b) == ref_set(a, b)
 
 
+@pytest.mark.slow
 @CHECKS
 @given(MIXED_WIDTH_ROWS, MIXED_WIDTH_ROWS)
 def test_rows_of_mixed_width_match_the_references(a, b):
@@ -100,6 +104,7 @@ def test_rows_of_mixed_width_match_the_references(a, b):
     assert set_equal(a, b) == ref_set(a, b)
 
 
+@pytest.mark.slow
 @CHECKS
 @given(ROWS, st.data())
 def test_strict_implies_bag_implies_set_and_all_are_symmetric(a, data):

@@ -125,6 +125,7 @@ def _off_by_one(rows):
     return rows[:-1] + [(last[0], last[1], last[2] + 1.0, last[3])]
 
 
+@pytest.mark.slow
 def test_hundred_thousand_rows():
     a, b = _big(100_000)
     assert _verdicts(a, b) == (True, True, True)  # the exact (hash) path of every comparator

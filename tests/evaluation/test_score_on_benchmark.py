@@ -27,6 +27,7 @@ def caches():
     return {prefix: {} for prefix in SOURCE_BY_PREFIX}
 
 
+@pytest.mark.slow
 def test_gold_answers_score_100_percent(embedded_turns, conns, caches):
     failures = []
     classes: Counter[str] = Counter()
@@ -39,6 +40,7 @@ def test_gold_answers_score_100_percent(embedded_turns, conns, caches):
     assert classes == {"correct": len(embedded_turns)}
 
 
+@pytest.mark.slow
 def test_fallback_answers_are_fallback_matches(embedded_turns, conns, caches):
     critical = [t for t in embedded_turns if t["memory_critical"]]
     assert critical and all(t["fallback_sql"] for t in critical)

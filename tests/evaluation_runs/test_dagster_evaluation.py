@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dagster as dg
+import pytest
 
 from memsql_assets.definitions import defs
 from memsql_assets.defs.evaluation.partitions import partition_key
@@ -10,6 +11,7 @@ from memsql_assets.defs.jobs import EVALUATE_JOB
 from memsql_assets.lib.vocabulary import REFERENCE_MODELS
 
 
+@pytest.mark.quick  # the quick subset's one partition end to end, through Dagster
 def test_partition_materializes_with_metadata_and_check(small_home, monkeypatch):
     monkeypatch.setenv("MEMSQL_HOME", str(small_home))
     with dg.instance_for_test() as instance:

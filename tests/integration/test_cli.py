@@ -11,6 +11,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from memsql_assets.defs.jobs import MAIN_JOB
+
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
 
@@ -168,8 +170,10 @@ def test_run_materializes_only_what_dagster_reports_out_of_date(cli_env, tmp_pat
     assert again["main_job_skipped"] and again["run_id"] is None and not again["main_job_why"]
     assert again["success"] and again["checks"] == first["checks"]
     assert again["benchmark"] == first["benchmark"]
-    forced = json.loads(_memsql("run", "--skip-eval", "--force", "--json", env=cli_env).stdout)
+    verbose = _memsql("run", "--skip-eval", "--force", "--json", "--verbose", env=cli_env)
+    forced = json.loads(verbose.stdout)
     assert not forced["main_job_skipped"] and forced["run_id"] != first["run_id"] and forced["success"]
+    assert f" - dagster - INFO - {MAIN_JOB} - {forced['run_id']} - " in verbose.stderr and forced["log"] is None
     assert "up to date, not re-run" in _memsql("run", "--skip-eval", env=cli_env).stdout
 
     # A changed source setting is a new data version of raw_northwind: Dagster marks northwind stale.
@@ -180,3 +184,18 @@ def test_run_materializes_only_what_dagster_reports_out_of_date(cli_env, tmp_pat
     )
     assert changed["main_job_why"]["northwind"] == "has a new dependency data version: raw_northwind"
     assert "bird_financial" not in changed["main_job_why"] and changed["success"]
+
+
+def test_run_prints_its_stages_and_logs_dagster_to_a_file(cli_env):
+    """The console shows one line per stage, then the summary; Dagster's log lines go to the file the
+    summary names (--verbose prints them instead: test_run_materializes_only_what_dagster_reports_out_of_date)."""
+    proc = _memsql("run", "--skip-eval", "--force", env=cli_env)
+    progress = proc.stderr.splitlines()
+    assert 3 <= len(progress) <= 40 and all(line.startswith("memsql run [") for line in progress), proc.stderr
+    assert any("main job: materializing" in line for line in progress)
+    assert proc.stdout.lstrip().startswith("memsql main job: SUCCESS")
+    log = Path(proc.stdout.rsplit("Dagster and dbt logs: ", 1)[1].split()[0])
+    assert log.parent == Path(cli_env["MEMSQL_HOME"]) / "logs"
+    text = log.read_text()
+    run_id = proc.stdout.split("(run ", 1)[1].split(",")[0]
+    assert f" - dagster - INFO - {MAIN_JOB} - {run_id} - " in text, text[-2000:]

@@ -56,6 +56,7 @@ def run(coro):
     return asyncio.run(coro)
 
 
+@pytest.mark.slow
 def test_success_is_stored_and_a_rerun_makes_zero_calls(tmp_path, test_registry, fake_provider):
     gw = make_gateway(tmp_path, test_registry)
     reply = run(gw.acomplete("flaky", msgs(), {"session_id": "S-1", "turn_index": 1}))

@@ -268,6 +268,7 @@ def test_missing_file_and_wrong_top_level(write_registry, tmp_path):
     assert err.value.field == "models.Bad|Key" and "partition key" in str(err.value)
 
 
+@pytest.mark.slow
 def test_registry_and_builtins_do_not_import_each_other():
     """Each loads in a fresh interpreter without pulling in the other (no import cycle)."""
     import subprocess

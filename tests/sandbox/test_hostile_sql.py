@@ -91,6 +91,7 @@ def db_copies(embedded_dbs, tmp_path_factory) -> dict[str, Path]:
     return copies
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("db_name", ["northwind", "sec_edgar", "bird_financial"])
 def test_hostile_statements_are_classified_and_change_nothing(db_copies, tmp_path, db_name):
     db = db_copies[db_name]
@@ -203,6 +204,7 @@ def test_first_keyword(sql, keyword):
     assert first_keyword(sql) == keyword
 
 
+@pytest.mark.slow
 def test_benchmark_ground_truth_runs_in_the_sandbox(embedded_turns, embedded_dbs):
     conns = {prefix: open_readonly(embedded_dbs[name]) for prefix, name in SOURCE_BY_PREFIX.items()}
     failures = []

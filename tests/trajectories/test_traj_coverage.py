@@ -85,6 +85,7 @@ def default_store(embedded_dbs, embedded_turns, tmp_path_factory):
     return client
 
 
+@pytest.mark.slow
 def test_default_store_covers_the_benchmark(default_store, embedded_turns):
     report = store_coverage(default_store, embedded_turns, collection="coverage-test")
     assert report["questions"] == 319

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import dagster as dg
+import pytest
 
 from memsql_assets.defs.resources import MemsqlSettings
 from memsql_assets.defs.trajectories.assets import synthetic_questions, trajectory_coverage, trajectory_store
@@ -25,6 +26,7 @@ def _cli(home, *args: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 def test_coverage_asset_and_cli(small_home, monkeypatch):
     monkeypatch.setenv("MEMSQL_HOME", str(small_home))
     with dg.instance_for_test() as instance:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -44,6 +45,7 @@ def test_near_copies_are_blocked():
     assert too_close("abcd", "abce") and not too_close("total sales by year", "number of loans per region")
 
 
+@pytest.mark.slow
 def test_generated_questions_never_copy_the_benchmark(embedded_dbs, embedded_turns):
     bench = sorted({normalize_question(t["question"]) for t in embedded_turns})
     for db, path in embedded_dbs.items():

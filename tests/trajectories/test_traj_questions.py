@@ -20,6 +20,7 @@ def generated(embedded_dbs):
     return {db: generate_questions(db, path, N, seed=3) for db, path in embedded_dbs.items()}
 
 
+@pytest.mark.slow
 def test_deterministic(embedded_dbs, generated):
     for db, path in embedded_dbs.items():
         assert generate_questions(db, path, N, seed=3) == generated[db]
@@ -52,6 +53,7 @@ def test_sql_verified(embedded_dbs, generated):
     assert any(q.naive_sql for qs in generated.values() for q in qs)
 
 
+@pytest.mark.slow
 def test_no_overlap_with_benchmark(embedded_dbs, embedded_turns):
     bench = {t["question"] for t in embedded_turns}
     bench_norm = {normalize_question(q) for q in bench}

@@ -21,6 +21,10 @@ from memsql_assets.lib.trajectories.store import (
 N = 30
 
 
+# Every test here builds or reads the default store over the whole benchmark.
+pytestmark = pytest.mark.slow
+
+
 @pytest.fixture(scope="module")
 def store(embedded_dbs, embedded_turns, tmp_path_factory):
     home = tmp_path_factory.mktemp("traj_store")

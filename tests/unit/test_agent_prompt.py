@@ -104,6 +104,7 @@ def test_output_requirements_are_the_last_block_and_identical_in_every_condition
     assert text.count(OUTPUT_REQUIREMENTS_HEADER) == 1
 
 
+@pytest.mark.slow
 def test_every_benchmark_turn_prompt_ends_with_its_requirement_in_every_condition(embedded_turns):
     schemas = {src: f"CREATE TABLE {src.lower()}_t (x);" for src in REPORT_SOURCES}
 

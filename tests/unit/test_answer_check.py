@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import copy
 
+import pytest
+
 from memsql_assets.lib.benchmark.answer_check import check_answers
 from memsql_assets.lib.benchmark.ties import tie_probe_sql
 
@@ -22,6 +24,7 @@ def _one(turns, session_id, turn_index):
     return next(t for t in turns if t["session_id"] == session_id and t["turn_index"] == turn_index)
 
 
+@pytest.mark.slow
 def test_shipped_benchmark_passes_on_the_embedded_databases(embedded_turns, embedded_dbs):
     report = check_answers(embedded_turns, embedded_dbs)
     assert report.ok, report.failures[:5]
@@ -53,6 +56,7 @@ def test_missing_requirement_or_paraphrase_fails(embedded_turns, embedded_dbs):
     assert {f["template"] for f in failures} == {"memsql_assets/lib/benchmark/templates/sec_edgar.t3.yaml"}
 
 
+@pytest.mark.slow
 def test_limit_1_ground_truth_with_a_tie_fails_the_check(embedded_turns, embedded_dbs):
     broken = []
     for t in embedded_turns:

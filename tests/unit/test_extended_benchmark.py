@@ -137,6 +137,7 @@ def test_shipped_templates_load_and_cover_every_phenomenon(tmp_path):
     shutil.rmtree(tmp_path, ignore_errors=True)
 
 
+@pytest.mark.slow
 def test_extended_benchmark_on_embedded_data(embedded_dbs):
     from memsql_assets.lib.benchmark.answer_check import check_answers
     from memsql_assets.lib.benchmark.extended import build_extended_sessions

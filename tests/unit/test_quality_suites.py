@@ -17,6 +17,7 @@ def _check(turns):
     return s, t
 
 
+@pytest.mark.slow
 def test_generated_benchmark_passes_both_suites(embedded_turns):
     s, t = _check(embedded_turns)
     assert s.success, s.failures

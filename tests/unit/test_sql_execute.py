@@ -103,6 +103,7 @@ def test_instr_per_row_ends_within_limit_plus_one_second(tmp_path):
     assert run_query(conn, "SELECT count(*) FROM t").rows == [(50,)]  # the connection still works
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sql", [JSON_BOMB, JSON_BOMB_FAST], ids=["issue", "fast"])
 def test_json_group_array_is_a_typed_error_not_a_crash(tmp_path, sql):
     conn = open_readonly(_db(tmp_path))
@@ -122,6 +123,7 @@ def _sqlite_temp_files() -> int:
     return count
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc to see temporary files")
 def test_memory_limit_bounds_sorts_in_memory_and_nothing_spills_to_disk(tmp_path):
     conn = open_readonly(_db(tmp_path))

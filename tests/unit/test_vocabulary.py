@@ -68,6 +68,7 @@ def scanned_files() -> list[Path]:
     ]
 
 
+@pytest.mark.slow
 def test_no_copy_of_the_vocabulary_outside_its_definition():
     found = {str(p.relative_to(REPO)): c for p in scanned_files() if (c := copies_in(p))}
     assert not found, f"copies of the vocabulary (import it from memsql_assets.lib.vocabulary): {found}"

@@ -64,11 +64,18 @@ def run_cells(
     there: Callable[[str, str], dict[str, Any]],
     pool: ProcessPoolExecutor | None,
     workers: int,
+    on_result: Callable[[Cell, dict[str, Any]], None] | None = None,
 ) -> dict[Cell, dict[str, Any]]:
     """`here(model, condition)` in this thread, `there` (a picklable function) in the workers, until
-    the queue is empty. A worker that dies leaves its cell failed and the rest to this process."""
+    the queue is empty. A worker that dies leaves its cell failed and the rest to this process.
+    `on_result(cell, result)` is called as each cell ends, from the thread that ran it."""
     queue = deque(cells)
     results: dict[Cell, dict[str, Any]] = {}
+
+    def record(cell: Cell, result: dict[str, Any]) -> None:
+        results[cell] = result
+        if on_result is not None:
+            on_result(cell, result)
 
     def feed() -> None:
         while True:
@@ -77,14 +84,9 @@ def run_cells(
             except IndexError:
                 return
             try:
-                results[cell] = pool.submit(there, *cell).result()  # type: ignore[union-attr]
+                record(cell, pool.submit(there, *cell).result())  # type: ignore[union-attr]
             except Exception as exc:  # a crashed worker process: say so for this cell, stop feeding
-                results[cell] = {
-                    "model": cell[0],
-                    "condition": cell[1],
-                    "success": False,
-                    "error": f"worker: {exc!r}",
-                }
+                record(cell, {"model": cell[0], "condition": cell[1], "success": False, "error": f"worker: {exc!r}"})
                 return
 
     feeders = [threading.Thread(target=feed, daemon=True) for _ in range(workers if pool else 0)]
@@ -95,7 +97,7 @@ def run_cells(
             cell = queue.popleft()
         except IndexError:
             break
-        results[cell] = here(*cell)
+        record(cell, here(*cell))
     for t in feeders:
         t.join()
     return results

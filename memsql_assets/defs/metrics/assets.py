@@ -1,9 +1,7 @@
 """Metrics: the dbt models as assets downstream of turn_results (dbt tests are asset checks), and
 the HTML report drawn from the marts."""
 
-import importlib.metadata
 from collections.abc import Iterator, Mapping
-from functools import cached_property
 from typing import Any
 
 import dagster as dg
@@ -14,7 +12,6 @@ from dagster_dbt import (
     DbtProject,
     dbt_assets,
 )
-from packaging import version
 
 from memsql_assets.defs.resources import MemsqlSettings
 from memsql_assets.lib.paths import memsql_home
@@ -77,21 +74,5 @@ def results_report(context: dg.AssetExecutionContext, memsql: MemsqlSettings) ->
     return dg.MaterializeResult(metadata=metadata)
 
 
-class ProjectDbtCliResource(DbtCliResource):
-    """dagster-dbt's resource for this venv's dbt-core, without two costs the assets do not use:
-    `dbt --version` in a subprocess (the installed package says it) and a dbt adapter loaded in this
-    process (for row counts and column metadata, never fetched here). With a DuckDB adapter
-    dagster-dbt also holds every event until dbt exits; without one the events are stored while dbt
-    runs, which takes the adapter's start-up and the event-log writes off the main command's last step."""
-
-    @cached_property
-    def _cli_version(self) -> version.Version:
-        return version.parse(importlib.metadata.version("dbt-core"))
-
-    def _initialize_dbt_core_adapter(self, args: Any) -> Any:
-        return None
-
-
 def dbt_resource() -> DbtCliResource:
-    # DbtCliResource's own __init__ takes the DbtProject; mypy's pydantic view of a subclass sees the str field.
-    return ProjectDbtCliResource(project_dir=dbt_project, dbt_executable=dbt_executable())  # type: ignore[arg-type]
+    return DbtCliResource(project_dir=dbt_project, dbt_executable=dbt_executable())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import subprocess
@@ -64,8 +65,18 @@ def ensure_manifest(home: Path, project_dir: Path = DBT_DIR) -> Path:
     manifest = project_dir / "target" / "manifest.json"
     stamp = manifest.with_name("memsql_project.sha256")
     fingerprint = project_fingerprint(project_dir)
-    current = stamp.read_text(encoding="utf-8").strip() if stamp.exists() else None
-    if not manifest.exists() or current != fingerprint:
-        run_dbt(home, "parse", "--quiet", project_dir=project_dir)
-        write_text_atomic(stamp, fingerprint + "\n")
+
+    def current() -> bool:
+        return manifest.exists() and stamp.exists() and stamp.read_text(encoding="utf-8").strip() == fingerprint
+
+    if current():
+        return manifest
+    # Processes that import the definitions at once (test workers, `memsql run`'s workers) parse one
+    # at a time: dbt writes manifest.json in place, and a reader must never see half of it.
+    manifest.parent.mkdir(parents=True, exist_ok=True)
+    with open(manifest.with_name("memsql_parse.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not current():
+            run_dbt(home, "parse", "--quiet", project_dir=project_dir)
+            write_text_atomic(stamp, fingerprint + "\n")
     return manifest
