@@ -7,12 +7,12 @@ import atexit
 import contextlib
 import functools
 import gc
-import itertools
 import json
 import math
 import os
 import sys
-from collections import Counter
+import threading
+from collections import Counter, defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -351,10 +351,7 @@ def _evaluate_out_of_date(
         f"evaluations ({benchmark} benchmark): {len(todo)} partitions to run in {processes} processes, "
         f"{len(out)} up to date or left out"
     )
-    finished = itertools.count(1)  # next() is atomic: results arrive from the feeder threads too
-
-    def progress(cell: tuple[str, str], result: dict[str, Any]) -> None:
-        say(f"  {next(finished)}/{len(todo)} {cell[0]}/{cell[1]}: {_outcome(result)}")
+    progress = _condition_progress(todo, say)
 
     # One Redis for all the runs: a private server stops when its first user's block ends.
     with redis_connection(memsql_home()) if pool else contextlib.nullcontext():
@@ -403,6 +400,26 @@ def _current_partitions(
                     "success": True,
                 }
     return out, epochs
+
+
+def _condition_progress(todo: list[tuple[str, str]], say: Any) -> Any:
+    """`run_cells`' on_result: one line per condition once all its partitions have ended (every
+    model's EX, or why it failed), so the console stays short however many models run."""
+    pending = Counter(c for _, c in todo)
+    ended: dict[str, list[str]] = defaultdict(list)
+    lock = threading.Lock()  # results arrive from the feeder threads too
+
+    def on_result(cell: tuple[str, str], result: dict[str, Any]) -> None:
+        model, condition = cell
+        with lock:
+            ended[condition].append(f"{model} {_outcome(result)}")
+            pending[condition] -= 1
+            if pending[condition]:
+                return
+            done = sum(len(v) for v in ended.values())
+            say(f"  {done}/{len(todo)} condition {condition}: " + ", ".join(sorted(ended[condition])))
+
+    return on_result
 
 
 def _outcome(result: dict[str, Any]) -> str:
