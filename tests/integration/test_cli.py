@@ -76,6 +76,7 @@ def test_run_then_sources_list_and_export(cli_env, tmp_path):
         "state_updates",
         "memory_critical",
         "output_requirements",
+        "guess_rate",
     }
     assert all(isinstance(r["output_requirements"], str) and r["output_requirements"].strip() for r in rows)
 

@@ -14,7 +14,7 @@ from conftest import fresh_home, run_dbt
 from test_metrics_dbt import mart
 
 from memsql_assets.lib.evaluation.interval import ex_interval
-from memsql_assets.lib.harness.results import RESULT_FILE, partition_dir, read_results
+from memsql_assets.lib.harness.results import ADDED_COLUMNS, RESULT_FILE, partition_dir, read_results
 from memsql_assets.lib.harness.summary import summarize
 
 EPOCHS = ("two-epochs", "A")
@@ -39,7 +39,9 @@ def epochs_home(tmp_path_factory, metrics_home):
     gold = pq.read_table(partition_dir(home, "gold", "A") / RESULT_FILE)
     probe = pq.read_table(partition_dir(home, "recall-probe", "A") / RESULT_FILE)
     both = pa.concat_tables([_with_epoch(_relabel(gold, *EPOCHS), 1), _with_epoch(_relabel(probe, *EPOCHS), 2)])
-    old = _relabel(probe, *OLD).drop_columns(["epoch", "reasoning_tokens"])  # schema 2 had neither
+    old = _relabel(probe, *OLD).drop_columns(  # what schema 2 lacked
+        [name for name, (since, _) in ADDED_COLUMNS.items() if since > 2]
+    )
     old = old.set_column(
         old.schema.get_field_index("schema_version"), "schema_version", pa.array([2] * len(old), pa.int32())
     )
