@@ -88,7 +88,7 @@ def default_store(embedded_dbs, embedded_turns, tmp_path_factory):
 @pytest.mark.slow
 def test_default_store_covers_the_benchmark(default_store, embedded_turns):
     report = store_coverage(default_store, embedded_turns, collection="coverage-test")
-    assert report["questions"] == len({t["question"] for t in embedded_turns})  # distinct questions
+    assert report["questions"] == len({(t["source"], t["question"]) for t in embedded_turns})  # per database
     assert report["coverage"] >= 0.8, report
     assert set(report["by_source"]) == {"bird_financial", "northwind", "sec_edgar"}
     assert all(v >= 0.7 for v in report["by_source"].values()), report["by_source"]
