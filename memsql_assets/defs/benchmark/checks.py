@@ -37,6 +37,15 @@ def suite_result(report: SuiteReport) -> dg.AssetCheckResult:
     )
 
 
+def suite_check(home: Path, benchmark: str, frame: str, suite: str, id_column: str) -> dg.AssetCheckResult:
+    """The GX suite `suite` over the `frame` (a lib.quality.frames builder's name) of a benchmark's turns."""
+    from memsql_assets.lib.quality import frames
+    from memsql_assets.lib.quality.gx_suites import validate
+
+    turns = read_turns(benchmark_dir(home, benchmark))
+    return suite_result(validate(getattr(frames, frame)(turns), suite, id_column))
+
+
 @dg.asset_check(
     asset=sessions,
     blocking=True,
@@ -44,11 +53,7 @@ def suite_result(report: SuiteReport) -> dg.AssetCheckResult:
     "300 sessions, tier/source distributions, id format and uniqueness, the ten-turn split.",
 )
 def sessions_suite(memsql: MemsqlSettings) -> dg.AssetCheckResult:
-    from memsql_assets.lib.quality.frames import sessions_frame
-    from memsql_assets.lib.quality.gx_suites import validate
-
-    turns = read_turns(benchmark_dir(memsql.home_path))
-    return suite_result(validate(sessions_frame(turns), "benchmark_sessions", "session_id"))
+    return suite_check(memsql.home_path, PAPER_BENCHMARK, "sessions_frame", "benchmark_sessions", "session_id")
 
 
 @dg.asset_check(
@@ -58,11 +63,7 @@ def sessions_suite(memsql: MemsqlSettings) -> dg.AssetCheckResult:
     "1,400 turns, 1,100 memory-critical, turn 1 never critical, referenced keys bound earlier.",
 )
 def turns_suite(memsql: MemsqlSettings) -> dg.AssetCheckResult:
-    from memsql_assets.lib.quality.frames import turns_frame
-    from memsql_assets.lib.quality.gx_suites import validate
-
-    turns = read_turns(benchmark_dir(memsql.home_path))
-    return suite_result(validate(turns_frame(turns), "benchmark_turns", "turn_id"))
+    return suite_check(memsql.home_path, PAPER_BENCHMARK, "turns_frame", "benchmark_turns", "turn_id")
 
 
 def ground_truth_result(home: Path, benchmark: str = PAPER_BENCHMARK) -> dg.AssetCheckResult:

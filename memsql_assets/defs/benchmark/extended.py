@@ -8,14 +8,13 @@ from collections import Counter
 
 import dagster as dg
 
-from memsql_assets.defs.benchmark.checks import answers_result, ground_truth_result, suite_result
+from memsql_assets.defs.benchmark.checks import answers_result, ground_truth_result, suite_check
 from memsql_assets.defs.resources import MemsqlSettings
 from memsql_assets.lib.atomic import sha256_file
 from memsql_assets.lib.benchmark.extended import EXTENDED_DIR, build_extended_sessions
 from memsql_assets.lib.benchmark.pipeline import extract_all_profiles
 from memsql_assets.lib.benchmark.store import (
     EXTENDED_TURNS_SCHEMA,
-    read_turns,
     write_benchmark,
     write_profiles,
 )
@@ -82,11 +81,7 @@ def extended_sessions(context: dg.AssetExecutionContext, memsql: MemsqlSettings)
     "id format PREFIX-X-NNN and uniqueness, the turn total.",
 )
 def extended_sessions_suite(memsql: MemsqlSettings) -> dg.AssetCheckResult:
-    from memsql_assets.lib.quality.frames import sessions_frame
-    from memsql_assets.lib.quality.gx_suites import validate
-
-    turns = read_turns(benchmark_dir(memsql.home_path, EXTENDED_BENCHMARK))
-    return suite_result(validate(sessions_frame(turns), "extended_sessions", "session_id"))
+    return suite_check(memsql.home_path, EXTENDED_BENCHMARK, "sessions_frame", "extended_sessions", "session_id")
 
 
 @dg.asset_check(
@@ -97,11 +92,7 @@ def extended_sessions_suite(memsql: MemsqlSettings) -> dg.AssetCheckResult:
     "only after a correction and never equal to the ground truth, long-range turns 3 to 8 turns back.",
 )
 def extended_turns_suite(memsql: MemsqlSettings) -> dg.AssetCheckResult:
-    from memsql_assets.lib.quality.frames import extended_turns_frame
-    from memsql_assets.lib.quality.gx_suites import validate
-
-    turns = read_turns(benchmark_dir(memsql.home_path, EXTENDED_BENCHMARK))
-    return suite_result(validate(extended_turns_frame(turns), "extended_turns", "turn_id"))
+    return suite_check(memsql.home_path, EXTENDED_BENCHMARK, "extended_turns_frame", "extended_turns", "turn_id")
 
 
 @dg.asset_check(
