@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from memsql_assets.lib.errors import MemsqlError
-from memsql_assets.lib.harness.results import RESULT_FILE, check_result_table
+from memsql_assets.lib.harness.results import ADDED_COLUMNS, RESULT_FILE, RESULT_SCHEMA, check_result_table
 from memsql_assets.lib.paths import benchmark_dir
 from memsql_assets.lib.vocabulary import ErrorClass
 
@@ -65,7 +65,11 @@ def _signature(parts: list[Partition], turns: Path) -> tuple:
 def _read_partition(p: Partition) -> pa.Table:
     table = pq.read_table(p.path)
     check_result_table(p.path, table)
-    return table.drop_columns(["schema_version"]) if "epoch" in table.schema.names else table
+    for name, (_, fill) in ADDED_COLUMNS.items():  # an older schema's file: what it lacks, as read_results does
+        if name not in table.schema.names:
+            field = RESULT_SCHEMA.field(name)
+            table = table.append_column(field, pa.array([fill] * table.num_rows, field.type))
+    return table.drop_columns(["schema_version"])
 
 
 class TurnIndex:
@@ -134,6 +138,7 @@ def where_clause(params: dict[str, str]) -> tuple[str, list[Any]]:
         ("failed", "failed"),
         ("missing_context", "missing_context"),
         ("retried", "retries > 0"),
+        ("stale_state", "coalesce(stale_state, false)"),
     ):
         if params.get(flag) in ("yes", "no"):
             terms.append(f"({expression}) = ?")
