@@ -88,3 +88,29 @@ def test_marts_by_phenomenon_via_dbt(extended_home):
         (PAPER_BENCHMARK, "gold", "A"),
     }
     assert {(b, m, c) for b, m, c, _ in summary if b == PAPER_BENCHMARK} == {(PAPER_BENCHMARK, "gold", "A")}
+
+
+def test_the_viewer_shows_both_benchmarks(extended_home):
+    from fastapi.testclient import TestClient
+
+    from memsql_assets.lib.viewer import data
+    from memsql_assets.lib.viewer.app import create_app
+
+    evaluate_partition(extended_home, "reader-probe", "B", benchmark=EXTENDED_BENCHMARK)
+    evaluate_partition(extended_home, "reader-probe", "B")
+    index = data.TurnIndex(extended_home)
+    keys = {p.key for p in data.partitions(extended_home)}
+    assert {"reader-probe/B", f"reader-probe/B@{EXTENDED_BENCHMARK}"} <= keys
+    total, rows = data.list_turns(index, {"benchmark": EXTENDED_BENCHMARK, "model": "reader-probe", "condition": "B"})
+    assert total == len(read_results(partition_dir(extended_home, "reader-probe", "B", EXTENDED_BENCHMARK) / RESULT_FILE))
+    assert all(r["benchmark"] == EXTENDED_BENCHMARK and "-X-" in r["session_id"] for r in rows)
+    assert all(r["question"] for r in rows), "every extended turn joins its benchmark's question"
+    paper_total, _ = data.list_turns(index, {"benchmark": PAPER_BENCHMARK, "model": "reader-probe", "condition": "B"})
+    assert paper_total == len(read_results(partition_dir(extended_home, "reader-probe", "B") / RESULT_FILE))
+
+    client = TestClient(create_app(extended_home))
+    page = client.get(f"/compare?left=reader-probe/B@{EXTENDED_BENCHMARK}&right=reader-probe/B")
+    assert page.status_code == 200 and "left-link" not in page.text, "two benchmarks share no session"
+    page = client.get(f"/compare?left=gold/A@{EXTENDED_BENCHMARK}&right=reader-probe/B@{EXTENDED_BENCHMARK}")
+    assert page.status_code == 200 and "/turn/reader-probe/B/" in page.text and "-X-" in page.text
+    assert client.get("/?benchmark=nope").status_code == 404

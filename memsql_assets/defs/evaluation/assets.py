@@ -206,12 +206,7 @@ def _metadata(s: dict[str, Any], path: Path, benchmark: str, model: str, conditi
         "resumed_sessions": s["resumed_sessions"],
         "benchmark_version": s["benchmark_version"],
         "path": dg.MetadataValue.path(str(path)),
-        # The viewer reads the paper benchmark's result files.
-        **(
-            {"viewer": dg.MetadataValue.url(partition_url(model, condition))}
-            if benchmark == PAPER_BENCHMARK
-            else {}
-        ),
+        "viewer": dg.MetadataValue.url(partition_url(model, condition, benchmark)),
     }
 
 

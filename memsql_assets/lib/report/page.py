@@ -24,6 +24,9 @@ img { max-width: 100%; border: 1px solid #eee; } .note { color: #666; font-size:
 # Which figure goes with which table, in page order; tables not listed follow under "More tables".
 SECTIONS: tuple[tuple[str, str | None, str], ...] = (
     ("Headline", None, "summary"),
+    ("Headline: the extended benchmark", None, "extended_summary"),
+    ("The two benchmarks side by side", None, "benchmarks"),
+    ("Extended benchmark: phenomena", None, "extended_phenomena"),
     ("This run vs the paper", "paper", "paper"),
     ("Reference models", None, "reference"),
     ("Guessability", None, "guess_rate"),

@@ -53,7 +53,7 @@ def create_app(home: Path) -> FastAPI:
     @app.get("/", response_class=HTMLResponse)
     def turn_list(request: Request, page: int = 1) -> HTMLResponse:
         params = {k: v for k, v in request.query_params.items() if k != "page" and v}
-        for key in ("model", "condition"):
+        for key in ("benchmark", "model", "condition"):
             if params.get(key):
                 known = sorted({getattr(p, key) for p in (index.connection() and index.partitions)})
                 if params[key] not in known:
@@ -97,8 +97,8 @@ def create_app(home: Path) -> FastAPI:
             )
         for side in (left, right):
             if side not in keys:
-                return _not_found(request, "partition (model/condition)", side, keys)
-        lpart, rpart = tuple(left.split("/", 1)), tuple(right.split("/", 1))
+                return _not_found(request, "partition (model/condition[@benchmark])", side, keys)
+        lpart, rpart = index.partition(left), index.partition(right)
         flips = data.flips(index, lpart, rpart)
         groups: dict[tuple[str, int], list[dict[str, Any]]] = defaultdict(list)
         for f in flips:

@@ -17,8 +17,8 @@ import pyarrow.parquet as pq
 
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.harness.results import ADDED_COLUMNS, RESULT_FILE, RESULT_SCHEMA, check_result_table
-from memsql_assets.lib.paths import benchmark_dir
-from memsql_assets.lib.vocabulary import ErrorClass
+from memsql_assets.lib.paths import benchmark_dir, results_root
+from memsql_assets.lib.vocabulary import BENCHMARKS, PAPER_BENCHMARK, ErrorClass
 
 TURNS_FILE = "turns.parquet"
 TURN_COLUMNS = (
@@ -31,7 +31,7 @@ TURN_COLUMNS = (
 )
 PAGE_SIZE = 50
 # The list page's filters: query-string name -> the SQL it adds (values are bound, never spliced).
-EQUALITY_FILTERS = ("model", "condition", "source", "tier", "turn_index", "error_class", "epoch")
+EQUALITY_FILTERS = ("benchmark", "model", "condition", "source", "tier", "turn_index", "error_class", "epoch")
 
 
 class NoResultsError(MemsqlError):
@@ -43,23 +43,37 @@ class Partition:
     model: str
     condition: str
     path: Path
+    benchmark: str = PAPER_BENCHMARK
 
     @property
     def key(self) -> str:
-        return f"{self.model}/{self.condition}"
+        """model/condition, with the benchmark after an @ when it is not the paper's."""
+        at = "" if self.benchmark == PAPER_BENCHMARK else f"@{self.benchmark}"
+        return f"{self.model}/{self.condition}{at}"
 
 
 def partitions(home: Path) -> list[Partition]:
-    """Every partition with a published result file, in path order."""
+    """Every partition with a published result file, the paper benchmark's first, in path order."""
     found = []
-    for path in sorted((home / "results").glob(f"model=*/condition=*/{RESULT_FILE}")):
-        model = path.parent.parent.name.removeprefix("model=")
-        found.append(Partition(model, path.parent.name.removeprefix("condition="), path))
+    for benchmark in BENCHMARKS:
+        for path in sorted(results_root(home, benchmark).glob(f"model=*/condition=*/{RESULT_FILE}")):
+            model = path.parent.parent.name.removeprefix("model=")
+            found.append(Partition(model, path.parent.name.removeprefix("condition="), path, benchmark))
     return found
 
 
-def _signature(parts: list[Partition], turns: Path) -> tuple:
-    return tuple((str(p.path), p.path.stat().st_mtime_ns) for p in parts) + (turns.stat().st_mtime_ns,)
+def _turn_files(home: Path, parts: list[Partition]) -> dict[str, Path]:
+    """The turns file of each benchmark that `parts` evaluated."""
+    return {b: benchmark_dir(home, b) / TURNS_FILE for b in dict.fromkeys(p.benchmark for p in parts)}
+
+
+def _signature(parts: list[Partition], turns: dict[str, Path]) -> tuple:
+    files = [p.path for p in parts] + list(turns.values())
+    return tuple((str(f), f.stat().st_mtime_ns) for f in files)
+
+
+def _with_benchmark(table: pa.Table, benchmark: str) -> pa.Table:
+    return table.append_column("benchmark", pa.array([benchmark] * table.num_rows, pa.string()))
 
 
 def _read_partition(p: Partition) -> pa.Table:
@@ -69,7 +83,7 @@ def _read_partition(p: Partition) -> pa.Table:
         if name not in table.schema.names:
             field = RESULT_SCHEMA.field(name)
             table = table.append_column(field, pa.array([fill] * table.num_rows, field.type))
-    return table.drop_columns(["schema_version"])
+    return _with_benchmark(table.drop_columns(["schema_version"]), p.benchmark)
 
 
 class TurnIndex:
@@ -83,33 +97,41 @@ class TurnIndex:
         self.partitions: list[Partition] = []
 
     def connection(self) -> duckdb.DuckDBPyConnection:
-        turns_path = benchmark_dir(self.home) / TURNS_FILE
         parts = partitions(self.home)
         if not parts:
             raise NoResultsError(
                 f"{self.home / 'results'}: no result file yet; produce some with `memsql run` "
                 "(the reference models) or `memsql eval --model M --condition C`"
             )
-        if not turns_path.exists():
-            raise MemsqlError(f"{turns_path}: missing; `memsql run` builds the benchmark")
+        turns = _turn_files(self.home, parts)
+        for path in turns.values():
+            if not path.exists():
+                raise MemsqlError(f"{path}: missing; `memsql run` builds the benchmark")
         with self._lock:
-            sig = _signature(parts, turns_path)
+            sig = _signature(parts, turns)
             if sig != self._signature:
-                self._con = self._build(parts, turns_path)
+                self._con = self._build(parts, turns)
                 self._signature, self.partitions = sig, parts
             return self._con.cursor()
 
-    def _build(self, parts: list[Partition], turns_path: Path) -> duckdb.DuckDBPyConnection:
+    def partition(self, key: str) -> Partition | None:
+        """The evaluated partition whose `key` this is."""
+        self.connection()
+        return next((p for p in self.partitions if p.key == key), None)
+
+    def _build(self, parts: list[Partition], turns: dict[str, Path]) -> duckdb.DuckDBPyConnection:
         con = duckdb.connect()
         results = pa.concat_tables([_read_partition(p) for p in parts], promote_options="default")
-        bench = pq.read_table(turns_path, columns=list(TURN_COLUMNS))
+        bench = pa.concat_tables(
+            [_with_benchmark(pq.read_table(path, columns=list(TURN_COLUMNS)), b) for b, path in turns.items()]
+        )
         con.register("results_arrow", results)
         con.register("bench_arrow", bench)
         con.execute(
             "create table turns as select r.*, b.question, b.gt_sql, b.output_requirements, "
             "b.referenced_context_keys, r.error_class <> ? as failed, "
             "coalesce(r.missing_keys, '[]') <> '[]' as missing_context "
-            "from results_arrow r left join bench_arrow b using (session_id, turn_index)",
+            "from results_arrow r left join bench_arrow b using (benchmark, session_id, turn_index)",
             [ErrorClass.CORRECT.value],
         )
         con.unregister("results_arrow")
@@ -150,6 +172,7 @@ def where_clause(params: dict[str, str]) -> tuple[str, list[Any]]:
 
 
 LIST_COLUMNS = (
+    "benchmark",
     "model",
     "condition",
     "session_id",
@@ -175,8 +198,8 @@ def list_turns(index: TurnIndex, params: dict[str, str], page: int = 1) -> tuple
     total = con.execute(f"select count(*) from turns{where}", values).fetchone()[0]
     rows = con.execute(
         f"select {', '.join(LIST_COLUMNS)} from turns{where} "
-        "order by model, condition, epoch, session_id, turn_index limit ? offset ?",
-        [*values, PAGE_SIZE, (max(page, 1) - 1) * PAGE_SIZE],
+        "order by benchmark <> ?, benchmark, model, condition, epoch, session_id, turn_index limit ? offset ?",
+        [*values, PAPER_BENCHMARK, PAGE_SIZE, (max(page, 1) - 1) * PAGE_SIZE],
     ).fetchall()
     return total, [dict(zip(LIST_COLUMNS, r, strict=True)) for r in rows]
 
@@ -193,15 +216,17 @@ def one_turn(
     return dict(zip([d[0] for d in cur.description], row, strict=True)) if row else None
 
 
-def flips(index: TurnIndex, left: tuple[str, str], right: tuple[str, str]) -> list[dict[str, Any]]:
-    """Turns (matched by session, turn and epoch) whose error class differs between two partitions."""
+def flips(index: TurnIndex, left: Partition, right: Partition) -> list[dict[str, Any]]:
+    """Turns (matched by session, turn and epoch) whose error class differs between two partitions
+    (of one benchmark: another's sessions match none)."""
     con = index.connection()
     cols = ["session_id", "turn_index", "epoch", "source", "tier", "question", "l_class", "r_class"]
     rows = con.execute(
         "select l.session_id, l.turn_index, l.epoch, l.source, l.tier, l.question, l.error_class, r.error_class "
         "from turns l join turns r using (session_id, turn_index, epoch) "
-        "where l.model = ? and l.condition = ? and r.model = ? and r.condition = ? "
+        "where l.model = ? and l.condition = ? and l.benchmark = ? and r.model = ? and r.condition = ? "
+        "and r.benchmark = ? "
         "and l.error_class <> r.error_class order by l.source, l.turn_index, l.session_id, l.epoch",
-        [*left, *right],
+        [left.model, left.condition, left.benchmark, right.model, right.condition, right.benchmark],
     ).fetchall()
     return [dict(zip(cols, r, strict=True)) for r in rows]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from memsql_assets.lib.vocabulary import PAPER_BENCHMARK
+
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 
@@ -12,8 +14,10 @@ def viewer_url(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> str:
     return f"http://{host}:{port}/"
 
 
-def partition_url(model: str, condition: str, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> str:
-    return f"{viewer_url(host, port)}?model={model}&condition={condition}"
+def partition_url(
+    model: str, condition: str, benchmark: str = PAPER_BENCHMARK, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT
+) -> str:
+    return f"{viewer_url(host, port)}?benchmark={benchmark}&model={model}&condition={condition}"
 
 
 def serve(home: Path, host: str, port: int) -> None:
