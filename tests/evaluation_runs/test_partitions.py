@@ -131,7 +131,8 @@ def test_sessions_never_see_their_own_wave_and_w1_is_sequential(small_home):
     assert evaluate_partition(small_home, "gold", "A").summary["wave_size"] is None  # no shared memory
 
 
-def test_a_wave_size_below_one_is_a_clear_error(small_home, monkeypatch):
+def test_a_wave_size_below_one_is_a_clear_error(small_home, monkeypatch, capsys):
+    from memsql_assets import cli
     from memsql_assets.defs.evaluation.resources import EvaluationSettings
     from memsql_assets.lib.errors import MemsqlError
     from memsql_assets.lib.harness.settings import EvalSettings
@@ -139,11 +140,15 @@ def test_a_wave_size_below_one_is_a_clear_error(small_home, monkeypatch):
     for bad in (0, -3):
         with pytest.raises(MemsqlError, match=f"wave size must be an integer >= 1 .*got {bad}"):
             evaluate_partition(small_home, "gold", "C", settings=EvalSettings(wave_size=bad))
-    monkeypatch.setenv("MEMSQL_WAVE_SIZE", "many")
-    with pytest.raises(MemsqlError, match=r"\$MEMSQL_WAVE_SIZE: expected an integer >= 1, got 'many'"):
-        EvaluationSettings().settings()
-    monkeypatch.setenv("MEMSQL_WAVE_SIZE", "1")
-    assert EvaluationSettings().settings().wave_size == 1
+        with pytest.raises(MemsqlError, match=f"wave size must be an integer >= 1 .*got {bad}"):
+            evaluate_partition(small_home, "gold", "C", settings=EvaluationSettings(wave_size=bad).settings())
+    monkeypatch.setenv("MEMSQL_HOME", str(small_home))
+    for bad, got in (("many", "'many'"), ("0", "0")):
+        assert cli.main(["eval", "--model", "gold", "--condition", "C", "--wave-size", bad]) == 2
+        (line,) = capsys.readouterr().err.splitlines()
+        assert line.startswith("memsql eval: --wave-size: wave size must be an integer >= 1")
+        assert line.endswith(f"got {got}")
+    assert EvaluationSettings().settings().wave_size is None  # the model's max_concurrency
     assert EvaluationSettings(wave_size=4).settings().wave_size == 4
 
 
