@@ -199,3 +199,22 @@ def test_resume_after_kill_9_gives_the_clean_runs_rows(small_home, tmp_path):
     assert not diffs, diffs[:5]
     on_disk = read_results(partition_dir(home, SLOW, "C") / RESULT_FILE)
     assert len(on_disk) == len({(r["session_id"], r["turn_index"]) for r in on_disk}) == len(clean.rows)
+
+
+def test_memsql_eval_sets_the_wave_size_and_retry_errors_in_the_runs_config(small_home, tmp_path, monkeypatch):
+    import shutil
+
+    import dagster as dg
+
+    from memsql_assets import cli
+
+    home = tmp_path / "home"
+    shutil.copytree(small_home, home, ignore=shutil.ignore_patterns("results", "redis", "dbt", "report"))
+    monkeypatch.setenv("MEMSQL_HOME", str(home))
+    with dg.instance_for_test() as instance:
+        out = cli._evaluate(instance, "gold", "C", retry_errors=True, wave_size=2)
+        assert out["success"] and out["wave_size"] == 2
+        config = instance.get_run_by_id(out["run_id"]).run_config["resources"]["evaluation"]["config"]
+        assert config == {"retry_errors": True, "wave_size": 2}
+        default = cli._evaluate(instance, "gold", "C")
+        assert default["wave_size"] == cli._wave_size_now("gold", None) != 2
