@@ -152,7 +152,8 @@ def _run(args: argparse.Namespace) -> int:
     benchmarks = load_benchmarks()  # an unknown name: one line naming the choices, before anything is built
     cells = {b: run_cells(b, CONDITIONS) for b in benchmarks}
     max_cost = _max_cost_allowed("run", args.max_cost)
-    if max_cost is False:
+    wave_size = _wave_size_allowed("run", args.wave_size)
+    if max_cost is False or wave_size is False:
         return 2
     if args.dry_run:
         answered = _answered()
@@ -172,7 +173,9 @@ def _run(args: argparse.Namespace) -> int:
             _sync_models(instance)
             for b, bc in cells.items():
                 why = _partitions_out_of_date(instance, bc, args.force, b)
-                evaluations += _evaluate_out_of_date(instance, bc, why, workers, max_cost, b, say=console.stage)
+                evaluations += _evaluate_out_of_date(
+                    instance, bc, why, workers, max_cost, b, say=console.stage, wave_size=wave_size
+                )
         if evaluations:
             console.stage("metrics: dbt build and the report, where Dagster reports them out of date")
         report = _metrics_in(workers, instance, args.force) if evaluations else None
@@ -336,16 +339,18 @@ def _evaluate_out_of_date(
     max_cost: float | None = None,
     benchmark: str = PAPER_BENCHMARK,
     say: Any = None,
+    wave_size: int | None = None,
 ) -> list[dict[str, Any]]:
     """Evaluate the partitions Dagster reports out of date (and samples), as concurrent Dagster runs
     on every core (`workers`, a concurrent_runs.Workers; None: this process alone); the others report
     their current summary. A partition keeps its epochs: the re-run of one evaluated with several asks
-    the model only for what changed. `say`: one progress line per stage and partition (default stderr)."""
+    the model only for what changed. `say`: one progress line per stage and partition (default stderr);
+    `wave_size`: the W of C and D (None: each model's max_concurrency)."""
     from memsql_assets.defs.evaluation.concurrent_runs import run_cells
     from memsql_assets.lib.memory.redis_service import redis_connection
 
     say = say or _to_stderr
-    out, epochs = _current_partitions(cells, why, benchmark)
+    out, epochs = _current_partitions(cells, why, benchmark, wave_size)
     # Largest first (the conditions grow in cost), so that no run is left alone at the end.
     conditions = list(dict.fromkeys(c for _, c in cells))
     todo = sorted((c for c in cells if c not in out), key=lambda cell: conditions.index(cell[1]), reverse=True)
@@ -365,8 +370,8 @@ def _evaluate_out_of_date(
     with redis_connection(memsql_home()) if pool else contextlib.nullcontext():
         done = run_cells(
             todo,
-            lambda m, c: _evaluate(instance, m, c, epochs=epochs[(m, c)], benchmark=benchmark),
-            functools.partial(_evaluate_in_worker, epochs=epochs, benchmark=benchmark),
+            lambda m, c: _evaluate(instance, m, c, epochs=epochs[(m, c)], benchmark=benchmark, wave_size=wave_size),
+            functools.partial(_evaluate_in_worker, epochs=epochs, benchmark=benchmark, wave_size=wave_size),
             pool,
             workers.n if pool else 0,
             on_result=progress,
@@ -376,7 +381,10 @@ def _evaluate_out_of_date(
 
 
 def _current_partitions(
-    cells: list[tuple[str, str]], why: dict[tuple[str, str], str | None], benchmark: str = PAPER_BENCHMARK
+    cells: list[tuple[str, str]],
+    why: dict[tuple[str, str], str | None],
+    benchmark: str = PAPER_BENCHMARK,
+    wave_size: int | None = None,
 ) -> tuple[dict[tuple[str, str], dict[str, Any]], dict[tuple[str, str], int | None]]:
     """The summaries of the partitions that stay as they are, and every partition's epochs. A
     partition Dagster reports current is still re-run when it is a sample or ran in other waves
@@ -391,13 +399,13 @@ def _current_partitions(
         had = full_epochs(memsql_home(), m, c, benchmark)  # a sample's epochs never become the partition's
         epochs[(m, c)] = had if had > 1 else None
         if why[(m, c)] is None:
-            wave_size = _wave_size_now(m) if summary.get("wave_size") is not None else None
+            w_now = _wave_size_now(m, wave_size) if summary.get("wave_size") is not None else None
             if summary.get("complete") is False:  # current, but a sample (`eval --sessions`)
                 why[(m, c)] = (
                     f"a sample of {summary.get('sessions')} sessions: the full run reuses its answers"
                 )
-            elif wave_size != summary.get("wave_size"):  # rows are a function of W, which is not an input
-                why[(m, c)] = f"ran in waves of {summary['wave_size']}, now {wave_size}"
+            elif w_now != summary.get("wave_size"):  # rows are a function of W, which is not an input
+                why[(m, c)] = f"ran in waves of {summary['wave_size']}, now {w_now}"
             else:
                 out[(m, c)] = {
                     "model": m,
@@ -440,13 +448,12 @@ def _to_stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def _wave_size_now(model: str) -> int:
-    """The W a C/D partition of `model` would run with now ($MEMSQL_WAVE_SIZE, else its concurrency)."""
-    from memsql_assets.defs.evaluation.resources import env_wave_size
+def _wave_size_now(model: str, requested: int | None) -> int:
+    """The W a C/D partition of `model` would run with now (`requested`, else its concurrency)."""
     from memsql_assets.lib.harness.settings import resolve_wave_size
     from memsql_assets.lib.models.registry import load_registry
 
-    return resolve_wave_size(env_wave_size(), load_registry().get(model).max_concurrency)
+    return resolve_wave_size(requested, load_registry().get(model).max_concurrency)
 
 
 def _evaluate_in_worker(
@@ -454,13 +461,14 @@ def _evaluate_in_worker(
     condition: str,
     epochs: dict[tuple[str, str], int | None] | None = None,
     benchmark: str = PAPER_BENCHMARK,
+    wave_size: int | None = None,
 ) -> dict[str, Any]:
     """One partition in a worker process of `memsql run` (its environment names the same instance)."""
     from dagster import DagsterInstance
 
     with DagsterInstance.get() as instance:
         epochs_now = (epochs or {}).get((model, condition))
-        return _evaluate(instance, model, condition, epochs=epochs_now, benchmark=benchmark)
+        return _evaluate(instance, model, condition, epochs=epochs_now, benchmark=benchmark, wave_size=wave_size)
 
 
 def _evaluate(
@@ -471,13 +479,16 @@ def _evaluate(
     epochs: int | None = None,
     only_failed: bool = False,
     benchmark: str = PAPER_BENCHMARK,
+    retry_errors: bool = False,
+    wave_size: int | None = None,
 ) -> dict[str, Any]:
     """One turn_results partition through Dagster (recorded in the instance); returns its summary.
-    `sessions`: a sample run of that many sessions; `epochs`: independent samples of every turn
-    (both validated by the caller; None: the resource's default). The job comes from the definitions
+    `sessions`, `epochs`, `only_failed`, `retry_errors`, `wave_size`: the evaluation resource's fields
+    of that name, passed as the run's config (validated by the caller; None: the resource's default).
+    The job comes from the definitions
     without the dbt metrics: no evaluation process pays for importing those."""
     from memsql_assets.defs.evaluation.partitions import model_partitions, partition_key
-    from memsql_assets.defs.evaluation.resources import SAMPLE_TAG
+    from memsql_assets.defs.evaluation.resources import SAMPLE_TAG, evaluation_run_config
     from memsql_assets.defs.jobs import EVALUATE_JOBS
     from memsql_assets.defs.without_metrics import defs
     from memsql_assets.lib.agent.conditions import get_condition
@@ -490,10 +501,14 @@ def _evaluate(
     if not instance.has_dynamic_partition(model_partitions.name, model):
         instance.add_dynamic_partitions(model_partitions.name, [model])
         _observe_models(instance)
-    config = {k: v for k, v in (("sessions", sessions), ("epochs", epochs)) if v is not None}
-    if only_failed:
-        config["only_failed"] = True
-    run_config = {**QUIET_RUN_CONFIG, "resources": {"evaluation": {"config": config}}} if config else QUIET_RUN_CONFIG
+    resources = evaluation_run_config(
+        sessions=sessions,
+        epochs=epochs,
+        only_failed=only_failed or None,
+        retry_errors=retry_errors or None,
+        wave_size=wave_size,
+    )
+    run_config = {**QUIET_RUN_CONFIG, "resources": resources} if resources else QUIET_RUN_CONFIG
     if scale_out_enabled():  # MEMSQL_PROFILE=scale-out: queued on the shared instance, run by Celery workers
         from memsql_assets.defs.scale_out import submit_evaluation
 
@@ -626,7 +641,8 @@ def _eval(args: argparse.Namespace) -> int:
     if args.only_failed and not _only_failed_allowed(args.model, args.condition, args.sessions, args.benchmark):
         return 2
     max_cost = _max_cost_allowed("eval", args.max_cost)
-    if max_cost is False:
+    wave_size = _wave_size_allowed("eval", args.wave_size)
+    if max_cost is False or wave_size is False:
         return 2
     if args.dry_run or max_cost is not None or not _builtin(args.model):  # the count reads the request store
         plan = _plan(
@@ -642,9 +658,17 @@ def _eval(args: argparse.Namespace) -> int:
             return _print_plans([plan], max_cost, args.dry_run)
         print(f"memsql eval: {plan.describe()}", file=sys.stderr)
     ensure_dagster_home(memsql_home())
-    with DagsterInstance.get() as instance, _console_without_failures(), _retry_errors(args.retry_errors):
+    with DagsterInstance.get() as instance, _console_without_failures():
         out = _evaluate(
-            instance, args.model, args.condition, args.sessions, args.epochs, args.only_failed, args.benchmark
+            instance,
+            args.model,
+            args.condition,
+            args.sessions,
+            args.epochs,
+            args.only_failed,
+            retry_errors=args.retry_errors,
+            wave_size=wave_size,
+            benchmark=args.benchmark,
         )
     if args.json:
         print(json.dumps(out, indent=2))
@@ -723,24 +747,6 @@ def _console_without_failures() -> Iterator[None]:
         yield
     finally:
         logging.setLoggerClass(base)
-
-
-@contextlib.contextmanager
-def _retry_errors(enabled: bool) -> Iterator[None]:
-    """`memsql eval --retry-errors`: the run's gateway re-asks every failure in the request store
-    (the evaluation resource reads RETRY_ERRORS_ENV when the run starts)."""
-    from memsql_assets.defs.evaluation.resources import RETRY_ERRORS_ENV
-
-    saved = os.environ.get(RETRY_ERRORS_ENV)
-    if enabled:
-        os.environ[RETRY_ERRORS_ENV] = "1"
-    try:
-        yield
-    finally:
-        if saved is None:
-            os.environ.pop(RETRY_ERRORS_ENV, None)
-        else:
-            os.environ[RETRY_ERRORS_ENV] = saved
 
 
 def guess_floor(rows: list[dict[str, Any]]) -> float | None:
@@ -1014,6 +1020,33 @@ def _ui(args: argparse.Namespace) -> int:
     return serve(cmd, cwd=REPO_ROOT, env=os.environ)
 
 
+def _wave_size_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--wave-size",
+        metavar="W",
+        help="conditions C and D run sessions in waves of W, a session never seeing one of its own wave "
+        "(an integer >= 1; 1: the paper's strictly sequential order; default: the model's max_concurrency)",
+    )
+
+
+def _wave_size_allowed(command: str, text: str | None) -> int | None | bool:
+    """`--wave-size` as an integer >= 1 (None: not given); False after one line saying what was expected."""
+    from memsql_assets.lib.errors import MemsqlError
+    from memsql_assets.lib.harness.settings import resolve_wave_size
+
+    if text is None:
+        return None
+    try:
+        value: object = int(text)
+    except ValueError:
+        value = text
+    try:
+        return resolve_wave_size(value, 1)  # type: ignore[arg-type]
+    except MemsqlError as exc:
+        print(f"memsql {command}: --wave-size: {exc}", file=sys.stderr)
+        return False
+
+
 def _cost_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--dry-run",
@@ -1151,6 +1184,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="recompute everything (default: only what Dagster reports missing or stale)",
     )
     _cost_flags(p)
+    _wave_size_flag(p)
     p.set_defaults(func=_run)
 
     p = sub.add_parser("eval", help="evaluate one model under one condition (a turn_results partition)")
@@ -1192,6 +1226,7 @@ def build_parser() -> argparse.ArgumentParser:
         "partition's epochs; a sample: 1)",
     )
     _cost_flags(p)
+    _wave_size_flag(p)
     p.set_defaults(func=_eval)
 
     p = sub.add_parser("models", help="the model registry")

@@ -144,7 +144,6 @@ def submit_evaluation(
     instance (the daemon launches it, its step runs on a Celery worker), waited for; returns the
     summary `memsql eval` prints in the embedded default."""
     from memsql_assets.defs.evaluation.partitions import evaluation_partitions, partition_key
-    from memsql_assets.defs.evaluation.resources import RETRY_ERRORS_ENV
     from memsql_assets.lib.harness.results import SUMMARY_FILE, partition_dir
     from memsql_assets.lib.paths import memsql_home
 
@@ -154,9 +153,6 @@ def submit_evaluation(
         **run_config,
         "resources": {**run_config.get("resources", {}), "memsql": {"config": {"home": str(home)}}},
     }
-    if os.environ.get(RETRY_ERRORS_ENV) == "1":  # `--retry-errors` reaches workers through the run
-        evaluation = config["resources"].setdefault("evaluation", {"config": {}})
-        evaluation["config"] = {**evaluation.get("config", {}), "retry_errors": True}
     run_id = _launch(config, dict(evaluation_partitions.get_tags_for_partition_key(partition_key(model, condition))))
     print(f"memsql eval: run {run_id} queued on {redact_url(ScaleOutSettings.from_environ().postgres_url)}",
           file=sys.stderr, flush=True)  # fmt: skip

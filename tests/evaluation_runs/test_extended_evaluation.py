@@ -12,6 +12,7 @@ import pytest
 
 from memsql_assets.definitions import defs
 from memsql_assets.defs.evaluation.partitions import partition_key
+from memsql_assets.defs.evaluation.resources import evaluation_run_config
 from memsql_assets.defs.jobs import EXTENDED_EVALUATE_JOB
 from memsql_assets.lib.benchmark.extended import EXTENDED_DIR, build_extended_sessions
 from memsql_assets.lib.benchmark.profiles import extract_profiles
@@ -38,11 +39,13 @@ def extended_home(tmp_path_factory, small_home, embedded_dbs):
 def test_an_extended_partition_through_dagster(extended_home, monkeypatch):
     monkeypatch.setenv("MEMSQL_HOME", str(extended_home))
     # Sessions one at a time (the paper's order): each distractor pair's second session sees the first.
-    monkeypatch.setenv("MEMSQL_WAVE_SIZE", "1")
+    one_by_one = {"resources": evaluation_run_config(wave_size=1)}
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions("model", list(REFERENCE_MODELS))
         job = defs.resolve_job_def(EXTENDED_EVALUATE_JOB)
-        result = job.execute_in_process(instance=instance, partition_key=partition_key("reader-probe", "C"))
+        result = job.execute_in_process(
+            instance=instance, partition_key=partition_key("reader-probe", "C"), run_config=one_by_one
+        )
         assert result.success
         (check,) = result.get_asset_check_evaluations()
         assert check.asset_key == dg.AssetKey("extended_turn_results") and check.passed

@@ -131,7 +131,8 @@ def test_sessions_never_see_their_own_wave_and_w1_is_sequential(small_home):
     assert evaluate_partition(small_home, "gold", "A").summary["wave_size"] is None  # no shared memory
 
 
-def test_a_wave_size_below_one_is_a_clear_error(small_home, monkeypatch):
+def test_a_wave_size_below_one_is_a_clear_error(small_home, monkeypatch, capsys):
+    from memsql_assets import cli
     from memsql_assets.defs.evaluation.resources import EvaluationSettings
     from memsql_assets.lib.errors import MemsqlError
     from memsql_assets.lib.harness.settings import EvalSettings
@@ -139,11 +140,15 @@ def test_a_wave_size_below_one_is_a_clear_error(small_home, monkeypatch):
     for bad in (0, -3):
         with pytest.raises(MemsqlError, match=f"wave size must be an integer >= 1 .*got {bad}"):
             evaluate_partition(small_home, "gold", "C", settings=EvalSettings(wave_size=bad))
-    monkeypatch.setenv("MEMSQL_WAVE_SIZE", "many")
-    with pytest.raises(MemsqlError, match=r"\$MEMSQL_WAVE_SIZE: expected an integer >= 1, got 'many'"):
-        EvaluationSettings().settings()
-    monkeypatch.setenv("MEMSQL_WAVE_SIZE", "1")
-    assert EvaluationSettings().settings().wave_size == 1
+        with pytest.raises(MemsqlError, match=f"wave size must be an integer >= 1 .*got {bad}"):
+            evaluate_partition(small_home, "gold", "C", settings=EvaluationSettings(wave_size=bad).settings())
+    monkeypatch.setenv("MEMSQL_HOME", str(small_home))
+    for bad, got in (("many", "'many'"), ("0", "0")):
+        assert cli.main(["eval", "--model", "gold", "--condition", "C", "--wave-size", bad]) == 2
+        (line,) = capsys.readouterr().err.splitlines()
+        assert line.startswith("memsql eval: --wave-size: wave size must be an integer >= 1")
+        assert line.endswith(f"got {got}")
+    assert EvaluationSettings().settings().wave_size is None  # the model's max_concurrency
     assert EvaluationSettings(wave_size=4).settings().wave_size == 4
 
 
@@ -194,3 +199,22 @@ def test_resume_after_kill_9_gives_the_clean_runs_rows(small_home, tmp_path):
     assert not diffs, diffs[:5]
     on_disk = read_results(partition_dir(home, SLOW, "C") / RESULT_FILE)
     assert len(on_disk) == len({(r["session_id"], r["turn_index"]) for r in on_disk}) == len(clean.rows)
+
+
+def test_memsql_eval_sets_the_wave_size_and_retry_errors_in_the_runs_config(small_home, tmp_path, monkeypatch):
+    import shutil
+
+    import dagster as dg
+
+    from memsql_assets import cli
+
+    home = tmp_path / "home"
+    shutil.copytree(small_home, home, ignore=shutil.ignore_patterns("results", "redis", "dbt", "report"))
+    monkeypatch.setenv("MEMSQL_HOME", str(home))
+    with dg.instance_for_test() as instance:
+        out = cli._evaluate(instance, "gold", "C", retry_errors=True, wave_size=2)
+        assert out["success"] and out["wave_size"] == 2
+        config = instance.get_run_by_id(out["run_id"]).run_config["resources"]["evaluation"]["config"]
+        assert config == {"retry_errors": True, "wave_size": 2}
+        default = cli._evaluate(instance, "gold", "C")
+        assert default["wave_size"] == cli._wave_size_now("gold", None) != 2

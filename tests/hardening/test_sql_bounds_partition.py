@@ -28,7 +28,7 @@ from memsql_assets.lib.models.registry import load_registry
 from memsql_assets.lib.models.request_store import RequestStore
 from memsql_assets.lib.paths import benchmark_dir
 
-LIMIT_S = 3.0  # the partition's SQL time limit (EvalSettings.timeout_s; 10 s by default)
+LIMIT_S = 3.0  # the partition's SQL time limit (EvalSettings.sql_timeout_s; 10 s by default)
 RUNAWAY = [
     "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c "
     "WHERE instr(hex(zeroblob(131000)) || x, hex(zeroblob(65000)) || 'y') > 0",
@@ -100,7 +100,7 @@ def test_runaway_sql_ends_at_its_bounds_and_the_partition_completes(
                 home,
                 "flaky",
                 "A",
-                settings=EvalSettings(timeout_s=LIMIT_S),
+                settings=EvalSettings(sql_timeout_s=LIMIT_S),
                 registry=registry,
                 gateway=gateway,
             )

@@ -23,7 +23,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from memsql_assets.defs.evaluation.resources import RETRY_ERRORS_ENV, WAVE_SIZE_ENV
 from memsql_assets.defs.scale_out import CELERY_APP, DEPLOY_DAGSTER_YAML, celery_app
 from memsql_assets.lib.memory.chroma import CHROMA_URL_ENV
 from memsql_assets.lib.memory.redis_service import REDIS_URL_ENV
@@ -62,8 +61,6 @@ SCRUBBED = (
     REDIS_URL_ENV,
     CHROMA_URL_ENV,
     MODELS_FILE_ENV,
-    WAVE_SIZE_ENV,
-    RETRY_ERRORS_ENV,
     "MEMSQL_HOME",
     "DAGSTER_HOME",
 )

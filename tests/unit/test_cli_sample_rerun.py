@@ -37,17 +37,16 @@ def test_a_partition_run_in_waves_of_another_size_is_evaluated_again(tmp_path, m
     ran = []
     monkeypatch.setattr(cli, "_evaluate", lambda instance, m, c, **kw: ran.append((m, c)) or {"model": m})
     _write_summary(tmp_path, complete=True, wave_size=3)
-    monkeypatch.setenv("MEMSQL_WAVE_SIZE", "5")
-    assert cli._evaluate_out_of_date(None, [CELL], {CELL: None})[0]["why"] == "ran in waves of 3, now 5"
-    monkeypatch.setenv("MEMSQL_WAVE_SIZE", "3")
-    assert cli._evaluate_out_of_date(None, [CELL], {CELL: None})[0]["skipped"] == "up to date"
+    out = cli._evaluate_out_of_date(None, [CELL], {CELL: None}, wave_size=5)[0]
+    assert out["why"] == "ran in waves of 3, now 5"
+    assert cli._evaluate_out_of_date(None, [CELL], {CELL: None}, wave_size=3)[0]["skipped"] == "up to date"
     assert ran == [CELL]
 
 
 def test_a_partition_is_evaluated_again_with_the_epochs_it_has(tmp_path, monkeypatch):
     monkeypatch.setenv("MEMSQL_HOME", str(tmp_path))
     ran = []
-    monkeypatch.setattr(cli, "_evaluate", lambda instance, m, c, epochs=None, benchmark=None: ran.append(epochs) or {"model": m})
+    monkeypatch.setattr(cli, "_evaluate", lambda instance, m, c, epochs=None, benchmark=None, wave_size=None: ran.append(epochs) or {"model": m})
     _write_summary(tmp_path, complete=True, epochs=2)
     assert cli._evaluate_out_of_date(None, [CELL], {CELL: None})[0]["skipped"] == "up to date"
     cli._evaluate_out_of_date(None, [CELL], {CELL: "has a new code version"})

@@ -45,7 +45,7 @@ from memsql_assets.lib.vocabulary import EXTENDED_BENCHMARK, MUST_SCORE_100, PAP
 def semantic_memory(memsql: MemsqlSettings, evaluation: EvaluationSettings) -> dg.MaterializeResult:
     home = memsql.home_path
     count = seed_semantic_memory(
-        chroma_client(home, evaluation.chroma_url or None), embeddings_store=embeddings_cache_dir(home)
+        chroma_client(home, evaluation.chroma_url), embeddings_store=embeddings_cache_dir(home)
     )
     table = "| id | hint |\n| --- | --- |\n" + "".join(f"| {h.id} | {h.text} |\n" for h in SEMANTIC_HINTS)
     return dg.MaterializeResult(

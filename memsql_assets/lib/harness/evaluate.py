@@ -203,7 +203,7 @@ def evaluate_partition(
                 db_paths=db_paths,
                 benchmark_version=version,
                 concurrency=entry.max_concurrency,
-                timeout_s=settings.timeout_s,
+                timeout_s=settings.sql_timeout_s,
                 row_cap=settings.row_cap,
                 progress=progress,
                 memory=services.memory,

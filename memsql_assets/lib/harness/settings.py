@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from pydantic import BaseModel, ConfigDict, Field
 
 from memsql_assets.lib.errors import MemsqlError
 
@@ -18,26 +18,68 @@ def check_epochs(epochs: object, name: str = "epochs") -> int:
     return epochs
 
 
-@dataclass(frozen=True)
-class EvalSettings:
-    redis_url: str | None = None
-    chroma_url: str | None = None
-    episodic_k: int = 3
-    timeout_s: float = 10.0
-    row_cap: int = 100_000
-    retry_errors: bool = False  # re-ask every turn whose recorded reply is a failure
-    # Re-ask every turn of the published partition whose answer is not strictly correct (a new
-    # request-store cell per retry; each row counts its retries).
-    only_failed: bool = False
-    # Off: each evaluation cell gets its own model answer (request_store.evaluation_cell). On: cells
-    # whose prompts are identical share one answer (cheaper; fine for a deterministic model).
-    share_identical_prompts: bool = False
-    sessions: int | None = None  # a sample run of this many sessions (harness/sample.py); None: all
-    # Independent samples of every turn (epoch 1..N, each its own request-store cell and memory).
-    # None: a full run keeps the epochs of the partition's last full evaluation, a sample runs one.
-    epochs: int | None = None
-    # C/D: sessions per wave (runner.py); None: the model's max_concurrency. 1: strictly sequential.
-    wave_size: int | None = None
+class EvalSettings(BaseModel):
+    """What one partition run may vary: service URLs, harness limits and the run's own choices. The one
+    definition of these fields: the Dagster resource `EvaluationSettings` (defs/evaluation/resources.py)
+    derives from it, so they are also the run configuration of that resource (launchpad, `memsql eval`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    redis_url: str | None = Field(
+        default=None, description="Working-memory Redis; unset: $MEMSQL_REDIS_URL, else a private redis-server."
+    )
+    chroma_url: str | None = Field(
+        default=None, description="ChromaDB server; unset: $MEMSQL_CHROMA_URL, else a local persistent client."
+    )
+    episodic_k: int = Field(default=3, description="Similar past turns retrieved by conditions C and D.")
+    sql_timeout_s: float = Field(default=10.0, description="Time limit of one generated query, in seconds.")
+    row_cap: int = Field(default=100_000, description="Rows fetched at most from one query.")
+    retry_errors: bool = Field(
+        default=False,
+        description="Ask the model again for every turn whose recorded reply is a failure (deterministic ones "
+        "included; `memsql eval --retry-errors`).",
+    )
+    only_failed: bool = Field(
+        default=False,
+        description="Ask the model again for every turn of the published partition whose answer is not "
+        "strictly correct (deterministic failures and wrong SQL included), once more each run, each retry a "
+        "new request-store cell; the other turns replay. Each row counts its retries (`retries`), and so do "
+        "the marts (`memsql eval --only-failed`).",
+    )
+    share_identical_prompts: bool = Field(
+        default=False,
+        description="Let evaluation cells whose prompts are identical (turn 1 under A and B) share one model "
+        "answer. Off: every cell (model, condition, session, turn, epoch) gets its own sample of the model.",
+    )
+    sessions: int | None = Field(
+        default=None,
+        description="A sample run: evaluate a deterministic sample of this many sessions, stratified by source x "
+        "tier (at least one per stratum), the same for every model and condition (`memsql eval --sessions`). "
+        "Its rows go to samples/model=M/condition=C/sessions=N/, never the partition's file: the run is "
+        "recorded as an observation of turn_results (tag memsql/sample), and the latest materialization "
+        "stays the full evaluation. Unset: every session (a full evaluation).",
+    )
+    epochs: int | None = Field(
+        default=None,
+        description="Independent samples of every turn (epochs 1 … N; `memsql eval --epochs`): each epoch asks "
+        "the model again for every cell, with its own working and episodic memory. Adding epochs to an "
+        "evaluated partition asks only for the new ones. Unset: a full run keeps the epochs of the "
+        "partition's last full evaluation (1 for a new one), a sample runs one; only a full run that asks "
+        "for N changes the partition's epochs.",
+    )
+    max_cost_usd: float | None = Field(
+        default=None,
+        ge=0,
+        description="Stop before the run when the upper bound of what it would spend (model calls not in the "
+        "request store x the registry's prices at their largest, `memsql eval --dry-run`) exceeds this many "
+        "USD; unset: no cap (`memsql eval --max-cost`).",
+    )
+    wave_size: int | None = Field(
+        default=None,
+        description="Conditions C and D run sessions in waves of this many; a session never sees a session of "
+        "its own wave (`memsql eval --wave-size`). Unset: the model's max_concurrency. 1: the paper's "
+        "strictly sequential order.",
+    )
 
 
 def resolve_wave_size(requested: int | None, concurrency: int) -> int:

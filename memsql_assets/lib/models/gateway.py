@@ -4,9 +4,10 @@ API models are called through litellm; built-ins (`memsql/<name>`) in-process (b
 behind the same store, records, usage accounting, retry policy and error typing.
 
 Why here and only here: litellm's own retries are off (`num_retries=0`) because they can swallow
-429s and double-count attempts; this module owns the single retry policy (exponential backoff
-with jitter, `Retry-After` honoured), the per-model concurrency limit and the rule that a model
-failure becomes a typed error on the turn's reply, never an exception that drops a row.
+429s and double-count attempts; this module owns the single retry policy (RetryPolicy: exponential
+backoff with jitter, `Retry-After` honoured; tenacity runs it), the per-model concurrency limit and
+the rule that a model failure becomes a typed error on the turn's reply, never an exception that
+drops a row.
 
 What is stored: answers, and failures that the request itself determines (400, content policy,
 a malformed reply, a 2xx answer that is not a chat completion), which a re-run replays with zero
@@ -48,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import tenacity
 
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.models.builtins import (
@@ -163,6 +165,22 @@ class _Failure:
     @property
     def transient(self) -> bool:
         return self.error_type in TRANSIENT
+
+
+class _AttemptFailed(Exception):
+    """One model call's failure, classified, and how long the call took."""
+
+    def __init__(self, failure: _Failure, latency: float):
+        super().__init__(failure.message)
+        self.failure = failure
+        self.latency = latency
+
+
+def _failure_of(state: tenacity.RetryCallState) -> _Failure:
+    """The failure of the attempt tenacity is deciding on (retried only when it is an _AttemptFailed)."""
+    exc = state.outcome.exception() if state.outcome is not None else None
+    assert isinstance(exc, _AttemptFailed), exc
+    return exc.failure
 
 
 class MalformedResponse(Exception):
@@ -534,30 +552,19 @@ class ModelGateway:
 
         started_at = _now()
         attempts = 0
-        async with self._semaphore(entry):
-            while True:
-                attempts += 1
-                self.calls += 1
-                t0 = time.monotonic()
-                try:
-                    # Also bounds providers that ignore `timeout`; unlike wait_for, no extra task per call.
-                    async with asyncio.timeout(self.timeout_s):
-                        got = await self._call(entry, messages, call_kwargs, builtin_context)
-                    latency = time.monotonic() - t0
-                except Exception as exc:  # noqa: BLE001 - every failure becomes a typed error
-                    latency = time.monotonic() - t0
-                    failure = classify(exc)
-                    if failure.transient and attempts < self.retry.attempts_for(failure):
-                        await self.sleep(self.retry.delay(attempts, failure.retry_after_s, self._rng))
-                        continue
-                    gave_up = f"gave up after {attempts} attempts: " if failure.transient else ""
-                    failure = replace(
-                        failure, message=f"model {entry.key} at {endpoint(entry)}: {gave_up}{failure.message}"
-                    )
-                    return await self._finish_error(
-                        entry, key, params, messages, builtin_context, cell, failure, attempts, latency, started_at
-                    )
-                break
+        try:
+            async with self._semaphore(entry):
+                async for attempt in self._retrying():
+                    with attempt:
+                        attempts = attempt.retry_state.attempt_number
+                        got, latency = await self._attempt(entry, messages, call_kwargs, builtin_context)
+        except _AttemptFailed as failed:
+            failure = failed.failure
+            gave_up = f"gave up after {attempts} attempts: " if failure.transient else ""
+            failure = replace(failure, message=f"model {entry.key} at {endpoint(entry)}: {gave_up}{failure.message}")
+            return await self._finish_error(
+                entry, key, params, messages, builtin_context, cell, failure, attempts, failed.latency, started_at
+            )
 
         cost = entry.cost_usd(got.prompt_tokens, got.completion_tokens)
         record = _record(entry, params, messages, builtin_context, cell, latency, attempts, started_at)
@@ -577,6 +584,46 @@ class ModelGateway:
             got.text, got.reasoning, got.prompt_tokens, got.completion_tokens, latency, cost, False, attempts,
             None, None, key, reasoning_tokens=got.reasoning_tokens,
         )
+
+    def _retrying(self) -> tenacity.AsyncRetrying:
+        """The retry policy as tenacity runs it: only transient failures are tried again, up to the
+        attempts their kind allows (RetryPolicy.attempts_for), after RetryPolicy.delay (a server's
+        Retry-After first), slept through the gateway's `sleep`; the last failure is raised as it is."""
+        policy = self.retry
+
+        def last(state: tenacity.RetryCallState) -> bool:
+            return state.attempt_number >= policy.attempts_for(_failure_of(state))
+
+        def wait(state: tenacity.RetryCallState) -> float:
+            if last(state):  # tenacity asks for the delay before it stops: no jitter drawn for it
+                return 0.0
+            return policy.delay(state.attempt_number, _failure_of(state).retry_after_s, self._rng)
+
+        return tenacity.AsyncRetrying(
+            retry=tenacity.retry_if_exception(lambda exc: isinstance(exc, _AttemptFailed) and exc.failure.transient),
+            stop=last,
+            wait=wait,
+            sleep=self.sleep,
+            reraise=True,
+        )
+
+    async def _attempt(
+        self,
+        entry: ModelEntry,
+        messages: list[dict[str, Any]],
+        call_kwargs: Mapping[str, Any],
+        builtin_context: Mapping[str, Any] | None,
+    ) -> tuple[Extracted, float]:
+        """One call and its latency; a failure raises _AttemptFailed, classified."""
+        self.calls += 1
+        t0 = time.monotonic()
+        try:
+            # Also bounds providers that ignore `timeout`; unlike wait_for, no extra task per call.
+            async with asyncio.timeout(self.timeout_s):
+                got = await self._call(entry, messages, call_kwargs, builtin_context)
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a typed error
+            raise _AttemptFailed(classify(exc), time.monotonic() - t0) from exc
+        return got, time.monotonic() - t0
 
     async def _call(
         self,

@@ -251,7 +251,7 @@ def episodic_hit_rate_table(m: Marts) -> Table:
         ],
         "C and D run each source's sessions in waves of W: a session never sees a session of its own wave, so a larger W "
         "may find fewer of the values a turn needs. W = 1 is the paper's strictly sequential order "
-        "(MEMSQL_WAVE_SIZE=1) (agg_episodic_hit_rate).",
+        "(memsql eval --wave-size 1) (agg_episodic_hit_rate).",
     )
 
 
