@@ -1,0 +1,290 @@
+"""The agent loop: a model explores a source database with tools, then submits one final SQL.
+
+The turn's first messages (system prompt and the condition's memory blocks, agent.build_messages)
+are given with the tools of tool_specs.py; each model reply is one step. A step's tool calls run on
+the sandboxed read-only connection of a trajectories/tools.DbTools, and their observations go back
+to the model as tool messages. The turn ends at `submit_sql`, at a text reply (its SQL is the
+answer), or at a limit. Every step is one model request made through `complete` (bound to the model
+gateway by gateway_complete): keyed by that step's messages, so each is its own request-store
+record and a resumed turn replays its steps without calling the model.
+
+Nothing raises for bad model behaviour: each case is a typed outcome, with the steps so far kept.
+Per call (CallOutcome): an unknown tool, arguments that are not JSON or fail the schema, a tool SQL
+that would write (refused by the sandbox) or runs past the tool's time limit, any other tool error;
+the model sees the error and may go on. Per turn (TurnOutcome): submitted, the step budget spent
+without a submission, the turn's time limit, a reply with neither a tool call nor SQL, a failed
+model call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from memsql_assets.lib.agent.tool_specs import TOOL_SPECS, ArgumentError, openai_tools, parse_arguments
+from memsql_assets.lib.errors import MemsqlError
+from memsql_assets.lib.evaluation.extract import extract_sql
+from memsql_assets.lib.models.gateway import ModelGateway, ModelReply
+from memsql_assets.lib.models.reference_agent import SUBMIT_TOOL
+from memsql_assets.lib.sql.execute import TIMEOUT_ERROR
+from memsql_assets.lib.trajectories.phases import RuleSet, default_rules
+from memsql_assets.lib.trajectories.tools import DbTools
+from memsql_assets.lib.trajectories.trace import clip
+
+DEFAULT_MAX_STEPS = 15
+DEFAULT_TURN_TIME_S = 600.0
+AGENT_INSTRUCTIONS = (
+    "You can explore the database with the tools before you answer: list tables, read DDL, sample rows, "
+    "look at values, find join paths, execute and validate queries (read-only). When you are sure, call "
+    f"{SUBMIT_TOOL} with the one final SQLite query. Each reply is one step; you have at most {{steps}} steps."
+)
+SQL_REFUSED_ERROR = "not authorized"  # sql/execute.py's words for a statement the sandbox refuses
+
+# (messages, tools) -> the model's reply to this step
+Complete = Callable[[list[dict[str, Any]], list[dict[str, Any]]], Awaitable[ModelReply]]
+
+
+class AgentLimitError(MemsqlError):
+    """A step budget or time limit below 1."""
+
+
+class CallOutcome(StrEnum):
+    OK = "ok"
+    SUBMITTED = "submitted"
+    TOOL_ERROR = "tool_error"
+    UNKNOWN_TOOL = "unknown_tool"
+    INVALID_JSON = "invalid_json"
+    INVALID_ARGUMENTS = "invalid_arguments"
+    SQL_REFUSED = "sql_refused"
+    SQL_TIMEOUT = "sql_timeout"
+
+
+class TurnOutcome(StrEnum):
+    SUBMITTED = "submitted"  # by submit_sql
+    FINAL_TEXT = "final_text"  # a text reply with SQL in it
+    BUDGET_EXHAUSTED = "budget_exhausted"
+    TIME_LIMIT = "time_limit"
+    NO_ACTION = "no_action"  # a reply with neither a tool call nor SQL
+    MODEL_ERROR = "model_error"
+
+
+@dataclass(frozen=True)
+class AgentLimits:
+    max_steps: int = DEFAULT_MAX_STEPS
+    turn_time_s: float = DEFAULT_TURN_TIME_S
+
+    def __post_init__(self) -> None:
+        if self.max_steps < 1:
+            raise AgentLimitError(f"agent step budget must be at least 1, got {self.max_steps}")
+        if not self.turn_time_s >= 1:
+            raise AgentLimitError(f"agent turn time limit must be at least 1 s, got {self.turn_time_s}")
+
+
+@dataclass(frozen=True)
+class ToolUse:
+    call_id: str
+    tool: str
+    raw_arguments: str
+    arguments: dict[str, Any] | None  # None where they did not parse or failed the schema
+    observation: str  # preview, at most trace.OBSERVATION_CHARS
+    error: str | None
+    outcome: CallOutcome
+    phase: str | None  # explore / execute / validate by the phase rules; None for submit and bad calls
+
+    def as_json(self) -> dict[str, Any]:
+        d = dict(self.__dict__)
+        d["outcome"] = self.outcome.value
+        return d
+
+
+@dataclass(frozen=True)
+class AgentStep:
+    index: int  # 1-based
+    text: str  # the reply's text, clipped
+    tool_uses: tuple[ToolUse, ...]
+    prompt_tokens: int
+    completion_tokens: int
+    latency_s: float  # the model call's (as stored, on a replay)
+    cache_hit: bool  # left out of as_json: a replayed turn's trace equals its clean run's
+    request_key: str
+
+    def as_json(self) -> dict[str, Any]:
+        d = {k: v for k, v in self.__dict__.items() if k not in ("tool_uses", "cache_hit")}
+        d["tool_uses"] = [u.as_json() for u in self.tool_uses]
+        return d
+
+
+@dataclass(frozen=True)
+class AgentTrace:
+    steps: tuple[AgentStep, ...]
+    outcome: TurnOutcome
+    final_sql: str | None
+    error_type: str | None = None
+    error_message: str | None = None
+
+    @property
+    def model_calls(self) -> int:
+        return sum(1 for s in self.steps if not s.cache_hit)
+
+    @property
+    def tool_calls(self) -> int:
+        return sum(len(s.tool_uses) for s in self.steps)
+
+    def phase_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for use in (u for s in self.steps for u in s.tool_uses if u.phase):
+            counts[use.phase] = counts.get(use.phase, 0) + 1
+        return counts
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "outcome": self.outcome.value,
+            "final_sql": self.final_sql,
+            "error_type": self.error_type,
+            "error_message": self.error_message,
+            "steps": [s.as_json() for s in self.steps],
+        }
+
+
+def gateway_complete(
+    gateway: ModelGateway, model_key: str, turn_context: Mapping[str, Any], cell: Mapping[str, Any] | None
+) -> Complete:
+    """`complete` for run_agent through the model gateway: one request (and store record) per step."""
+
+    async def complete(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ModelReply:
+        return await gateway.acomplete(model_key, messages, turn_context, cell, tools=tools)
+
+    return complete
+
+
+def first_messages(messages: list[dict[str, Any]], limits: AgentLimits) -> list[dict[str, Any]]:
+    """The turn's messages with the agent instructions added to the system prompt."""
+    note = AGENT_INSTRUCTIONS.format(steps=limits.max_steps)
+    out = [dict(m) for m in messages]
+    if out and out[0].get("role") == "system":
+        out[0]["content"] = f"{out[0]['content']}\n\n{note}"
+    else:
+        out.insert(0, {"role": "system", "content": note})
+    return out
+
+
+def _sql_outcome(error: str) -> CallOutcome:
+    if error.startswith(TIMEOUT_ERROR):
+        return CallOutcome.SQL_TIMEOUT
+    if error.startswith(SQL_REFUSED_ERROR):
+        return CallOutcome.SQL_REFUSED
+    return CallOutcome.TOOL_ERROR
+
+
+def run_tool(tools: DbTools, call: Mapping[str, str], rules: RuleSet) -> ToolUse:
+    """One tool call of a step, as a typed ToolUse (never raises for what the model sent)."""
+    name, raw, call_id = call.get("name", ""), call.get("arguments", ""), call.get("id", "")
+
+    def use(
+        outcome: CallOutcome, args: dict[str, Any] | None, obs: str = "", err: str | None = None
+    ) -> ToolUse:
+        phase = rules.classify_call(name, args) if args is not None and name != SUBMIT_TOOL else None
+        return ToolUse(call_id, name, raw, args, clip(obs), err and clip(err), outcome, phase)
+
+    spec = TOOL_SPECS.get(name)
+    if spec is None:
+        return use(
+            CallOutcome.UNKNOWN_TOOL, None, err=f"unknown tool '{name}'; tools: {', '.join(TOOL_SPECS)}"
+        )
+    try:
+        args = parse_arguments(spec, raw)
+    except ArgumentError as exc:
+        return use(CallOutcome(exc.kind), None, err=str(exc))
+    if name == SUBMIT_TOOL:
+        return use(CallOutcome.SUBMITTED, args, obs="submitted")
+    done = tools.call(name, args)
+    if done.error:
+        return use(_sql_outcome(done.error), args, err=done.error)
+    return use(CallOutcome.OK, args, obs=done.observation)
+
+
+def _assistant_message(reply: ModelReply) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+    message["tool_calls"] = [
+        {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+        for c in reply.tool_calls
+    ]
+    return message
+
+
+def _tool_message(use: ToolUse) -> dict[str, Any]:
+    content = f"error ({use.outcome.value}): {use.error}" if use.error else use.observation
+    return {"role": "tool", "tool_call_id": use.call_id, "content": content}
+
+
+def _step(index: int, reply: ModelReply, uses: tuple[ToolUse, ...]) -> AgentStep:
+    return AgentStep(
+        index,
+        clip(reply.text),
+        uses,
+        reply.prompt_tokens,
+        reply.completion_tokens,
+        round(reply.latency_s, 4),
+        reply.cache_hit,
+        reply.request_key,
+    )
+
+
+async def _one_step(
+    complete: Complete, messages: list[dict[str, Any]], remaining_s: float
+) -> ModelReply | None:
+    """The model's reply to this step, or None when the turn's time ran out first."""
+    try:
+        async with asyncio.timeout(remaining_s):
+            return await complete(messages, openai_tools())
+    except TimeoutError:
+        return None
+
+
+async def run_agent(
+    messages: list[dict[str, Any]],
+    tools: DbTools,
+    complete: Complete,
+    limits: AgentLimits = AgentLimits(),
+    rules: RuleSet | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> AgentTrace:
+    """Run one turn of the agent from the turn's `messages` (build_messages) to a typed outcome."""
+    rules = rules or default_rules()
+    convo = first_messages(messages, limits)
+    deadline = clock() + limits.turn_time_s
+    steps: list[AgentStep] = []
+
+    def end(outcome: TurnOutcome, sql: str | None = None, reply: ModelReply | None = None) -> AgentTrace:
+        err = (reply.error_type, reply.error_message) if reply is not None else (None, None)
+        return AgentTrace(tuple(steps), outcome, sql, *err)
+
+    for index in range(1, limits.max_steps + 1):
+        remaining = deadline - clock()
+        reply = await _one_step(complete, convo, remaining) if remaining > 0 else None
+        if reply is None:
+            return end(TurnOutcome.TIME_LIMIT)
+        if not reply.ok:
+            steps.append(_step(index, reply, ()))
+            return end(TurnOutcome.MODEL_ERROR, reply=reply)
+        if not reply.tool_calls:
+            steps.append(_step(index, reply, ()))
+            sql = extract_sql(reply.text).sql
+            return end(TurnOutcome.FINAL_TEXT, sql) if sql else end(TurnOutcome.NO_ACTION)
+        uses = tuple([await asyncio.to_thread(run_tool, tools, c, rules) for c in reply.tool_calls])
+        steps.append(_step(index, reply, uses))
+        submitted = next((u for u in uses if u.outcome is CallOutcome.SUBMITTED), None)
+        if submitted is not None:
+            return end(TurnOutcome.SUBMITTED, str(submitted.arguments["sql"]))
+        convo = [*convo, _assistant_message(reply), *(_tool_message(u) for u in uses)]
+    return end(TurnOutcome.BUDGET_EXHAUSTED)
+
+
+def trace_json(trace: AgentTrace) -> str:
+    """The trace as one canonical JSON line (what a turn's row stores)."""
+    return json.dumps(trace.as_json(), sort_keys=True, ensure_ascii=False)

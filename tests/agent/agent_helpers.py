@@ -1,0 +1,60 @@
+"""Shared by the agent-loop tests: a registry with the reference agent and an HTTP model, a gateway."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from memsql_assets.lib.models.gateway import ModelGateway, RetryPolicy
+from memsql_assets.lib.models.registry import Registry, load_registry
+from memsql_assets.lib.models.request_store import RequestStore, evaluation_cell
+
+# Reads loan, account and district of bird_financial (three tables, two joins).
+GT_SQL = (
+    "SELECT COUNT(*) AS n FROM loan l JOIN account a ON a.account_id = l.account_id "
+    "JOIN district d ON d.district_id = a.district_id WHERE d.A3 = 'Prague'"
+)
+CELL = evaluation_cell("agent", "T", "BIRD-1-001#1")
+TURN = {"gt_sql": GT_SQL}
+
+
+def registry(tmp_path: Path, api_base: str = "http://127.0.0.1:9/v1") -> Registry:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    path = tmp_path / "models.yaml"
+    path.write_text(
+        textwrap.dedent(
+            f"""
+            models:
+              gold-agent:
+                litellm_model: memsql/gold-agent
+                kind: builtin
+                reasoning: {{type: none}}
+                max_concurrency: 1
+                price_per_mtok: {{input: 0, output: 0}}
+                enabled: true
+              http-agent:
+                litellm_model: openai/scripted-agent
+                kind: api
+                reasoning: {{type: none}}
+                api_base: "{api_base}"
+                max_concurrency: 1
+                price_per_mtok: {{input: 1, output: 1}}
+                enabled: true
+            """
+        ),
+        encoding="utf-8",
+    )
+    return load_registry(path)
+
+
+def gateway(home: Path, reg: Registry) -> ModelGateway:
+    retry = RetryPolicy(max_attempts=1, max_connect_attempts=1, jitter=False)
+    return ModelGateway(reg, RequestStore.at_home(home), home=home, retry=retry, environ={})
+
+
+def turn_messages(extra: str = "") -> list[dict[str, str]]:
+    question = "How many loans belong to accounts of districts whose A3 is Prague?"
+    return [
+        {"role": "system", "content": "You are an expert SQLite analyst."},
+        {"role": "user", "content": f"{extra}\n\nQuestion: {question}".strip()},
+    ]
