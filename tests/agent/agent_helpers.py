@@ -8,6 +8,9 @@ from pathlib import Path
 from memsql_assets.lib.models.gateway import ModelGateway, RetryPolicy
 from memsql_assets.lib.models.registry import Registry, load_registry
 from memsql_assets.lib.models.request_store import RequestStore, evaluation_cell
+from memsql_assets.lib.trajectories.markdown import render_markdown
+from memsql_assets.lib.trajectories.tools import DbTools
+from memsql_assets.lib.trajectories.trace import Step, Trace
 
 # Reads loan, account and district of bird_financial (three tables, two joins).
 GT_SQL = (
@@ -58,3 +61,12 @@ def turn_messages(extra: str = "") -> list[dict[str, str]]:
         {"role": "system", "content": "You are an expert SQLite analyst."},
         {"role": "user", "content": f"{extra}\n\nQuestion: {question}".strip()},
     ]
+
+
+def explored_trajectory(tools: DbTools) -> str:
+    """A trajectory of real calls whose explore segment covers the ground truth's tables."""
+    calls = [("list_tables", {})] + [("get_ddl", {"table": t}) for t in ("loan", "account", "district")]
+    calls += [("sample_rows", {"table": "loan", "n": 3}), ("get_ddl", {"table": "nope"})]
+    steps = [Step(c.tool, c.args, c.observation, c.error) for c in (tools.call(t, a) for t, a in calls)]
+    steps.append(Step("execute_sql", {"sql": GT_SQL}, tools.call("execute_sql", {"sql": GT_SQL}).observation))
+    return render_markdown(Trace("bird_financial-0", "bird_financial", "q", tuple(steps), GT_SQL, True))

@@ -7,7 +7,7 @@ import asyncio
 import json
 
 import pytest
-from agent_helpers import CELL, GT_SQL, TURN, gateway, registry, turn_messages
+from agent_helpers import CELL, GT_SQL, TURN, explored_trajectory, gateway, registry, turn_messages
 
 from memsql_assets.lib.agent.loop import (
     AgentLimitError,
@@ -23,9 +23,7 @@ from memsql_assets.lib.models.gateway import ModelReply
 from memsql_assets.lib.models.reference_agent import SUBMIT_TOOL, explored_calls, sql_tables
 from memsql_assets.lib.models.request_store import RequestStore
 from memsql_assets.lib.sources.sqlite_db import open_readonly
-from memsql_assets.lib.trajectories.markdown import render_markdown
 from memsql_assets.lib.trajectories.tools import TOOL_NAMES, DbTools
-from memsql_assets.lib.trajectories.trace import Step, Trace
 
 SLOW_SQL = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT COUNT(*) FROM c"
 
@@ -176,15 +174,6 @@ def test_the_reference_agents_policy():
         "Order Details",
         "Orders",
     ]
-
-
-def explored_trajectory(tools: DbTools) -> str:
-    """A trajectory of real calls whose explore segment covers the ground truth's tables."""
-    calls = [("list_tables", {})] + [("get_ddl", {"table": t}) for t in ("loan", "account", "district")]
-    calls += [("sample_rows", {"table": "loan", "n": 3}), ("get_ddl", {"table": "nope"})]
-    steps = [Step(c.tool, c.args, c.observation, c.error) for c in (tools.call(t, a) for t, a in calls)]
-    steps.append(Step("execute_sql", {"sql": GT_SQL}, tools.call("execute_sql", {"sql": GT_SQL}).observation))
-    return render_markdown(Trace("bird_financial-0", "bird_financial", "q", tuple(steps), GT_SQL, True))
 
 
 def agent_turn(home, tools, extra=""):

@@ -109,12 +109,17 @@ class AgentStep:
     tool_uses: tuple[ToolUse, ...]
     prompt_tokens: int
     completion_tokens: int
+    reasoning_tokens: int
+    cost_usd: float
     latency_s: float  # the model call's (as stored, on a replay)
-    cache_hit: bool  # left out of as_json: a replayed turn's trace equals its clean run's
     request_key: str
+    # Left out of as_json: they say whether this run called the model, and a replayed turn's trace
+    # equals its clean run's.
+    cache_hit: bool
+    attempts: int
 
     def as_json(self) -> dict[str, Any]:
-        d = {k: v for k, v in self.__dict__.items() if k not in ("tool_uses", "cache_hit")}
+        d = {k: v for k, v in self.__dict__.items() if k not in ("tool_uses", "cache_hit", "attempts")}
         d["tool_uses"] = [u.as_json() for u in self.tool_uses]
         return d
 
@@ -229,9 +234,12 @@ def _step(index: int, reply: ModelReply, uses: tuple[ToolUse, ...]) -> AgentStep
         uses,
         reply.prompt_tokens,
         reply.completion_tokens,
+        reply.reasoning_tokens,
+        reply.cost_usd,
         round(reply.latency_s, 4),
-        reply.cache_hit,
         reply.request_key,
+        reply.cache_hit,
+        reply.attempts,
     )
 
 
