@@ -13,6 +13,7 @@ import pytest
 from agent_helpers import CELL, TURN, gateway, registry, turn_messages
 
 from memsql_assets.lib.agent.loop import CallOutcome, TurnOutcome, gateway_complete, run_agent, trace_json
+from memsql_assets.lib.agent.turn_tools import TurnTools
 from memsql_assets.lib.sources.sqlite_db import open_readonly
 from memsql_assets.lib.trajectories.tools import DbTools
 
@@ -62,7 +63,7 @@ def test_tool_calls_through_http_then_a_final_answer_and_a_replay_without_calls(
         def turn():
             gw = gateway(tmp_path / "home", reg)
             complete = gateway_complete(gw, "http-agent", TURN, CELL)
-            return asyncio.run(run_agent(turn_messages(), tools, complete)), gw
+            return asyncio.run(run_agent(turn_messages(), TurnTools(tools), complete)), gw
 
         trace, gw = turn()
         replayed, gw_again = turn()
@@ -94,4 +95,5 @@ def test_tool_calls_through_http_then_a_final_answer_and_a_replay_without_calls(
     assert last[-1]["content"].startswith("1 rows [COUNT(*)]")
     # the same turn again: every step replayed from the request store, no request reaches the server
     assert gw_again.calls == 0 and len(requests(log)) == 4
-    assert trace_json(replayed) == trace_json(trace)
+    assert trace_json(replayed, False) == trace_json(trace, False)
+    assert [s.latency_s for s in replayed.steps] == [s.latency_s for s in trace.steps]

@@ -12,6 +12,7 @@ from memsql_assets.lib.agent.agent import Agent
 from memsql_assets.lib.agent.agent_turn import agent_turn, turn_reply
 from memsql_assets.lib.agent.conditions import get_condition
 from memsql_assets.lib.agent.loop import AgentLimits, AgentTrace, TurnOutcome, gateway_complete
+from memsql_assets.lib.agent.turn_tools import TurnTools
 from memsql_assets.lib.models.request_store import evaluation_cell
 from memsql_assets.lib.sources.sqlite_db import open_readonly
 from memsql_assets.lib.trajectories.tools import DbTools
@@ -35,11 +36,13 @@ def bird(embedded_dbs):
 
 def condition_turn(home, tools, condition, markdown):
     schemas = {"BIRD": "loan(...), account(...), district(...)"}
-    agent = Agent(get_condition(condition), schemas, trajectories=lambda _source, _question, _vector: markdown)
+    agent = Agent(
+        get_condition(condition), schemas, trajectories=lambda _source, _question, _vector: markdown
+    )
     gw = gateway(home, registry(home))
     cell = evaluation_cell("gold-agent", condition, "BIRD-1-001#1")
     complete = gateway_complete(gw, "gold-agent", TURN, cell)
-    return asyncio.run(agent_turn(agent, TURN_ROW, tools, complete, AgentLimits()))
+    return asyncio.run(agent_turn(agent, TURN_ROW, TurnTools(tools), complete, AgentLimits()))
 
 
 def test_the_trajectory_of_condition_e_saves_the_reference_agents_steps(bird, tmp_path):

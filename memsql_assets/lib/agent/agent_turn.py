@@ -16,12 +16,12 @@ from typing import Any
 
 from memsql_assets.lib.agent.agent import Agent, TurnPrompt
 from memsql_assets.lib.agent.loop import AgentLimits, AgentTrace, Complete, run_agent
+from memsql_assets.lib.agent.turn_tools import TurnTools
 from memsql_assets.lib.models.gateway import ModelReply
-from memsql_assets.lib.trajectories.tools import DbTools
 
 
 async def agent_turn(
-    agent: Agent, turn: Mapping[str, Any], tools: DbTools, complete: Complete, limits: AgentLimits
+    agent: Agent, turn: Mapping[str, Any], tools: TurnTools, complete: Complete, limits: AgentLimits
 ) -> tuple[TurnPrompt, AgentTrace]:
     prompt = await agent.assemble(turn)
     return prompt, await run_agent(prompt.messages, tools, complete, limits)

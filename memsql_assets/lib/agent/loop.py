@@ -26,24 +26,22 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from memsql_assets.lib.agent.tool_specs import TOOL_SPECS, ArgumentError, openai_tools, parse_arguments
+from memsql_assets.lib.agent.turn_tools import CallOutcome, ToolUse, TurnTools
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.evaluation.extract import extract_sql
 from memsql_assets.lib.models.gateway import ModelGateway, ModelReply
 from memsql_assets.lib.models.reference_agent import SUBMIT_TOOL
-from memsql_assets.lib.sql.execute import TIMEOUT_ERROR
-from memsql_assets.lib.trajectories.phases import RuleSet, default_rules
-from memsql_assets.lib.trajectories.tools import DbTools
 from memsql_assets.lib.trajectories.trace import clip
 
 DEFAULT_MAX_STEPS = 15
+# Step fields that measure this run (how long, whether the model was called), not the turn.
+STEP_MEASUREMENTS = ("latency_s", "cache_hit", "attempts")
 DEFAULT_TURN_TIME_S = 600.0
 AGENT_INSTRUCTIONS = (
     "You can explore the database with the tools before you answer: list tables, read DDL, sample rows, "
     "look at values, find join paths, execute and validate queries (read-only). When you are sure, call "
     f"{SUBMIT_TOOL} with the one final SQLite query. Each reply is one step; you have at most {{steps}} steps."
 )
-SQL_REFUSED_ERROR = "not authorized"  # sql/execute.py's words for a statement the sandbox refuses
 
 # (messages, tools) -> the model's reply to this step
 Complete = Callable[[list[dict[str, Any]], list[dict[str, Any]]], Awaitable[ModelReply]]
@@ -51,17 +49,6 @@ Complete = Callable[[list[dict[str, Any]], list[dict[str, Any]]], Awaitable[Mode
 
 class AgentLimitError(MemsqlError):
     """A step budget or time limit below 1."""
-
-
-class CallOutcome(StrEnum):
-    OK = "ok"
-    SUBMITTED = "submitted"
-    TOOL_ERROR = "tool_error"
-    UNKNOWN_TOOL = "unknown_tool"
-    INVALID_JSON = "invalid_json"
-    INVALID_ARGUMENTS = "invalid_arguments"
-    SQL_REFUSED = "sql_refused"
-    SQL_TIMEOUT = "sql_timeout"
 
 
 class TurnOutcome(StrEnum):
@@ -86,40 +73,23 @@ class AgentLimits:
 
 
 @dataclass(frozen=True)
-class ToolUse:
-    call_id: str
-    tool: str
-    raw_arguments: str
-    arguments: dict[str, Any] | None  # None where they did not parse or failed the schema
-    observation: str  # preview, at most trace.OBSERVATION_CHARS
-    error: str | None
-    outcome: CallOutcome
-    phase: str | None  # explore / execute / validate by the phase rules; None for submit and bad calls
-
-    def as_json(self) -> dict[str, Any]:
-        d = dict(self.__dict__)
-        d["outcome"] = self.outcome.value
-        return d
-
-
-@dataclass(frozen=True)
 class AgentStep:
     index: int  # 1-based
     text: str  # the reply's text, clipped
     tool_uses: tuple[ToolUse, ...]
+    loaded: tuple[str, ...]  # trajectory phases whose segment its calls entered (sent with their results)
     prompt_tokens: int
     completion_tokens: int
     reasoning_tokens: int
     cost_usd: float
     latency_s: float  # the model call's (as stored, on a replay)
     request_key: str
-    # Left out of as_json: they say whether this run called the model, and a replayed turn's trace
-    # equals its clean run's.
     cache_hit: bool
-    attempts: int
+    attempts: int  # calls made for this step now (0 on a replay)
 
-    def as_json(self) -> dict[str, Any]:
-        d = {k: v for k, v in self.__dict__.items() if k not in ("tool_uses", "cache_hit", "attempts")}
+    def as_json(self, measurements: bool = True) -> dict[str, Any]:
+        left_out = ("tool_uses",) if measurements else ("tool_uses", *STEP_MEASUREMENTS)
+        d = {k: v for k, v in self.__dict__.items() if k not in left_out}
         d["tool_uses"] = [u.as_json() for u in self.tool_uses]
         return d
 
@@ -146,13 +116,13 @@ class AgentTrace:
             counts[use.phase] = counts.get(use.phase, 0) + 1
         return counts
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self, measurements: bool = True) -> dict[str, Any]:
         return {
             "outcome": self.outcome.value,
             "final_sql": self.final_sql,
             "error_type": self.error_type,
             "error_message": self.error_message,
-            "steps": [s.as_json() for s in self.steps],
+            "steps": [s.as_json(measurements) for s in self.steps],
         }
 
 
@@ -178,41 +148,6 @@ def first_messages(messages: list[dict[str, Any]], limits: AgentLimits) -> list[
     return out
 
 
-def _sql_outcome(error: str) -> CallOutcome:
-    if error.startswith(TIMEOUT_ERROR):
-        return CallOutcome.SQL_TIMEOUT
-    if error.startswith(SQL_REFUSED_ERROR):
-        return CallOutcome.SQL_REFUSED
-    return CallOutcome.TOOL_ERROR
-
-
-def run_tool(tools: DbTools, call: Mapping[str, str], rules: RuleSet) -> ToolUse:
-    """One tool call of a step, as a typed ToolUse (never raises for what the model sent)."""
-    name, raw, call_id = call.get("name", ""), call.get("arguments", ""), call.get("id", "")
-
-    def use(
-        outcome: CallOutcome, args: dict[str, Any] | None, obs: str = "", err: str | None = None
-    ) -> ToolUse:
-        phase = rules.classify_call(name, args) if args is not None and name != SUBMIT_TOOL else None
-        return ToolUse(call_id, name, raw, args, clip(obs), err and clip(err), outcome, phase)
-
-    spec = TOOL_SPECS.get(name)
-    if spec is None:
-        return use(
-            CallOutcome.UNKNOWN_TOOL, None, err=f"unknown tool '{name}'; tools: {', '.join(TOOL_SPECS)}"
-        )
-    try:
-        args = parse_arguments(spec, raw)
-    except ArgumentError as exc:
-        return use(CallOutcome(exc.kind), None, err=str(exc))
-    if name == SUBMIT_TOOL:
-        return use(CallOutcome.SUBMITTED, args, obs="submitted")
-    done = tools.call(name, args)
-    if done.error:
-        return use(_sql_outcome(done.error), args, err=done.error)
-    return use(CallOutcome.OK, args, obs=done.observation)
-
-
 def _assistant_message(reply: ModelReply) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
     message["tool_calls"] = [
@@ -222,16 +157,14 @@ def _assistant_message(reply: ModelReply) -> dict[str, Any]:
     return message
 
 
-def _tool_message(use: ToolUse) -> dict[str, Any]:
-    content = f"error ({use.outcome.value}): {use.error}" if use.error else use.observation
-    return {"role": "tool", "tool_call_id": use.call_id, "content": content}
-
-
-def _step(index: int, reply: ModelReply, uses: tuple[ToolUse, ...]) -> AgentStep:
+def _step(
+    index: int, reply: ModelReply, uses: tuple[ToolUse, ...], loaded: tuple[str, ...] = ()
+) -> AgentStep:
     return AgentStep(
         index,
         clip(reply.text),
         uses,
+        loaded,
         reply.prompt_tokens,
         reply.completion_tokens,
         reply.reasoning_tokens,
@@ -244,26 +177,25 @@ def _step(index: int, reply: ModelReply, uses: tuple[ToolUse, ...]) -> AgentStep
 
 
 async def _one_step(
-    complete: Complete, messages: list[dict[str, Any]], remaining_s: float
+    complete: Complete, messages: list[dict[str, Any]], tools: list[dict[str, Any]], remaining_s: float
 ) -> ModelReply | None:
     """The model's reply to this step, or None when the turn's time ran out first."""
     try:
         async with asyncio.timeout(remaining_s):
-            return await complete(messages, openai_tools())
+            return await complete(messages, tools)
     except TimeoutError:
         return None
 
 
 async def run_agent(
     messages: list[dict[str, Any]],
-    tools: DbTools,
+    tools: TurnTools,
     complete: Complete,
     limits: AgentLimits = AgentLimits(),
-    rules: RuleSet | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> AgentTrace:
     """Run one turn of the agent from the turn's `messages` (build_messages) to a typed outcome."""
-    rules = rules or default_rules()
+    offered = tools.openai()
     convo = first_messages(messages, limits)
     deadline = clock() + limits.turn_time_s
     steps: list[AgentStep] = []
@@ -274,7 +206,7 @@ async def run_agent(
 
     for index in range(1, limits.max_steps + 1):
         remaining = deadline - clock()
-        reply = await _one_step(complete, convo, remaining) if remaining > 0 else None
+        reply = await _one_step(complete, convo, offered, remaining) if remaining > 0 else None
         if reply is None:
             return end(TurnOutcome.TIME_LIMIT)
         if not reply.ok:
@@ -284,15 +216,24 @@ async def run_agent(
             steps.append(_step(index, reply, ()))
             sql = extract_sql(reply.text).sql
             return end(TurnOutcome.FINAL_TEXT, sql) if sql else end(TurnOutcome.NO_ACTION)
-        uses = tuple([await asyncio.to_thread(run_tool, tools, c, rules) for c in reply.tool_calls])
-        steps.append(_step(index, reply, uses))
+        done = [await asyncio.to_thread(tools.run, c) for c in reply.tool_calls]
+        uses = tuple(u for u, _ in done)
         submitted = next((u for u in uses if u.outcome is CallOutcome.SUBMITTED), None)
-        if submitted is not None:
+        segments = tools.entered(uses) if submitted is None else []
+        steps.append(_step(index, reply, uses, tuple(m["phase"] for m in segments)))
+        if submitted is not None and submitted.arguments is not None:
             return end(TurnOutcome.SUBMITTED, str(submitted.arguments["sql"]))
-        convo = [*convo, _assistant_message(reply), *(_tool_message(u) for u in uses)]
+        results = [{"role": "tool", "tool_call_id": u.call_id, "content": text} for u, text in done]
+        convo = [
+            *convo,
+            _assistant_message(reply),
+            *results,
+            *({"role": "user", "content": m["content"]} for m in segments),
+        ]
     return end(TurnOutcome.BUDGET_EXHAUSTED)
 
 
-def trace_json(trace: AgentTrace) -> str:
-    """The trace as one canonical JSON line (what a turn's row stores)."""
-    return json.dumps(trace.as_json(), sort_keys=True, ensure_ascii=False)
+def trace_json(trace: AgentTrace, measurements: bool = True) -> str:
+    """The trace as one canonical JSON line. `measurements=False` leaves out what differs between a
+    clean run and its replay (STEP_MEASUREMENTS), as results.MEASUREMENT_COLUMNS do for rows."""
+    return json.dumps(trace.as_json(measurements), sort_keys=True, ensure_ascii=False)

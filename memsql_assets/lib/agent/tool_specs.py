@@ -12,6 +12,8 @@ from typing import Any
 
 from memsql_assets.lib.models.reference_agent import SUBMIT_TOOL
 
+# The tool that loads one phase segment of the retrieved trajectory (offered when there is one).
+LOAD_PHASE_TOOL = "load_trajectory_phase"
 _STR = {"type": "string"}
 _INT = {"type": "integer", "minimum": 1}
 
@@ -97,9 +99,40 @@ class ArgumentError(ValueError):
 
 
 def _type_ok(value: Any, schema: dict[str, Any]) -> bool:
-    if schema["type"] == "string":
-        return isinstance(value, str)
+    kind = schema["type"]
+    if kind == "string":
+        return isinstance(value, str) and value in schema.get("enum", (value,))
+    if kind == "array":
+        n = schema["minItems"]
+        return isinstance(value, list) and len(value) == n and all(isinstance(v, dict) for v in value)
     return isinstance(value, int) and not isinstance(value, bool) and value >= schema.get("minimum", value)
+
+
+def _expected(schema: dict[str, Any]) -> str:
+    if "enum" in schema:
+        return "one of " + ", ".join(schema["enum"])
+    if schema["type"] == "array":
+        return f"a list of {schema['minItems']} argument objects"
+    return f"{schema['type']}" + (f" >= {schema['minimum']}" if "minimum" in schema else "")
+
+
+def check_arguments(spec: ToolSpec, args: Any) -> dict[str, Any]:
+    """`args` if they meet the spec's schema, else ArgumentError (invalid_arguments)."""
+    if not isinstance(args, dict):
+        raise ArgumentError(
+            "invalid_arguments", f"{spec.name}: arguments must be a JSON object, got {type(args).__name__}"
+        )
+    unknown = sorted(set(args) - set(spec.properties))
+    missing = [k for k in spec.required if k not in args]
+    wrong = [k for k, v in args.items() if k in spec.properties and not _type_ok(v, spec.properties[k])]
+    problems = [
+        *(f"unknown argument '{k}'" for k in unknown),
+        *(f"missing argument '{k}'" for k in missing),
+        *(f"'{k}' must be {_expected(spec.properties[k])}" for k in wrong),
+    ]
+    if problems:
+        raise ArgumentError("invalid_arguments", f"{spec.name}: " + "; ".join(problems))
+    return args
 
 
 def parse_arguments(spec: ToolSpec, raw: str) -> dict[str, Any]:
@@ -108,18 +141,30 @@ def parse_arguments(spec: ToolSpec, raw: str) -> dict[str, Any]:
         args = json.loads(raw) if raw.strip() else {}
     except ValueError as exc:
         raise ArgumentError("invalid_json", f"arguments are not valid JSON: {exc}") from None
-    if not isinstance(args, dict):
-        raise ArgumentError(
-            "invalid_arguments", f"arguments must be a JSON object, got {type(args).__name__}"
-        )
-    unknown = sorted(set(args) - set(spec.properties))
-    missing = [k for k in spec.required if k not in args]
-    wrong = [k for k, v in args.items() if k in spec.properties and not _type_ok(v, spec.properties[k])]
-    problems = [
-        *(f"unknown argument '{k}'" for k in unknown),
-        *(f"missing argument '{k}'" for k in missing),
-        *(f"'{k}' must be {spec.properties[k]['type']}" for k in wrong),
-    ]
-    if problems:
-        raise ArgumentError("invalid_arguments", f"{spec.name}: " + "; ".join(problems))
-    return args
+    return check_arguments(spec, args)
+
+
+def composite_spec(name: str, steps: tuple[str, ...]) -> ToolSpec:
+    """A composite tool (trajectories/composites.py) as one tool: `calls` holds each step's arguments."""
+    return ToolSpec(
+        name,
+        f"Runs {', then '.join(steps)} in one step. `calls`: the arguments of each, in that order.",
+        {
+            "calls": {
+                "type": "array",
+                "items": {"type": "object"},
+                "minItems": len(steps),
+                "maxItems": len(steps),
+            }
+        },
+        ("calls",),
+    )
+
+
+def phase_load_spec(phases: tuple[str, ...]) -> ToolSpec:
+    return ToolSpec(
+        LOAD_PHASE_TOOL,
+        "Load the reference trajectory's steps of one phase (how a similar question was executed or validated).",
+        {"phase": {"type": "string", "enum": list(phases)}},
+        ("phase",),
+    )
