@@ -1,9 +1,10 @@
 """The agent loop: a model explores a source database with tools, then submits one final SQL.
 
 The turn's first messages (system prompt and the condition's memory blocks, agent.build_messages)
-are given with the tools of tool_specs.py; each model reply is one step. A step's tool calls run on
-the sandboxed read-only connection of a trajectories/tools.DbTools, and their observations go back
-to the model as tool messages. The turn ends at `submit_sql`, at a text reply (its SQL is the
+are given with the turn's tools (turn_tools.TurnTools: tool_specs.py's, composite tools, the
+trajectory's phase segments); each model reply is one step. A step's tool calls run on the
+sandboxed read-only connection of a trajectories/tools.DbTools, and their observations go back to
+the model as tool messages. The turn ends at `submit_sql`, at a text reply (its SQL is the
 answer), or at a limit. Every step is one model request made through `complete` (bound to the model
 gateway by gateway_complete): keyed by that step's messages, so each is its own request-store
 record and a resumed turn replays its steps without calling the model.
@@ -21,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -30,7 +31,8 @@ from memsql_assets.lib.agent.turn_tools import CallOutcome, ToolUse, TurnTools
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.evaluation.extract import extract_sql
 from memsql_assets.lib.models.gateway import ModelGateway, ModelReply
-from memsql_assets.lib.models.reference_agent import SUBMIT_TOOL
+from memsql_assets.lib.models.reference_agent import SUBMIT_TOOL, sql_tables
+from memsql_assets.lib.trajectories.phases import PHASES
 from memsql_assets.lib.trajectories.trace import clip
 
 DEFAULT_MAX_STEPS = 15
@@ -110,11 +112,42 @@ class AgentTrace:
     def tool_calls(self) -> int:
         return sum(len(s.tool_uses) for s in self.steps)
 
+    def uses(self) -> list[ToolUse]:
+        return [u for s in self.steps for u in s.tool_uses]
+
     def phase_counts(self) -> dict[str, int]:
+        """Tool calls per phase (a composite's calls count under its phase)."""
         counts: dict[str, int] = {}
-        for use in (u for s in self.steps for u in s.tool_uses if u.phase):
-            counts[use.phase] = counts.get(use.phase, 0) + 1
+        for use in (u for u in self.uses() if u.phase):
+            counts[use.phase] = counts.get(use.phase, 0) + use.n_calls
         return counts
+
+    def tables_touched(self) -> set[str]:
+        """Tables (lowercased) the agent's calls named as arguments or read in their SQL."""
+        out: set[str] = set()
+        for use in self.uses():
+            args = use.arguments or {}
+            items = [args, *(a for a in args.get("calls") or () if isinstance(a, dict))]
+            for item in items:
+                out |= {str(item[k]).lower() for k in ("table", "source", "target") if k in item}
+                out |= {t.lower() for t in sql_tables(str(item.get("sql", "")))}
+        return out
+
+    def measures(self, trajectory_tables: Collection[str] = ()) -> dict[str, Any]:
+        """AgentSM's per-turn measures: steps, tool calls per step, phase shares of the agent's own
+        calls, composite uses, and (with a retrieved trajectory's tables) whether it used them."""
+        phases = self.phase_counts()
+        classified = sum(phases.values())
+        calls = sum(u.n_calls for u in self.uses())
+        wanted = {t.lower() for t in trajectory_tables}
+        return {
+            "steps": len(self.steps),
+            "tool_calls": calls,
+            "tool_calls_per_step": round(calls / len(self.steps), 4) if self.steps else 0.0,
+            **{f"{p}_share": round(phases.get(p, 0) / classified, 4) if classified else 0.0 for p in PHASES},
+            "composite_uses": sum(1 for u in self.uses() if u.calls),
+            "trajectory_tables_used": bool(wanted & self.tables_touched()) if wanted else None,
+        }
 
     def as_json(self, measurements: bool = True) -> dict[str, Any]:
         return {

@@ -28,7 +28,7 @@ from memsql_assets.lib.agent.tool_specs import (
 from memsql_assets.lib.models.reference_agent import SUBMIT_TOOL
 from memsql_assets.lib.sql.execute import TIMEOUT_ERROR
 from memsql_assets.lib.trajectories.composites import CompositeTool
-from memsql_assets.lib.trajectories.phases import RuleSet, default_rules
+from memsql_assets.lib.trajectories.phases import PHASES, RuleSet, default_rules
 from memsql_assets.lib.trajectories.tools import DbTools
 from memsql_assets.lib.trajectories.trace import Call, clip
 
@@ -68,6 +68,20 @@ class ToolUse:
         d["outcome"] = self.outcome.value
         d["calls"] = list(self.calls)
         return d
+
+
+def markdown_segments(markdown: str) -> dict[str, str]:
+    """A whole trajectory's markdown (trajectories/markdown.render_markdown) by phase: the title block
+    and every "## Explore" segment under explore (what goes into the first message), "## Execute"
+    segments and the final SQL under execute, "## Validate" segments under validate."""
+    parts: dict[str, list[str]] = {}
+    phase = "explore"
+    for line in markdown.splitlines():
+        if line.startswith("## "):
+            word = line[3:].split(" ", 1)[0].lower()
+            phase = "execute" if word == "final" else word if word in PHASES else phase
+        parts.setdefault(phase, []).append(line)
+    return {p: "\n".join(lines).strip() + "\n" for p, lines in parts.items()}
 
 
 def _sql_outcome(error: str) -> CallOutcome:
