@@ -14,8 +14,6 @@ from agent_helpers import CELL, TURN, gateway, registry, turn_messages
 
 from memsql_assets.lib.agent.loop import CallOutcome, TurnOutcome, gateway_complete, run_agent, trace_json
 from memsql_assets.lib.agent.turn_tools import TurnTools
-from memsql_assets.lib.sources.sqlite_db import open_readonly
-from memsql_assets.lib.trajectories.tools import DbTools
 
 SERVER = Path(__file__).with_name("scripted_chat_server.py")
 FINAL = "SELECT COUNT(*) FROM loan WHERE status = 'A'"
@@ -51,24 +49,17 @@ def requests(log: Path) -> list[dict]:
     return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()] if log.exists() else []
 
 
-def test_tool_calls_through_http_then_a_final_answer_and_a_replay_without_calls(
-    server, tmp_path, embedded_dbs
-):
+def test_tool_calls_through_http_then_a_final_answer_and_a_replay_without_calls(server, tmp_path, bird):
     url, log = server
     reg = registry(tmp_path / "home", url)
-    conn = open_readonly(embedded_dbs["bird_financial"])
-    try:
-        tools = DbTools(conn, "bird_financial")
 
-        def turn():
-            gw = gateway(tmp_path / "home", reg)
-            complete = gateway_complete(gw, "http-agent", TURN, CELL)
-            return asyncio.run(run_agent(turn_messages(), TurnTools(tools), complete)), gw
+    def turn():
+        gw = gateway(tmp_path / "home", reg)
+        complete = gateway_complete(gw, "http-agent", TURN, CELL)
+        return asyncio.run(run_agent(turn_messages(), TurnTools(bird), complete)), gw
 
-        trace, gw = turn()
-        replayed, gw_again = turn()
-    finally:
-        conn.close()
+    trace, gw = turn()
+    replayed, gw_again = turn()
     assert (trace.outcome, trace.final_sql) == (TurnOutcome.FINAL_TEXT, FINAL), trace.error_message
     assert [[u.tool for u in s.tool_uses] for s in trace.steps] == [
         ["list_tables"],

@@ -23,17 +23,9 @@ from memsql_assets.lib.agent.turn_tools import TurnTools
 from memsql_assets.lib.models.gateway import ModelReply
 from memsql_assets.lib.models.reference_agent import SUBMIT_TOOL, explored_calls, sql_tables
 from memsql_assets.lib.models.request_store import RequestStore
-from memsql_assets.lib.sources.sqlite_db import open_readonly
 from memsql_assets.lib.trajectories.tools import TOOL_NAMES, DbTools
 
 SLOW_SQL = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT COUNT(*) FROM c"
-
-
-@pytest.fixture()
-def bird(embedded_dbs):
-    conn = open_readonly(embedded_dbs["bird_financial"])
-    yield DbTools(conn, "bird_financial", sql_timeout_s=0.3)
-    conn.close()
 
 
 class Scripted:
@@ -101,7 +93,8 @@ def test_bad_calls_are_typed_and_the_turn_goes_on_to_its_submission(bird):
         reply(("execute_sql", '{"sql": "SELECT nope FROM loan"}'), ("list_tables", "{}")),
         reply((SUBMIT_TOOL, json.dumps({"sql": GT_SQL}))),
     )
-    trace = run(turn_messages(), bird, model)
+    quick = DbTools(bird.conn, bird.db, bird.stats, sql_timeout_s=0.3)  # SLOW_SQL runs past it
+    trace = run(turn_messages(), quick, model)
     outcomes = [[u.outcome for u in s.tool_uses] for s in trace.steps]
     assert outcomes == [
         [CallOutcome.UNKNOWN_TOOL],

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
 from agent_helpers import GT_SQL, TURN, explored_trajectory, gateway, registry
 
 from memsql_assets.lib.agent.agent import Agent
@@ -14,8 +13,6 @@ from memsql_assets.lib.agent.conditions import get_condition
 from memsql_assets.lib.agent.loop import AgentLimits, AgentTrace, TurnOutcome, gateway_complete
 from memsql_assets.lib.agent.turn_tools import TurnTools
 from memsql_assets.lib.models.request_store import evaluation_cell
-from memsql_assets.lib.sources.sqlite_db import open_readonly
-from memsql_assets.lib.trajectories.tools import DbTools
 
 TURN_ROW = {
     "session_id": "BIRD-1-001",
@@ -25,13 +22,6 @@ TURN_ROW = {
     "referenced_context_keys": [],
     "output_requirements": "Return one row with one column n.",
 }
-
-
-@pytest.fixture()
-def bird(embedded_dbs):
-    conn = open_readonly(embedded_dbs["bird_financial"])
-    yield DbTools(conn, "bird_financial")
-    conn.close()
 
 
 def condition_turn(home, tools, condition, markdown):

@@ -13,9 +13,7 @@ from memsql_assets.lib.agent.tool_specs import LOAD_PHASE_TOOL
 from memsql_assets.lib.agent.turn_tools import CallOutcome, TurnTools, markdown_segments
 from memsql_assets.lib.models.gateway import ModelReply
 from memsql_assets.lib.models.reference_agent import SUBMIT_TOOL
-from memsql_assets.lib.sources.sqlite_db import open_readonly
 from memsql_assets.lib.trajectories.composites import CompositeTool
-from memsql_assets.lib.trajectories.tools import DbTools
 
 DDL_SAMPLE = CompositeTool("explore_ddl_sample", "explore", ("get_ddl", "sample_rows"), 0.5, 4)
 SEGMENTS = {
@@ -23,13 +21,6 @@ SEGMENTS = {
     "execute": "# Execute steps\n- run the join",
     "validate": "# Validate\n- count",
 }
-
-
-@pytest.fixture()
-def bird(embedded_dbs):
-    conn = open_readonly(embedded_dbs["bird_financial"])
-    yield DbTools(conn, "bird_financial")
-    conn.close()
 
 
 def call(name: str, args: object, call_id: str = "c1") -> dict[str, str]:

@@ -81,7 +81,7 @@ BUILTIN_CONTEXT_FIELDS: dict[str, tuple[str, ...]] = {
     "smollm2-135m": (),
     REFERENCE_AGENT: AGENT_CONTEXT_FIELDS,
 }
-# Built-ins that answer with tool calls (the gateway calls reference_agent.agent_step for them).
+# Built-ins that answer with tool calls: the gateway calls agent_step (below) for them.
 AGENT_BUILTINS = frozenset({REFERENCE_AGENT})
 
 RESOLVED_HEADER = "Resolved context:"
