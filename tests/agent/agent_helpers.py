@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
-from memsql_assets.lib.models.gateway import ModelGateway, RetryPolicy
+from memsql_assets.lib.models.gateway import ModelGateway, ModelReply, RetryPolicy
 from memsql_assets.lib.models.registry import Registry, load_registry
 from memsql_assets.lib.models.request_store import RequestStore, evaluation_cell
 from memsql_assets.lib.trajectories.markdown import render_markdown
@@ -70,3 +71,28 @@ def explored_trajectory(tools: DbTools) -> str:
     steps = [Step(c.tool, c.args, c.observation, c.error) for c in (tools.call(t, a) for t, a in calls)]
     steps.append(Step("execute_sql", {"sql": GT_SQL}, tools.call("execute_sql", {"sql": GT_SQL}).observation))
     return render_markdown(Trace("bird_financial-0", "bird_financial", "q", tuple(steps), GT_SQL, True))
+
+
+class Scripted:
+    """A model that answers each step with the next scripted reply and records what it was sent."""
+
+    def __init__(self, *replies: ModelReply):
+        self.replies = list(replies)
+        self.seen: list[list[dict]] = []
+        self.offered: list[list[str]] = []
+
+    async def __call__(self, messages, tools):
+        self.seen.append(messages)
+        self.offered.append([t["function"]["name"] for t in tools])
+        return self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
+
+
+def reply(*calls: tuple[str, object], text: str = "", error: str | None = None) -> ModelReply:
+    """A reply with these (tool, arguments) calls; arguments that are not text are sent as JSON."""
+    tool_calls = tuple(
+        {"id": f"c{i}", "name": n, "arguments": a if isinstance(a, str) else json.dumps(a)}
+        for i, (n, a) in enumerate(calls)
+    )
+    return ModelReply(
+        text, "", 5, 3, 0.01, 0.0, False, 1, error, error and "boom", "k" * 64, tool_calls=tool_calls
+    )

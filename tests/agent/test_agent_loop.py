@@ -7,7 +7,17 @@ import asyncio
 import json
 
 import pytest
-from agent_helpers import CELL, GT_SQL, TURN, explored_trajectory, gateway, registry, turn_messages
+from agent_helpers import (
+    CELL,
+    GT_SQL,
+    TURN,
+    Scripted,
+    explored_trajectory,
+    gateway,
+    registry,
+    reply,
+    turn_messages,
+)
 
 from memsql_assets.lib.agent.loop import (
     AgentLimitError,
@@ -20,32 +30,11 @@ from memsql_assets.lib.agent.loop import (
 )
 from memsql_assets.lib.agent.tool_specs import TOOL_SPECS, ArgumentError, openai_tools, parse_arguments
 from memsql_assets.lib.agent.turn_tools import TurnTools
-from memsql_assets.lib.models.gateway import ModelReply
 from memsql_assets.lib.models.reference_agent import SUBMIT_TOOL, explored_calls, sql_tables
 from memsql_assets.lib.models.request_store import RequestStore
 from memsql_assets.lib.trajectories.tools import TOOL_NAMES, DbTools
 
 SLOW_SQL = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT COUNT(*) FROM c"
-
-
-class Scripted:
-    """A model that answers each step with the next scripted reply and records what it was sent."""
-
-    def __init__(self, *replies: ModelReply):
-        self.replies = list(replies)
-        self.seen: list[list[dict]] = []
-
-    async def __call__(self, messages, tools):
-        self.seen.append(messages)
-        assert [t["function"]["name"] for t in tools] == list(TOOL_SPECS)
-        return self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
-
-
-def reply(*calls: tuple[str, str], text: str = "", error: str | None = None) -> ModelReply:
-    tool_calls = tuple({"id": f"c{i}", "name": n, "arguments": a} for i, (n, a) in enumerate(calls))
-    return ModelReply(
-        text, "", 5, 3, 0.01, 0.0, False, 1, error, error and "boom", "k" * 64, tool_calls=tool_calls
-    )
 
 
 def run(messages, db, complete, **kw):
@@ -105,6 +94,7 @@ def test_bad_calls_are_typed_and_the_turn_goes_on_to_its_submission(bird):
         [CallOutcome.SUBMITTED],
     ]
     assert (trace.outcome, trace.final_sql, trace.tool_calls) == (TurnOutcome.SUBMITTED, GT_SQL, 8)
+    assert model.offered == [list(TOOL_SPECS)] * 6, "every step is offered the same tools"
     # the model saw each error as the answer to its call, by call id
     tool_msgs = [m for m in model.seen[-1] if m["role"] == "tool"]
     assert len(tool_msgs) == 7 and tool_msgs[0]["content"].startswith("error (unknown_tool): unknown tool")

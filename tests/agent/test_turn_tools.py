@@ -6,12 +6,11 @@ import asyncio
 import json
 
 import pytest
-from agent_helpers import GT_SQL, explored_trajectory
+from agent_helpers import GT_SQL, Scripted, explored_trajectory, reply
 
 from memsql_assets.lib.agent.loop import TurnOutcome, run_agent
 from memsql_assets.lib.agent.tool_specs import LOAD_PHASE_TOOL
 from memsql_assets.lib.agent.turn_tools import CallOutcome, TurnTools, markdown_segments
-from memsql_assets.lib.models.gateway import ModelReply
 from memsql_assets.lib.models.reference_agent import SUBMIT_TOOL
 from memsql_assets.lib.trajectories.composites import CompositeTool
 
@@ -68,22 +67,12 @@ def test_phase_segments_load_on_demand_and_once(bird):
     assert LOAD_PHASE_TOOL not in [t["function"]["name"] for t in TurnTools(bird).openai()]
 
 
-class Script:
-    def __init__(self, *steps: tuple[tuple[str, dict], ...]):
-        self.steps, self.seen = list(steps), []
-
-    async def __call__(self, messages, tools):
-        self.seen.append(messages)
-        calls = tuple(call(n, a, f"c{len(self.seen)}_{i}") for i, (n, a) in enumerate(self.steps.pop(0)))
-        return ModelReply("", "", 1, 1, 0.0, 0.0, False, 1, None, None, "k" * 64, tool_calls=calls)
-
-
 def test_a_segment_arrives_when_the_agents_calls_enter_its_phase(bird):
-    model = Script(
-        (("list_tables", {}),),
-        (("execute_sql", {"sql": GT_SQL}),),
-        (("execute_sql", {"sql": "SELECT COUNT(*) FROM loan"}), ("validate_result", {"sql": GT_SQL})),
-        ((SUBMIT_TOOL, {"sql": GT_SQL}),),
+    model = Scripted(
+        reply(("list_tables", {})),
+        reply(("execute_sql", {"sql": GT_SQL})),
+        reply(("execute_sql", {"sql": "SELECT COUNT(*) FROM loan"}), ("validate_result", {"sql": GT_SQL})),
+        reply((SUBMIT_TOOL, {"sql": GT_SQL})),
     )
     trace = asyncio.run(
         run_agent([{"role": "user", "content": "q"}], TurnTools(bird, trajectory=SEGMENTS), model)
@@ -115,15 +104,16 @@ def test_a_trajectorys_markdown_by_phase(bird):
 
 
 def test_the_per_turn_measures(bird):
-    model = Script(
-        (("list_tables", {}), (DDL_SAMPLE.name, {"calls": [{"table": "loan"}, {"table": "loan"}]})),
-        (("execute_sql", {"sql": GT_SQL}),),
-        (("validate_result", {"sql": GT_SQL}),),
-        ((SUBMIT_TOOL, {"sql": GT_SQL}),),
+    model = Scripted(
+        reply(("list_tables", {}), (DDL_SAMPLE.name, {"calls": [{"table": "loan"}, {"table": "loan"}]})),
+        reply(("execute_sql", {"sql": GT_SQL})),
+        reply(("validate_result", {"sql": GT_SQL})),
+        reply((SUBMIT_TOOL, {"sql": GT_SQL})),
     )
     trace = asyncio.run(
         run_agent([{"role": "user", "content": "q"}], TurnTools(bird, composites=[DDL_SAMPLE]), model)
     )
+    assert DDL_SAMPLE.name in model.offered[0]
     assert trace.measures(["District", "card"]) == {
         "steps": 4,
         "tool_calls": 6,  # the composite's two calls count, submit_sql counts as a call without a phase

@@ -110,7 +110,8 @@ class AgentTrace:
 
     @property
     def tool_calls(self) -> int:
-        return sum(len(s.tool_uses) for s in self.steps)
+        """Calls of tools, a composite's calls each counted."""
+        return sum(u.n_calls for u in self.uses())
 
     def uses(self) -> list[ToolUse]:
         return [u for s in self.steps for u in s.tool_uses]
@@ -138,7 +139,7 @@ class AgentTrace:
         calls, composite uses, and (with a retrieved trajectory's tables) whether it used them."""
         phases = self.phase_counts()
         classified = sum(phases.values())
-        calls = sum(u.n_calls for u in self.uses())
+        calls = self.tool_calls
         wanted = {t.lower() for t in trajectory_tables}
         return {
             "steps": len(self.steps),
