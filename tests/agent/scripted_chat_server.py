@@ -1,19 +1,22 @@
 """A scripted OpenAI chat-completions server with tool calls, run as its own process by the tests.
 
-    python scripted_chat_server.py SCRIPT.json LOG.jsonl
+    python scripted_chat_server.py SCRIPT.json LOG.jsonl [STALL_STEP STALL_FLAG]
 
 SCRIPT.json is a list of replies, one per agent step: {"tool_calls": [[name, arguments_text], ...]}
 or {"content": "..."}. The step a request is for is the number of assistant messages it carries, so
 the server keeps no state between requests. It checks the protocol as an OpenAI server would: the
 request offers function tools, and every earlier tool call has its tool message (by id); otherwise
 it answers 400. Each request body is appended to LOG.jsonl. The port it listens on (any free one)
-is the first line on stdout.
+is the first line on stdout. With STALL_STEP, a request for that step (1-based) gets no answer
+while the file STALL_FLAG exists: the client is left waiting, as on a slow model.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
@@ -44,7 +47,7 @@ def completion(reply: dict, step: int) -> dict:
     }
 
 
-def main(script_path: str, log_path: str) -> None:
+def main(script_path: str, log_path: str, stall_step: int = 0, stall_flag: str = "") -> None:
     with open(script_path, encoding="utf-8") as f:
         script = json.load(f)
 
@@ -54,6 +57,8 @@ def main(script_path: str, log_path: str) -> None:
             with open(log_path, "a", encoding="utf-8") as log:
                 log.write(json.dumps(body) + "\n")
             step = sum(1 for m in body.get("messages") or () if m.get("role") == "assistant")
+            while step + 1 == stall_step and os.path.exists(stall_flag):
+                time.sleep(0.05)
             bad = problem(body) or (None if step < len(script) else f"no reply scripted for step {step + 1}")
             status, answer = (
                 (400, {"error": {"message": bad, "type": "invalid_request_error"}})
@@ -76,4 +81,4 @@ def main(script_path: str, log_path: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main(sys.argv[1], sys.argv[2], *([int(sys.argv[3]), sys.argv[4]] if len(sys.argv) > 4 else []))
