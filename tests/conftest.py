@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[1]
 REAL_DATA = Path(os.environ.get("MEMSQL_REAL_DATA") or REPO.parent / "shared" / "data").resolve()
 # The folders of the packages' unit tests: `-m quick` selects their tests that are neither slow nor
 # integration tests, and the tests marked quick themselves (one partition through Dagster).
-UNIT_TEST_DIRS = ("unit", "evaluation", "trajectories", "sandbox", "models", "memory", "viewer")
+UNIT_TEST_DIRS = ("unit", "evaluation", "trajectories", "sandbox", "models", "memory", "viewer", "agent")
 
 
 def pytest_collection_modifyitems(config, items):

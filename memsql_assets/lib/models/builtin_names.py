@@ -8,8 +8,13 @@ from pathlib import Path
 from memsql_assets.lib.vocabulary import REFERENCE_MODELS
 
 BUILTIN_PROVIDER = "memsql"
+# The reference agent (reference_agent.py): answers requests that offer tools with tool calls only.
+REFERENCE_AGENT = "gold-agent"
 # Built-in model names per registry kind (litellm id `memsql/<name>`).
-BUILTIN_NAMES: dict[str, tuple[str, ...]] = {"builtin": REFERENCE_MODELS, "local": ("smollm2-135m",)}
+BUILTIN_NAMES: dict[str, tuple[str, ...]] = {
+    "builtin": (*REFERENCE_MODELS, REFERENCE_AGENT),
+    "local": ("smollm2-135m",),
+}
 # Provider param of the reference models (kind builtin): wait this long before answering.
 SIMULATED_LATENCY_PARAM = "simulated_latency_ms"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"

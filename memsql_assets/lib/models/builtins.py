@@ -15,6 +15,9 @@ work (5+ ms, more than the SQL floor, and it buys a built-in nothing).
   source's profiles bind by that turn (the turn's `guess_values`, fixed when the benchmark is
   built), whatever the prompt says, so its memory-critical EX under condition A is the benchmark's
   floor: what guessing the likeliest entity scores.
+- `gold-agent` is the reference agent (reference_agent.py): through the agent loop's tools it
+  explores with a fixed policy, skipping what a trajectory in its prompt already explored, and
+  submits the ground-truth SQL.
 - `smollm2-135m` is a real local LLM (transformers + gguf, CPU) for end-to-end smoke tests.
 
 The gateway hands each built-in only the turn fields it declares in BUILTIN_CONTEXT_FIELDS, so
@@ -59,8 +62,13 @@ from typing import Any
 from memsql_assets.lib.atomic import atomic_path
 from memsql_assets.lib.benchmark.generate import sql_literal
 from memsql_assets.lib.errors import MemsqlError
-from memsql_assets.lib.models.builtin_names import SIMULATED_LATENCY_PARAM, smollm2_weights_path
+from memsql_assets.lib.models.builtin_names import (
+    REFERENCE_AGENT,
+    SIMULATED_LATENCY_PARAM,
+    smollm2_weights_path,
+)
 from memsql_assets.lib.models.reader_probe import read_prompt
+from memsql_assets.lib.models.reference_agent import AGENT_CONTEXT_FIELDS, SUBMIT_TOOL, next_action
 
 # Built-ins that answer with one stored SQL of the turn, verbatim: the turn field they read.
 FIXED_ANSWER = {"gold": "gt_sql", "paraphrase": "paraphrase_sql"}
@@ -71,7 +79,10 @@ BUILTIN_CONTEXT_FIELDS: dict[str, tuple[str, ...]] = {
     "reader-probe": ("sql_template", "referenced_context_keys", "stated_values", "source"),
     "guess-probe": ("sql_template", "referenced_context_keys", "stated_values", "guess_values"),
     "smollm2-135m": (),
+    REFERENCE_AGENT: AGENT_CONTEXT_FIELDS,
 }
+# Built-ins that answer with tool calls: the gateway calls agent_step (below) for them.
+AGENT_BUILTINS = frozenset({REFERENCE_AGENT})
 
 RESOLVED_HEADER = "Resolved context:"
 _ENTRY_RE = re.compile(r"^-\s+([A-Za-z_][A-Za-z0-9_]*):\s+(.+)$")
@@ -230,6 +241,23 @@ class BuiltinRequestError(MemsqlError):
     """A built-in cannot answer this request (the gateway types it `bad_request`, as litellm would)."""
 
 
+def agent_step(
+    name: str, messages: list[dict[str, Any]], context: Mapping[str, Any], params: Mapping[str, Any]
+) -> tuple[tuple[dict[str, str], ...], int, int]:
+    """(tool calls, prompt_tokens, completion_tokens) of the reference agent's next step. It answers
+    only a request that offers the agent loop's tools (submit_sql among them)."""
+    offered = {t.get("function", {}).get("name") for t in params.get("tools") or ()}
+    if SUBMIT_TOOL not in offered:
+        raise BuiltinRequestError(f"{name} is an agent: the request offers no {SUBMIT_TOOL} tool")
+    prompt = [message_text(m) for m in messages if m.get("role") in ("system", "user")]
+    taken = sum(1 for m in messages if m.get("role") == "assistant")
+    tool, args = next_action(prompt, taken, str(context["gt_sql"]))
+    arguments = json.dumps(args, sort_keys=True)
+    call = {"id": f"call_{taken + 1}", "name": tool, "arguments": arguments}
+    prompt_tokens = whitespace_tokens("\n".join(message_text(m) for m in messages))
+    return (call,), prompt_tokens, whitespace_tokens(arguments)
+
+
 async def answer(
     name: str, messages: list[dict[str, Any]], context: Mapping[str, Any], params: Mapping[str, Any], home: Path
 ) -> tuple[str, int, int]:
@@ -238,6 +266,8 @@ async def answer(
     home of the calling gateway (smollm2's weights live there)."""
     if name not in BUILTIN_CONTEXT_FIELDS:
         raise BuiltinRequestError(f"no built-in model '{name}' (known: {', '.join(BUILTIN_CONTEXT_FIELDS)})")
+    if name in AGENT_BUILTINS:
+        raise BuiltinRequestError(f"{name} is an agent: it answers only requests that offer tools")
     missing = [f for f in BUILTIN_CONTEXT_FIELDS[name] if f not in context]
     if missing:
         raise BuiltinRequestError(f"{name}: turn context lacks {', '.join(missing)}")

@@ -53,8 +53,10 @@ import tenacity
 
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.models.builtins import (
+    AGENT_BUILTINS,
     BUILTIN_CONTEXT_FIELDS,
     BuiltinRequestError,
+    agent_step,
     answer,
     message_text,
 )
@@ -113,6 +115,9 @@ class ModelReply:
     request_key: str
     # Reasoning tokens the provider reported (or counted from its thinking text); 0 when none.
     reasoning_tokens: int = 0
+    # Function calls of a reply to a request that offered tools: {"id", "name", "arguments"} with
+    # `arguments` the raw text the model wrote (the agent loop parses and checks it).
+    tool_calls: tuple[dict[str, str], ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -324,6 +329,21 @@ class Extracted:
     prompt_tokens: int
     completion_tokens: int
     reasoning_tokens: int
+    tool_calls: tuple[dict[str, str], ...] = ()
+
+
+def tool_calls_of(message: Any) -> tuple[dict[str, str], ...]:
+    """The function calls of a reply message, as {"id", "name", "arguments"} (arguments as sent)."""
+    out = []
+    for i, call in enumerate(getattr(message, "tool_calls", None) or []):
+        function = getattr(call, "function", None)
+        arguments = getattr(function, "arguments", None)
+        out.append({
+            "id": str(getattr(call, "id", None) or f"call_{i}"),
+            "name": str(getattr(function, "name", None) or ""),
+            "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments),
+        })
+    return tuple(out)
 
 
 def extract_reply(response: Any, max_chars: int, model: str | None = None) -> Extracted:
@@ -341,12 +361,15 @@ def extract_reply(response: Any, max_chars: int, model: str | None = None) -> Ex
     content = getattr(message, "content", None)
     if isinstance(content, list):  # content blocks: keep text blocks only
         content = message_text({"content": content})
+    calls = tool_calls_of(message)
+    if calls and content is None:  # a reply of function calls only
+        content = ""
     content = checked_text(content, tokens, max_chars)
     reasoning = getattr(message, "reasoning_content", None) or ""
     if not reasoning:
         blocks = getattr(message, "thinking_blocks", None) or []
         reasoning = "\n".join(str(b.get("thinking", "")) for b in blocks if isinstance(b, Mapping))
-    return Extracted(content, str(reasoning), *tokens, reasoning_tokens(usage, str(reasoning), model))
+    return Extracted(content, str(reasoning), *tokens, reasoning_tokens(usage, str(reasoning), model), calls)
 
 
 def reasoning_tokens(usage: Any, reasoning: str, model: str | None) -> int:
@@ -390,6 +413,11 @@ def checked_text(content: Any, tokens: tuple[int, int], max_chars: int) -> str:
             f"message content is {len(content):,} chars, over the {max_chars:,} limit", tokens
         )
     return content
+
+
+def _stored_calls(calls: tuple[dict[str, str], ...]) -> dict[str, Any]:
+    """The record's `tool_calls` entry, absent for a text answer (records of text answers keep their shape)."""
+    return {"tool_calls": [dict(c) for c in calls]} if calls else {}
 
 
 def _now() -> str:
@@ -525,10 +553,12 @@ class ModelGateway:
         messages: list[dict[str, Any]],
         turn_context: Mapping[str, Any] | None = None,
         cell: Mapping[str, Any] | None = None,
+        tools: list[dict[str, Any]] | None = None,
     ) -> ModelReply:
-        """`cell`: the evaluation cell this answer is a sample for (None: shared by identical prompts)."""
+        """`cell`: the evaluation cell this answer is a sample for (None: shared by identical prompts).
+        `tools`: OpenAI-format function tools offered to the model (part of the request key)."""
         entry = self.registry.get(model_key)
-        params = entry.call_params()
+        params = {**entry.call_params(), "tools": tools} if tools else entry.call_params()
         builtin_context = self._builtin_context(entry, turn_context or {})
         key = request_key(entry.litellm_model, params, messages, builtin_context, cell)
 
@@ -569,7 +599,7 @@ class ModelGateway:
         cost = entry.cost_usd(got.prompt_tokens, got.completion_tokens)
         record = _record(entry, params, messages, builtin_context, cell, latency, attempts, started_at)
         record.update(
-            response={"text": got.text, "reasoning": got.reasoning},
+            response={"text": got.text, "reasoning": got.reasoning, **_stored_calls(got.tool_calls)},
             usage={
                 "prompt_tokens": got.prompt_tokens,
                 "completion_tokens": got.completion_tokens,
@@ -582,7 +612,7 @@ class ModelGateway:
         self.store.put(key, record)
         return ModelReply(
             got.text, got.reasoning, got.prompt_tokens, got.completion_tokens, latency, cost, False, attempts,
-            None, None, key, reasoning_tokens=got.reasoning_tokens,
+            None, None, key, reasoning_tokens=got.reasoning_tokens, tool_calls=got.tool_calls,
         )
 
     def _retrying(self) -> tenacity.AsyncRetrying:
@@ -641,6 +671,9 @@ class ModelGateway:
                 model=entry.litellm_model, messages=messages, num_retries=0, timeout=self.timeout_s, **call_kwargs
             )
             return extract_reply(response, self.max_chars, entry.litellm_model)
+        if entry.builtin_name in AGENT_BUILTINS:
+            calls, p_tok, c_tok = agent_step(entry.builtin_name, messages, builtin_context, call_kwargs)
+            return Extracted("", "", p_tok, c_tok, 0, calls)
         text, p_tok, c_tok = await answer(entry.builtin_name, messages, builtin_context, call_kwargs, self.home)
         return Extracted(checked_text(text, (p_tok, c_tok), self.max_chars), "", p_tok, c_tok, 0)
 
@@ -707,4 +740,5 @@ class ModelGateway:
             error_type=error["type"] if error else None,
             error_message=f"{error['message']} ({REPLAYED_NOTE})" if error else None,
             request_key=key,
+            tool_calls=tuple(dict(c) for c in response.get("tool_calls") or ()) if response else (),
         )

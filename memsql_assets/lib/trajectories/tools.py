@@ -35,10 +35,16 @@ class DbTools:
     """The tool box over one database (connection opened read-only by the caller)."""
 
     def __init__(
-        self, conn: sqlite3.Connection, db: str, stats: SchemaStats | None = None, memo: bool = False
+        self,
+        conn: sqlite3.Connection,
+        db: str,
+        stats: SchemaStats | None = None,
+        memo: bool = False,
+        sql_timeout_s: float = SQL_TIMEOUT_S,
     ):
         self.conn = conn
         self.db = db
+        self.sql_timeout_s = sql_timeout_s  # per tool query (sql/execute.py's watchdog)
         self.stats = stats or introspect(conn, db)
         # a read-only database answers the same call the same way: a build's passes reuse answers
         self._memo: dict[str, Call] | None = {} if memo else None
@@ -101,7 +107,7 @@ class DbTools:
         if t is None:
             return self._no_table(table)
         res = run_query(
-            self.conn, f"SELECT * FROM {quote_ident(t.name)} LIMIT {int(n)}", SQL_TIMEOUT_S, int(n)
+            self.conn, f"SELECT * FROM {quote_ident(t.name)} LIMIT {int(n)}", self.sql_timeout_s, int(n)
         )
         if not res.ok:
             return "", res.error
@@ -120,7 +126,7 @@ class DbTools:
             self.conn,
             f"SELECT {qc}, COUNT(*) FROM {quote_ident(t.name)} GROUP BY {qc} ORDER BY COUNT(*) DESC, {qc} "
             f"LIMIT {int(limit)}",
-            SQL_TIMEOUT_S,
+            self.sql_timeout_s,
             int(limit),
         )
         if not res.ok:
@@ -140,7 +146,7 @@ class DbTools:
             self.conn,
             f"SELECT COUNT(*), SUM({qc} IS NULL), COUNT(DISTINCT {qc}), MIN({qc}), MAX({qc}), "
             f"ROUND(AVG(CASE WHEN typeof({qc}) IN ('integer','real') THEN {qc} END), 3) FROM {quote_ident(t.name)}",
-            SQL_TIMEOUT_S,
+            self.sql_timeout_s,
             1,
         )
         if not res.ok or not res.rows:
@@ -193,7 +199,7 @@ class DbTools:
         return " → ".join(f"{t1}.{c1} = {t2}.{c2}" for t1, c1, t2, c2 in path), None
 
     def execute_sql(self, sql: str) -> tuple[str, str | None]:
-        res = run_query(self.conn, sql, SQL_TIMEOUT_S, SQL_ROW_CAP)
+        res = run_query(self.conn, sql, self.sql_timeout_s, SQL_ROW_CAP)
         if not res.ok:
             return "", res.error
         rows = res.rows or []
@@ -203,7 +209,7 @@ class DbTools:
 
     def validate_result(self, sql: str) -> tuple[str, str | None]:
         """Re-run the answer and check it is non-empty, not all NULL and of a sane size."""
-        res = run_query(self.conn, sql, SQL_TIMEOUT_S, SQL_ROW_CAP)
+        res = run_query(self.conn, sql, self.sql_timeout_s, SQL_ROW_CAP)
         if not res.ok:
             return "", res.error
         rows = res.rows or []

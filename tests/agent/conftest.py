@@ -1,0 +1,16 @@
+"""Fixtures of the agent-loop tests."""
+
+from __future__ import annotations
+
+import pytest
+
+from memsql_assets.lib.sources.sqlite_db import open_readonly
+from memsql_assets.lib.trajectories.tools import DbTools
+
+
+@pytest.fixture()
+def bird(embedded_dbs):
+    """The tool box over the embedded bird_financial database, on a sandboxed read-only connection."""
+    conn = open_readonly(embedded_dbs["bird_financial"])
+    yield DbTools(conn, "bird_financial")
+    conn.close()

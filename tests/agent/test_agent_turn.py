@@ -1,0 +1,58 @@
+"""A turn through Agent.assemble and the agent loop: the condition's prompt is the agent's first
+message (E's trajectory included), and the trace sums into the reply a turn row is built from."""
+
+from __future__ import annotations
+
+import asyncio
+
+from agent_helpers import GT_SQL, TURN, explored_trajectory, gateway, registry
+
+from memsql_assets.lib.agent.agent import Agent
+from memsql_assets.lib.agent.agent_turn import agent_turn, turn_reply
+from memsql_assets.lib.agent.conditions import get_condition
+from memsql_assets.lib.agent.loop import AgentLimits, AgentTrace, TurnOutcome, gateway_complete
+from memsql_assets.lib.agent.turn_tools import TurnTools
+from memsql_assets.lib.models.request_store import evaluation_cell
+
+TURN_ROW = {
+    "session_id": "BIRD-1-001",
+    "turn_index": 1,
+    "source": "BIRD",
+    "question": "How many loans belong to accounts of districts whose A3 is Prague?",
+    "referenced_context_keys": [],
+    "output_requirements": "Return one row with one column n.",
+}
+
+
+def condition_turn(home, tools, condition, markdown):
+    schemas = {"BIRD": "loan(...), account(...), district(...)"}
+    agent = Agent(
+        get_condition(condition), schemas, trajectories=lambda _source, _question, _vector: markdown
+    )
+    gw = gateway(home, registry(home))
+    cell = evaluation_cell("gold-agent", condition, "BIRD-1-001#1")
+    complete = gateway_complete(gw, "gold-agent", TURN, cell)
+    return asyncio.run(agent_turn(agent, TURN_ROW, TurnTools(tools), complete, AgentLimits()))
+
+
+def test_the_trajectory_of_condition_e_saves_the_reference_agents_steps(bird, tmp_path):
+    markdown = explored_trajectory(bird)
+    prompt_t, trace_t = condition_turn(tmp_path, bird, "B_wm5", markdown)
+    prompt_e, trace_e = condition_turn(tmp_path, bird, "E", markdown)
+    assert "Reference trajectory" in prompt_e.messages[-1]["content"]
+    assert "Reference trajectory" not in prompt_t.messages[-1]["content"]
+    assert (len(trace_t.steps), len(trace_e.steps)) == (7, 2)
+    for trace in (trace_t, trace_e):
+        reply = turn_reply(trace)
+        assert reply.ok and reply.text == GT_SQL and reply.request_key == trace.steps[-1].request_key
+        assert reply.prompt_tokens == sum(s.prompt_tokens for s in trace.steps) > 0
+        assert (reply.attempts, reply.cache_hit) == (len(trace.steps), False)
+    # the same turns again: every step from the request store
+    _, replayed = condition_turn(tmp_path, bird, "E", markdown)
+    assert turn_reply(replayed).cache_hit and turn_reply(replayed).attempts == 0
+
+
+def test_a_turn_without_sql_has_an_empty_answer_and_a_failed_call_its_error_type():
+    assert turn_reply(AgentTrace((), TurnOutcome.BUDGET_EXHAUSTED, None)).text == ""
+    failed = turn_reply(AgentTrace((), TurnOutcome.MODEL_ERROR, None, "rate_limited", "slow down"))
+    assert (failed.ok, failed.error_type, failed.cache_hit) == (False, "rate_limited", False)
