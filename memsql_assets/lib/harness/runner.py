@@ -58,7 +58,6 @@ from memsql_assets.lib.evaluation.score import TurnScore, score_turn
 from memsql_assets.lib.evaluation.taxonomy import ErrorClass
 from memsql_assets.lib.harness.priority_gate import PriorityGate
 from memsql_assets.lib.harness.results import (
-    SCHEMA_VERSION,
     output_dir,
     progress_dir,
     read_checkpoints,
@@ -67,6 +66,7 @@ from memsql_assets.lib.harness.results import (
 )
 from memsql_assets.lib.harness.services import PartitionMemory
 from memsql_assets.lib.harness.settings import resolve_wave_size
+from memsql_assets.lib.harness.turn_result import SCHEMA_VERSION, TurnResult
 from memsql_assets.lib.models.gateway import ENDPOINT_FAILURES
 from memsql_assets.lib.paths import benchmark_dir, sql_cache_path
 from memsql_assets.lib.sources.sqlite_db import check_sqlite_file, open_readonly
@@ -402,48 +402,48 @@ class PartitionRunner:
             await asyncio.to_thread(self.agent.persist, turn, score.extracted_sql, score.result_summary)
         else:
             self.agent.persist(turn, score.extracted_sql, score.result_summary)
-        return {
-            "session_id": turn["session_id"],
-            "source": turn["source"],
-            "tier": turn["tier"],
-            "turn_index": turn["turn_index"],
-            "epoch": self.epoch,
-            "memory_critical": turn["memory_critical"],
-            "model": self.model_key,
-            "condition": self.condition.name,
-            "raw_output": raw,
-            "extracted_sql": score.extracted_sql,
-            "ex_strict": score.ex_strict,
-            "ex_bag": score.ex_bag,
-            "ex_set": score.ex_set,
-            "error_class": score.error_class if reply.ok else ErrorClass.MODEL_ERROR.value,
-            "error_message": score.error_message
+        return TurnResult(
+            session_id=turn["session_id"],
+            source=turn["source"],
+            tier=turn["tier"],
+            turn_index=turn["turn_index"],
+            epoch=self.epoch,
+            memory_critical=turn["memory_critical"],
+            model=self.model_key,
+            condition=self.condition.name,
+            raw_output=raw,
+            extracted_sql=score.extracted_sql,
+            ex_strict=score.ex_strict,
+            ex_bag=score.ex_bag,
+            ex_set=score.ex_set,
+            error_class=score.error_class if reply.ok else ErrorClass.MODEL_ERROR.value,
+            error_message=score.error_message
             if reply.ok
             else f"model error ({reply.error_type}): {reply.error_message}",
-            "contaminated": score.contaminated,
-            "contamination_source": score.contamination_source,
-            "fallback_match": score.fallback_match,
-            "stale_state": score.stale_state,
-            "gt_error": score.gt_error,
-            "model_error_type": reply.error_type,
-            "prompt_tokens": reply.prompt_tokens,
-            "completion_tokens": reply.completion_tokens,
-            "reasoning_tokens": reply.reasoning_tokens,
-            "latency_s": reply.latency_s,
-            "cost_usd": reply.cost_usd,
-            "cache_hit": reply.cache_hit,
-            "attempts": reply.attempts,
-            "retries": self.retries.get(turn_id(turn), 0),
-            "prompt_hash": prompt.prompt_hash,
-            "request_key": reply.request_key,
-            "resolved_keys": json.dumps(prompt.resolution.origins, sort_keys=True),
-            "missing_keys": json.dumps(prompt.resolution.missing),
-            "retrieved_sessions": json.dumps(retrieved_sessions(prompt.episodic)),
-            "supplying_sessions": json.dumps(prompt.resolution.supplying_sessions),
-            "retrieval_ms": round(prompt.retrieval_s * 1000, 3),
-            "benchmark_version": self.benchmark_version,
-            "schema_version": SCHEMA_VERSION,
-        }
+            contaminated=score.contaminated,
+            contamination_source=score.contamination_source,
+            fallback_match=score.fallback_match,
+            stale_state=score.stale_state,
+            gt_error=score.gt_error,
+            model_error_type=reply.error_type,
+            prompt_tokens=reply.prompt_tokens,
+            completion_tokens=reply.completion_tokens,
+            reasoning_tokens=reply.reasoning_tokens,
+            latency_s=reply.latency_s,
+            cost_usd=reply.cost_usd,
+            cache_hit=reply.cache_hit,
+            attempts=reply.attempts,
+            retries=self.retries.get(turn_id(turn), 0),
+            prompt_hash=prompt.prompt_hash,
+            request_key=reply.request_key,
+            resolved_keys=json.dumps(prompt.resolution.origins, sort_keys=True),
+            missing_keys=json.dumps(prompt.resolution.missing),
+            retrieved_sessions=json.dumps(retrieved_sessions(prompt.episodic)),
+            supplying_sessions=json.dumps(prompt.resolution.supplying_sessions),
+            retrieval_ms=round(prompt.retrieval_s * 1000, 3),
+            benchmark_version=self.benchmark_version,
+            schema_version=SCHEMA_VERSION,
+        ).as_row()
 
     def finish(self, rows: list[dict[str, Any]], summary: Mapping[str, Any]) -> Path:
         """Publish the partition's one file (every epoch's rows) atomically, then drop every epoch's checkpoints."""
