@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import Any
 
 from memsql_assets.lib.agent.conditions import CONDITIONS
+from memsql_assets.lib.harness.turn_result import column_docs, dbt_columns
 
 # Condition names in SPEC order (A → E); conditions.py holds what each one reads and writes.
 CONDITION_NAMES: tuple[str, ...] = tuple(CONDITIONS)
@@ -73,7 +74,8 @@ SELF_CONTAINED_TAGS: tuple[str, ...] = ("baseline", "detour")
 
 
 def dbt_vars() -> dict[str, Any]:
-    """What dbt_project/ reads with `var(...)`: accepted values, report order, the ablation's terms."""
+    """What dbt_project/ reads with `var(...)`: accepted values, report order, the ablation's terms,
+    and the result row's columns with their types and descriptions (TurnResult, turn_result.py)."""
     return {
         "conditions": list(CONDITION_NAMES),
         "sources": list(REPORT_SOURCES),
@@ -91,6 +93,8 @@ def dbt_vars() -> dict[str, Any]:
         # The conditions the paper evaluates (E, trajectory reuse, is this project's addition): a paper
         # claim "in each condition" is checked in these, "in each memory condition" in all but A.
         "paper_conditions": [c for c in CONDITION_NAMES if c != "E"],
+        "result_columns": dbt_columns(),
+        "result_column_docs": column_docs(),
     }
 
 

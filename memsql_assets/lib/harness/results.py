@@ -13,8 +13,8 @@ file, the field and the expected version: it is the record a person or dbt relie
 would corrupt the metrics. A checkpoint from another schema is private scratch state: it is
 discarded with a warning and its session redone (its model calls come back from the request store,
 so that costs nothing), because refusing to resume would gain nothing. Older published schemas
-from 2 on are read: they lack only the columns added since (ADDED_COLUMNS), whose rows take a
-fill value (epoch 1; reasoning_tokens null, not recorded; retries 0).
+from 2 on are read: they lack only the columns added since (ADDED_COLUMNS), whose rows take the
+fill value TurnResult declares for each (epoch 1; reasoning_tokens null, not recorded; retries 0).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ import pyarrow.parquet as pq
 
 from memsql_assets.lib.atomic import atomic_path, write_text_atomic
 from memsql_assets.lib.errors import MemsqlError
+from memsql_assets.lib.harness.turn_result import ADDED_COLUMNS, COLUMNS, RESULT_SCHEMA, SCHEMA_VERSION
 from memsql_assets.lib.paths import results_root, samples_root
 from memsql_assets.lib.vocabulary import PAPER_BENCHMARK
 
@@ -37,61 +38,8 @@ log = logging.getLogger(__name__)
 
 RESULT_FILE = "turn_results.parquet"
 SUMMARY_FILE = "summary.json"
-# 4: retries, reasoning_tokens, stale_state; 3: epoch; 2: contamination by provenance (contamination_source, fallback_match, *_sessions)
-SCHEMA_VERSION = 4
-
-RESULT_SCHEMA = pa.schema(
-    [
-        ("session_id", pa.string()),
-        ("source", pa.string()),
-        ("tier", pa.int32()),
-        ("turn_index", pa.int32()),
-        ("epoch", pa.int32()),
-        ("memory_critical", pa.bool_()),
-        ("model", pa.string()),
-        ("condition", pa.string()),
-        ("raw_output", pa.string()),
-        ("extracted_sql", pa.string()),
-        ("ex_strict", pa.bool_()),
-        ("ex_bag", pa.bool_()),
-        ("ex_set", pa.bool_()),
-        ("error_class", pa.string()),
-        ("error_message", pa.string()),
-        ("contaminated", pa.bool_()),
-        ("contamination_source", pa.string()),
-        ("fallback_match", pa.bool_()),
-        ("stale_state", pa.bool_()),  # equals the stale ground truth (extended turns after a correction)
-        ("gt_error", pa.string()),
-        ("model_error_type", pa.string()),
-        ("prompt_tokens", pa.int64()),
-        ("completion_tokens", pa.int64()),
-        ("reasoning_tokens", pa.int64()),
-        ("latency_s", pa.float64()),
-        ("cost_usd", pa.float64()),
-        ("cache_hit", pa.bool_()),
-        ("attempts", pa.int32()),
-        ("retries", pa.int32()),
-        ("prompt_hash", pa.string()),
-        ("request_key", pa.string()),
-        ("resolved_keys", pa.string()),
-        ("missing_keys", pa.string()),
-        ("retrieved_sessions", pa.string()),
-        ("supplying_sessions", pa.string()),
-        ("retrieval_ms", pa.float64()),
-        ("benchmark_version", pa.string()),
-        ("schema_version", pa.int32()),
-    ]
-)
-COLUMNS = tuple(RESULT_SCHEMA.names)
-# Columns added after a published schema, with the version that added them and the value an older
-# file's rows are read with: epoch 1 (one sample of every turn), reasoning_tokens null (not recorded),
-# retries 0, stale_state null (not measured).
-ADDED_COLUMNS: dict[str, tuple[int, Any]] = {
-    "epoch": (3, 1),
-    "reasoning_tokens": (4, None),
-    "retries": (4, 0),
-    "stale_state": (4, None),
-}
+# The row's one definition is TurnResult (turn_result.py): RESULT_SCHEMA, COLUMNS and ADDED_COLUMNS
+# derive from its fields.
 OLDEST_READABLE = 2
 # Columns that record timing, caching or retry counts rather than what was computed: two runs of
 # one partition (clean vs resumed, cold vs warm) must agree on every other column.

@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memsql_assets.lib.agent.agent import Agent, turn_context
+from memsql_assets.lib.agent.agent import Agent, TurnPrompt, turn_context
 from memsql_assets.lib.agent.context import retrieved_sessions
 from memsql_assets.lib.atomic import write_text_atomic
 from memsql_assets.lib.benchmark.store import turn_id
@@ -58,7 +58,6 @@ from memsql_assets.lib.evaluation.score import TurnScore, score_turn
 from memsql_assets.lib.evaluation.taxonomy import ErrorClass
 from memsql_assets.lib.harness.priority_gate import PriorityGate
 from memsql_assets.lib.harness.results import (
-    SCHEMA_VERSION,
     output_dir,
     progress_dir,
     read_checkpoints,
@@ -67,7 +66,8 @@ from memsql_assets.lib.harness.results import (
 )
 from memsql_assets.lib.harness.services import PartitionMemory
 from memsql_assets.lib.harness.settings import resolve_wave_size
-from memsql_assets.lib.models.gateway import ENDPOINT_FAILURES
+from memsql_assets.lib.harness.turn_result import SCHEMA_VERSION, TurnResult
+from memsql_assets.lib.models.gateway import ENDPOINT_FAILURES, ModelReply
 from memsql_assets.lib.paths import benchmark_dir, sql_cache_path
 from memsql_assets.lib.sources.sqlite_db import check_sqlite_file, open_readonly
 from memsql_assets.lib.sql.result_cache import RESULTS, DatabaseResults, NotCached
@@ -135,6 +135,18 @@ def waves(order: Sequence[str], size: int, source: Mapping[str, str]) -> dict[st
     for sid in order:
         chains[source[sid]].append(sid)
     return {src: [sids[i : i + size] for i in range(0, len(sids), size)] for src, sids in chains.items()}
+
+
+def whole_waves(chains: Mapping[str, list[list[str]]], done: Mapping[str, Any]) -> dict[str, Any]:
+    """The checkpointed sessions that count as done: a wave is done only if it and every earlier
+    wave of its chain were wholly checkpointed."""
+    whole: dict[str, Any] = {}
+    for chain in chains.values():
+        for wave in chain:
+            if not all(s in done for s in wave):
+                break
+            whole.update({s: done[s] for s in wave})
+    return whole
 
 
 class PartitionStopped(MemsqlError):
@@ -248,16 +260,11 @@ class PartitionRunner:
             sessions[t["session_id"]].append(t)
         order = sorted(sessions)
         done = self._prepare_progress()
-        cross = self.condition.cross_session
-        chains = waves(order, self.wave_size, {s: sessions[s][0]["source"] for s in order}) if cross else {"": [order]}
-        if cross:  # a wave is done only if it and every earlier wave of its chain were wholly checkpointed
-            whole = {}
-            for chain in chains.values():
-                for wave in chain:
-                    if not all(s in done for s in wave):
-                        break
-                    whole.update({s: done[s] for s in wave})
-            done = whole
+        if self.condition.cross_session:
+            chains = waves(order, self.wave_size, {s: sessions[s][0]["source"] for s in order})
+            done = whole_waves(chains, done)
+        else:
+            chains = {"": [order]}
         stats = RunStats(total_turns=len(turns), epoch=self.epoch)
         stats.resumed_sessions = sum(1 for s in order if s in done)
         for sid in order:
@@ -270,61 +277,8 @@ class PartitionRunner:
         # (CPU count + 4 threads) would queue them behind one another at high concurrency.
         workers = max(1, self.concurrency) + 4
         asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(workers, "memsql-turn"))
-        gate = PriorityGate(max(1, self.concurrency))
-
-        async def one(sid: str, after: asyncio.Event | None, sent: asyncio.Event, urgency: int) -> None:
-            if after is not None:
-                await after.wait()  # never set by a session that failed first: the wave stops starting
-            async with gate.slot(-urgency):
-                done[sid] = await self._run_session(sessions[sid], stats, sent)
-                if not cross:
-                    await self._commit([(sid, done[sid])])
-            sent.set()
-
-        async def run_wave(wave: list[str], urgency: int) -> None:
-            """The wave's sessions, longest first, each started once the one before has sent its first
-            request. Started together, a wave's sessions move in lock-step: their model calls end
-            together, and each then waits for all of them to do their turn's work. Staggered, they don't."""
-            tasks, after = [], None
-            for sid in sorted(wave, key=lambda s: -len(sessions[s])):
-                sent = asyncio.Event()
-                tasks.append(asyncio.create_task(one(sid, after, sent, urgency)))
-                after = sent
-            await asyncio.gather(*tasks)
-
-        batch: list[str] = []  # cross-session: finished, not yet committed
-        committed: asyncio.Task[None] | None = None  # the latest commit; each waits for the one before
-
-        async def commit_after(previous: asyncio.Task[None] | None, finished: list[str]) -> None:
-            if previous is not None:
-                await previous
-            await self._commit([(s, done[s]) for s in finished])
-
-        async def run_chain(chain: list[list[str]]) -> None:
-            """One source's waves, one after another; the other sources' chains fill the free slots
-            while this one waits for its wave's longest session."""
-            nonlocal batch, committed
-            chain = [todo for wave in chain if (todo := [s for s in wave if s not in done])]
-            # Turns still ahead on the chain's critical path (each wave ends with its longest
-            # session): the chain with the most gets a freed slot first.
-            ahead = [max(len(sessions[s]) for s in wave) for wave in chain]
-            for i, wave in enumerate(chain):
-                await run_wave(wave, sum(ahead[i:]))
-                if cross:
-                    if self.memory is not None:
-                        self.memory.end_wave(wave)
-                    batch += wave
-                    if len(batch) >= COMMIT_EVERY_SESSIONS:
-                        committed = asyncio.create_task(commit_after(committed, batch))
-                        batch = []
-
-        try:
-            await asyncio.gather(*(run_chain(chain) for chain in chains.values()))
-        finally:
-            if committed is not None:  # commits stay in order, and the run ends after the last
-                await committed
-        if batch:
-            await self._commit([(s, done[s]) for s in batch])
+        schedule = Schedule(self, sessions, done, stats, PriorityGate(max(1, self.concurrency)))
+        await schedule.run(chains)
         rows = [r for sid in order for r in done[sid]]
         return rows, stats
 
@@ -388,13 +342,22 @@ class PartitionRunner:
             )
 
     async def _run_turn(self, turn: Mapping[str, Any], sent: asyncio.Event | None = None) -> dict[str, Any]:
+        """The turn pipeline: assemble the prompt, call the model, score the answer, persist what
+        memory keeps of the turn, and build its row."""
         prompt = await self.agent.assemble(turn)
         if sent is not None:
             sent.set()
         reply = await self.call_model(self.model_key, prompt.messages, turn_context(turn))
         self._count_failure(reply.error_type, reply.error_message)
         raw = reply.text if reply.ok else None
-        supplying = prompt.resolution.supplying_sessions
+        score = await self._score_and_remember(turn, raw, prompt.resolution.supplying_sessions)
+        return self._row(turn, prompt, reply, score).as_row()
+
+    async def _score_and_remember(
+        self, turn: Mapping[str, Any], raw: str | None, supplying: Sequence[str]
+    ) -> TurnScore:
+        """The turn's score, after its memory writes: on the event loop when every result it needs
+        is cached, else in a worker thread with the SQL."""
         score = self._score_here(turn, raw, supplying)
         if score is None:
             score = await asyncio.to_thread(self._score_and_persist, turn, raw, supplying)
@@ -402,51 +365,120 @@ class PartitionRunner:
             await asyncio.to_thread(self.agent.persist, turn, score.extracted_sql, score.result_summary)
         else:
             self.agent.persist(turn, score.extracted_sql, score.result_summary)
-        return {
-            "session_id": turn["session_id"],
-            "source": turn["source"],
-            "tier": turn["tier"],
-            "turn_index": turn["turn_index"],
-            "epoch": self.epoch,
-            "memory_critical": turn["memory_critical"],
-            "model": self.model_key,
-            "condition": self.condition.name,
-            "raw_output": raw,
-            "extracted_sql": score.extracted_sql,
-            "ex_strict": score.ex_strict,
-            "ex_bag": score.ex_bag,
-            "ex_set": score.ex_set,
-            "error_class": score.error_class if reply.ok else ErrorClass.MODEL_ERROR.value,
-            "error_message": score.error_message
+        return score
+
+    def _row(self, turn: Mapping[str, Any], prompt: TurnPrompt, reply: ModelReply, score: TurnScore) -> TurnResult:
+        return TurnResult(
+            session_id=turn["session_id"],
+            source=turn["source"],
+            tier=turn["tier"],
+            turn_index=turn["turn_index"],
+            epoch=self.epoch,
+            memory_critical=turn["memory_critical"],
+            model=self.model_key,
+            condition=self.condition.name,
+            raw_output=reply.text if reply.ok else None,
+            extracted_sql=score.extracted_sql,
+            ex_strict=score.ex_strict,
+            ex_bag=score.ex_bag,
+            ex_set=score.ex_set,
+            error_class=score.error_class if reply.ok else ErrorClass.MODEL_ERROR.value,
+            error_message=score.error_message
             if reply.ok
             else f"model error ({reply.error_type}): {reply.error_message}",
-            "contaminated": score.contaminated,
-            "contamination_source": score.contamination_source,
-            "fallback_match": score.fallback_match,
-            "stale_state": score.stale_state,
-            "gt_error": score.gt_error,
-            "model_error_type": reply.error_type,
-            "prompt_tokens": reply.prompt_tokens,
-            "completion_tokens": reply.completion_tokens,
-            "reasoning_tokens": reply.reasoning_tokens,
-            "latency_s": reply.latency_s,
-            "cost_usd": reply.cost_usd,
-            "cache_hit": reply.cache_hit,
-            "attempts": reply.attempts,
-            "retries": self.retries.get(turn_id(turn), 0),
-            "prompt_hash": prompt.prompt_hash,
-            "request_key": reply.request_key,
-            "resolved_keys": json.dumps(prompt.resolution.origins, sort_keys=True),
-            "missing_keys": json.dumps(prompt.resolution.missing),
-            "retrieved_sessions": json.dumps(retrieved_sessions(prompt.episodic)),
-            "supplying_sessions": json.dumps(prompt.resolution.supplying_sessions),
-            "retrieval_ms": round(prompt.retrieval_s * 1000, 3),
-            "benchmark_version": self.benchmark_version,
-            "schema_version": SCHEMA_VERSION,
-        }
+            contaminated=score.contaminated,
+            contamination_source=score.contamination_source,
+            fallback_match=score.fallback_match,
+            stale_state=score.stale_state,
+            gt_error=score.gt_error,
+            model_error_type=reply.error_type,
+            prompt_tokens=reply.prompt_tokens,
+            completion_tokens=reply.completion_tokens,
+            reasoning_tokens=reply.reasoning_tokens,
+            latency_s=reply.latency_s,
+            cost_usd=reply.cost_usd,
+            cache_hit=reply.cache_hit,
+            attempts=reply.attempts,
+            retries=self.retries.get(turn_id(turn), 0),
+            prompt_hash=prompt.prompt_hash,
+            request_key=reply.request_key,
+            resolved_keys=json.dumps(prompt.resolution.origins, sort_keys=True),
+            missing_keys=json.dumps(prompt.resolution.missing),
+            retrieved_sessions=json.dumps(retrieved_sessions(prompt.episodic)),
+            supplying_sessions=json.dumps(prompt.resolution.supplying_sessions),
+            retrieval_ms=round(prompt.retrieval_s * 1000, 3),
+            benchmark_version=self.benchmark_version,
+            schema_version=SCHEMA_VERSION,
+        )
 
     def finish(self, rows: list[dict[str, Any]], summary: Mapping[str, Any]) -> Path:
         """Publish the partition's one file (every epoch's rows) atomically, then drop every epoch's checkpoints."""
         path = write_results(self.out_dir, rows, summary)
         shutil.rmtree(self.progress_dir.parent, ignore_errors=True)
         return path
+
+
+@dataclass
+class Schedule:
+    """When each session of a run starts and when finished sessions are committed: each chain's
+    waves one after another, a wave's sessions staggered, all of them through one priority gate.
+    What a turn does is the runner's turn pipeline (`PartitionRunner._run_session`)."""
+
+    runner: PartitionRunner
+    sessions: Mapping[str, Sequence[Mapping[str, Any]]]
+    done: dict[str, list[dict[str, Any]]]  # finished sessions' rows, filled as sessions finish
+    stats: RunStats
+    gate: PriorityGate
+    batch: list[str] = field(default_factory=list)  # cross-session: finished, not yet committed
+    committed: asyncio.Task[None] | None = None  # the latest commit; each waits for the one before
+
+    async def run(self, chains: Mapping[str, list[list[str]]]) -> None:
+        try:
+            await asyncio.gather(*(self.chain(chain) for chain in chains.values()))
+        finally:
+            if self.committed is not None:  # commits stay in order, and the run ends after the last
+                await self.committed
+        if self.batch:
+            await self.runner._commit([(s, self.done[s]) for s in self.batch])
+
+    async def chain(self, chain: list[list[str]]) -> None:
+        """One source's waves, one after another; the other sources' chains fill the free slots
+        while this one waits for its wave's longest session."""
+        chain = [todo for wave in chain if (todo := [s for s in wave if s not in self.done])]
+        # Turns still ahead on the chain's critical path (each wave ends with its longest
+        # session): the chain with the most gets a freed slot first.
+        ahead = [max(len(self.sessions[s]) for s in wave) for wave in chain]
+        for i, wave in enumerate(chain):
+            await self.wave(wave, sum(ahead[i:]))
+            if self.runner.condition.cross_session:
+                if self.runner.memory is not None:
+                    self.runner.memory.end_wave(wave)
+                self.batch += wave
+                if len(self.batch) >= COMMIT_EVERY_SESSIONS:
+                    self.committed = asyncio.create_task(self._commit_after(self.committed, self.batch))
+                    self.batch = []
+
+    async def wave(self, wave: list[str], urgency: int) -> None:
+        """The wave's sessions, longest first, each started once the one before has sent its first
+        request. Started together, a wave's sessions move in lock-step: their model calls end
+        together, and each then waits for all of them to do their turn's work. Staggered, they don't."""
+        tasks, after = [], None
+        for sid in sorted(wave, key=lambda s: -len(self.sessions[s])):
+            sent = asyncio.Event()
+            tasks.append(asyncio.create_task(self.session(sid, after, sent, urgency)))
+            after = sent
+        await asyncio.gather(*tasks)
+
+    async def session(self, sid: str, after: asyncio.Event | None, sent: asyncio.Event, urgency: int) -> None:
+        if after is not None:
+            await after.wait()  # never set by a session that failed first: the wave stops starting
+        async with self.gate.slot(-urgency):
+            self.done[sid] = await self.runner._run_session(self.sessions[sid], self.stats, sent)
+            if not self.runner.condition.cross_session:
+                await self.runner._commit([(sid, self.done[sid])])
+        sent.set()
+
+    async def _commit_after(self, previous: asyncio.Task[None] | None, finished: list[str]) -> None:
+        if previous is not None:
+            await previous
+        await self.runner._commit([(s, self.done[s]) for s in finished])
