@@ -12,7 +12,8 @@ import pytest
 from conftest import DBT_PROJECT
 
 from memsql_assets.lib.models.registry import DEFAULT_MODELS_FILE, load_registry
-from memsql_assets.lib.vocabulary import REFERENCE_MODELS, REPORT_SOURCES, dbt_vars
+from memsql_assets.lib.report.dbt_cli import dbt_vars
+from memsql_assets.lib.vocabulary import REFERENCE_MODELS, REPORT_SOURCES
 
 PAPER_CONDITIONS = dbt_vars()["paper_conditions"]
 

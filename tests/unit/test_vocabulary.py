@@ -13,6 +13,7 @@ import pytest
 from memsql_assets.lib import vocabulary
 from memsql_assets.lib.agent.conditions import CONDITIONS
 from memsql_assets.lib.evaluation.taxonomy import ErrorClass
+from memsql_assets.lib.report.dbt_cli import dbt_vars_arg
 from memsql_assets.lib.sources.config import PREFIX
 
 REPO = Path(__file__).resolve().parents[2]
@@ -103,4 +104,4 @@ def test_other_modules_derive_from_the_definition():
     assert tuple(ErrorClass) == tuple(vocabulary.ErrorClass)
     assert PREFIX == vocabulary.SOURCE_PREFIXES
     assert set(vocabulary.REPORT_SOURCES) == set(PREFIX.values())
-    assert json.loads(vocabulary.dbt_vars_arg())["conditions"] == list(CONDITIONS)
+    assert json.loads(dbt_vars_arg())["conditions"] == list(CONDITIONS)

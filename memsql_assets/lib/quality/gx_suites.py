@@ -11,10 +11,20 @@ from typing import Any
 import pandas as pd
 
 from memsql_assets.lib.paths import REPO_ROOT
-from memsql_assets.lib.vocabulary import gx_params
+from memsql_assets.lib.vocabulary import PHENOMENA, REPORT_SOURCES
 
 EXPECTATIONS_DIR = REPO_ROOT / "expectations"
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")  # offline by construction: no usage telemetry
+
+
+def gx_params() -> dict[str, Any]:
+    """The `{"$PARAMETER": name}` values of the suites under expectations/."""
+    return {
+        "sources": list(REPORT_SOURCES),
+        "session_id_regex": f"^(?:{'|'.join(REPORT_SOURCES)})-[123]-[0-9]{{3}}$",
+        "extended_session_id_regex": f"^(?:{'|'.join(REPORT_SOURCES)})-X-[0-9]{{3}}$",
+        "phenomena": list(PHENOMENA),
+    }
 
 
 @dataclass

@@ -4,20 +4,76 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from memsql_assets.lib.atomic import write_text_atomic
 from memsql_assets.lib.errors import MemsqlError
+from memsql_assets.lib.harness.turn_result import column_docs, dbt_columns
 from memsql_assets.lib.paths import REPO_ROOT
-from memsql_assets.lib.vocabulary import dbt_vars_arg
+from memsql_assets.lib.vocabulary import (
+    ALL_SOURCES,
+    BENCHMARKS,
+    CONDITION_NAMES,
+    ERROR_CLASSES,
+    EXTENDED_BENCHMARK,
+    FLOOR_CONDITION,
+    GUESS_FLOOR_MAX_PCT,
+    GUESS_PROBE,
+    MUST_SCORE_100,
+    PAPER_BENCHMARK,
+    PHENOMENA,
+    REFERENCE_MODELS,
+    REPORT_SOURCES,
+)
 
 DBT_DIR = REPO_ROOT / "dbt_project"
 MANIFEST = DBT_DIR / "target" / "manifest.json"
 # What dbt reads when it parses; target/, logs/ and the like are its output.
-PROJECT_INPUTS = ("dbt_project.yml", "profiles.yml", "models", "macros", "tests", "seeds", "analyses", "snapshots")
+PROJECT_INPUTS = (
+    "dbt_project.yml",
+    "profiles.yml",
+    "models",
+    "macros",
+    "tests",
+    "seeds",
+    "analyses",
+    "snapshots",
+)
+
+
+def dbt_vars() -> dict[str, Any]:
+    """What dbt_project/ reads with `var(...)`: accepted values, report order, the ablation's terms,
+    and the result row's columns with their types and descriptions (TurnResult, turn_result.py)."""
+    return {
+        "conditions": list(CONDITION_NAMES),
+        "sources": list(REPORT_SOURCES),
+        "all_sources": ALL_SOURCES,
+        "error_classes": list(ERROR_CLASSES),
+        "reference_models": list(REFERENCE_MODELS),
+        "must_score_100": list(MUST_SCORE_100),
+        "guess_probe": GUESS_PROBE,
+        "floor_condition": FLOOR_CONDITION,
+        "guess_floor_max_pct": GUESS_FLOOR_MAX_PCT,
+        "benchmarks": list(BENCHMARKS),
+        "paper_benchmark": PAPER_BENCHMARK,
+        "extended_benchmark": EXTENDED_BENCHMARK,
+        "phenomena": list(PHENOMENA),
+        # The conditions the paper evaluates (E, trajectory reuse, is this project's addition): a paper
+        # claim "in each condition" is checked in these, "in each memory condition" in all but A.
+        "paper_conditions": [c for c in CONDITION_NAMES if c != "E"],
+        "result_columns": dbt_columns(),
+        "result_column_docs": column_docs(),
+    }
+
+
+def dbt_vars_arg() -> str:
+    """`dbt_vars()` as the value of dbt's `--vars` flag (JSON is valid YAML)."""
+    return json.dumps(dbt_vars(), sort_keys=True)
 
 
 def dbt_executable() -> str:
@@ -40,7 +96,14 @@ def dbt_args(*args: str) -> list[str]:
 
 
 def run_dbt(home: Path, *args: str, project_dir: Path = DBT_DIR) -> subprocess.CompletedProcess[str]:
-    cmd = [dbt_executable(), *dbt_args(*args), "--project-dir", str(project_dir), "--profiles-dir", str(project_dir)]
+    cmd = [
+        dbt_executable(),
+        *dbt_args(*args),
+        "--project-dir",
+        str(project_dir),
+        "--profiles-dir",
+        str(project_dir),
+    ]
     proc = subprocess.run(cmd, cwd=project_dir, env=dbt_env(home), capture_output=True, text=True)
     if proc.returncode != 0:
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
@@ -67,7 +130,9 @@ def ensure_manifest(home: Path, project_dir: Path = DBT_DIR) -> Path:
     fingerprint = project_fingerprint(project_dir)
 
     def current() -> bool:
-        return manifest.exists() and stamp.exists() and stamp.read_text(encoding="utf-8").strip() == fingerprint
+        return (
+            manifest.exists() and stamp.exists() and stamp.read_text(encoding="utf-8").strip() == fingerprint
+        )
 
     if current():
         return manifest
@@ -80,3 +145,7 @@ def ensure_manifest(home: Path, project_dir: Path = DBT_DIR) -> Path:
             run_dbt(home, "parse", "--quiet", project_dir=project_dir)
             write_text_atomic(stamp, fingerprint + "\n")
     return manifest
+
+
+if __name__ == "__main__":  # `dbt ... --vars "$(python -m memsql_assets.lib.report.dbt_cli)"` by hand
+    print(dbt_vars_arg())
