@@ -1,6 +1,7 @@
 """AgentSM trajectory memory: synthetic questions -> explored, phase-structured trajectories."""
 
 import json
+from pathlib import Path
 
 import dagster as dg
 
@@ -17,6 +18,7 @@ from memsql_assets.lib.trajectories.phases import classifier_accuracy
 from memsql_assets.lib.trajectories.store import (
     REPORT_FILE,
     QuestionPlan,
+    StoreReport,
     build_trajectory_store,
     plan_questions,
     store_coverage,
@@ -107,11 +109,22 @@ def trajectory_store(memsql: MemsqlSettings, trajectories: TrajectorySettings):
         raise MemsqlError(
             "trajectories.explorer is 'llm' but trajectories.explorer_model names no registry model"
         )
+    report = _build_store(memsql, trajectories)
+    composites_path = _dir(memsql) / "composite_tools.json"
+    write_text_atomic(
+        composites_path, json.dumps([c.as_json() for c in report.composites], indent=2, sort_keys=True)
+    )
+    yield _store_result(memsql, report)
+    yield _composites_result(trajectories, report, composites_path)
+
+
+def _build_store(memsql: MemsqlSettings, trajectories: TrajectorySettings) -> StoreReport:
+    """Explore the planned synthetic questions and store their trajectories (ChromaDB + JSON)."""
     db_paths = _db_paths(memsql)
     plan = QuestionPlan.from_file_json(
         json.loads((_dir(memsql) / "questions.json").read_text(encoding="utf-8")), db_paths
     )
-    report = build_trajectory_store(
+    return build_trajectory_store(
         db_paths,
         trajectories.budget,
         trajectories.seed,
@@ -129,31 +142,35 @@ def trajectory_store(memsql: MemsqlSettings, trajectories: TrajectorySettings):
         ),
         embeddings_store=embeddings_cache_dir(memsql.home_path),
     )
-    composites_path = _dir(memsql) / "composite_tools.json"
-    write_text_atomic(
-        composites_path, json.dumps([c.as_json() for c in report.composites], indent=2, sort_keys=True)
-    )
-    accuracy = classifier_accuracy().as_json()
+
+
+def _store_result(memsql: MemsqlSettings, report: StoreReport) -> dg.MaterializeResult:
+    """The trajectory_store materialization, with its final_sql_executes check."""
     check = dg.AssetCheckResult(
         check_name="final_sql_executes",
         passed=report.all_final_sql_ok,
         metadata={"failed_questions": dg.MetadataValue.json(report.failed_final_sql[:100])},
     )
-    stats = report.composite_stats
-    yield dg.MaterializeResult(
+    return dg.MaterializeResult(
         asset_key="trajectory_store",
         metadata={
             "documents": report.documents,
             "questions_per_db": dg.MetadataValue.json(report.questions_per_db),
             "phase_distribution": dg.MetadataValue.json(report.phase_distribution),
             "composites_found": len(report.composites),
-            "classifier_accuracy": dg.MetadataValue.json(accuracy),
+            "classifier_accuracy": dg.MetadataValue.json(classifier_accuracy().as_json()),
             "build_seconds": report.build_seconds,
         },
         data_version=dg.DataVersion(sha256_tree(_dir(memsql) / "json", exclude=(REPORT_FILE,))),
         check_results=[check],
     )
-    yield dg.MaterializeResult(
+
+
+def _composites_result(
+    trajectories: TrajectorySettings, report: StoreReport, composites_path: Path
+) -> dg.MaterializeResult:
+    """The composite_tools materialization: the mined composites as a table."""
+    return dg.MaterializeResult(
         asset_key="composite_tools",
         metadata={
             "composites_found": len(report.composites),
@@ -164,7 +181,7 @@ def trajectory_store(memsql: MemsqlSettings, trajectories: TrajectorySettings):
                     for c in report.composites
                 )
             ),
-            "with_vs_without_composites": dg.MetadataValue.json(stats),
+            "with_vs_without_composites": dg.MetadataValue.json(report.composite_stats),
             "theta": trajectories.theta,
             "max_len": trajectories.max_len,
             "path": dg.MetadataValue.path(str(composites_path)),

@@ -82,14 +82,7 @@ def score_turn(
     """`provenance`: {other session that supplied a resolved key: this turn's SQL with its profile},
     or a function that returns it, called only for a turn whose SQL ran and was not correct.
     `execute=False`: score from cached results only; any other query raises NotCached."""
-    gt_sql = turn.get("gt_sql")
-    if not isinstance(gt_sql, str) or not gt_sql.strip():
-        raise TurnInputError(turn, "gt_sql", f"expected non-empty SQL text, got {gt_sql!r}")
-    fallback_sql = turn.get("fallback_sql")
-    if fallback_sql is not None and not isinstance(fallback_sql, str):
-        raise TurnInputError(turn, "fallback_sql", f"expected SQL text or null, got {fallback_sql!r}")
-    if raw_output is not None and not isinstance(raw_output, str):
-        raise TurnInputError(turn, "raw_output", f"expected text or None, got {type(raw_output).__name__}")
+    gt_sql, fallback_sql = _turn_sql(turn, raw_output)
 
     def cached(sql: str) -> QueryResult:
         return run_cached(conn, sql, gt_cache, timeout_s, row_cap, execute)
@@ -100,15 +93,62 @@ def score_turn(
         gt_error = f"ground truth returned more than the row cap ({row_cap} rows): comparison not trusted"
 
     extraction = extract_sql(raw_output)
-    generated = None
-    if extraction.sql:
-        generated = cached(extraction.sql)
-
+    generated = cached(extraction.sql) if extraction.sql else None
     comparable = gt_error is None and generated is not None and generated.ok and not generated.truncated
     gen_rows = generated.rows if generated is not None else None
     ex_strict = comparable and strict_equal(gen_rows, gt.rows)
-    ex_bag = comparable and bag_equal(gen_rows, gt.rows)
-    ex_set = comparable and set_equal(gen_rows, gt.rows)
+    other = _other_answers(turn, fallback_sql, generated, ex_strict, cached, provenance)
+    error_class = classify(extraction, generated, ex_strict)
+    return TurnScore(
+        extracted_sql=extraction.sql,
+        ex_strict=ex_strict,
+        ex_bag=comparable and bag_equal(gen_rows, gt.rows),
+        ex_set=comparable and set_equal(gen_rows, gt.rows),
+        error_class=error_class,
+        error_message=error_message(error_class, extraction, generated, gt),
+        contaminated=other.contamination_source is not None,
+        contamination_source=other.contamination_source,
+        fallback_match=other.fallback_match,
+        stale_state=other.stale_state,
+        gt_error=gt_error,
+        generated_row_count=len(gen_rows) if generated is not None and gen_rows is not None else None,
+        result_summary=summarize_result(generated, raw_output),
+    )
+
+
+def _turn_sql(turn: Mapping[str, Any], raw_output: object) -> tuple[str, str | None]:
+    """The turn's ground-truth and fallback SQL, after checking the fields the scorer reads."""
+    gt_sql = turn.get("gt_sql")
+    if not isinstance(gt_sql, str) or not gt_sql.strip():
+        raise TurnInputError(turn, "gt_sql", f"expected non-empty SQL text, got {gt_sql!r}")
+    fallback_sql = turn.get("fallback_sql")
+    if fallback_sql is not None and not isinstance(fallback_sql, str):
+        raise TurnInputError(turn, "fallback_sql", f"expected SQL text or null, got {fallback_sql!r}")
+    if raw_output is not None and not isinstance(raw_output, str):
+        raise TurnInputError(turn, "raw_output", f"expected text or None, got {type(raw_output).__name__}")
+    return gt_sql, fallback_sql
+
+
+@dataclass(frozen=True)
+class _OtherAnswers:
+    """Which other answer a generated result equals (TurnScore's fields of the same names)."""
+
+    fallback_match: bool
+    stale_state: bool | None
+    contamination_source: str | None
+
+
+def _other_answers(
+    turn: Mapping[str, Any],
+    fallback_sql: str | None,
+    generated: QueryResult | None,
+    ex_strict: bool,
+    cached: Callable[[str], QueryResult],
+    provenance: Mapping[str, str] | Callable[[], Mapping[str, str]] | None,
+) -> _OtherAnswers:
+    """Compare a result that ran but was not correct with the fallback, the stale ground truth and
+    the provenance SQL, in that order; none of them runs for a correct or failed result."""
+    gen_rows = generated.rows if generated is not None else None
 
     def matches(sql: str) -> bool:
         other = cached(sql)
@@ -124,23 +164,7 @@ def score_turn(
     if failed_but_ran:
         others = provenance() if callable(provenance) else provenance
         contamination_source = next((s for s, sql in (others or {}).items() if matches(sql)), None)
-
-    error_class = classify(extraction, generated, ex_strict)
-    return TurnScore(
-        extracted_sql=extraction.sql,
-        ex_strict=ex_strict,
-        ex_bag=ex_bag,
-        ex_set=ex_set,
-        error_class=error_class,
-        error_message=error_message(error_class, extraction, generated, gt),
-        contaminated=contamination_source is not None,
-        contamination_source=contamination_source,
-        fallback_match=fallback_match,
-        stale_state=stale_state,
-        gt_error=gt_error,
-        generated_row_count=len(gen_rows) if generated is not None and gen_rows is not None else None,
-        result_summary=summarize_result(generated, raw_output),
-    )
+    return _OtherAnswers(fallback_match, stale_state, contamination_source)
 
 
 def summarize_result(result: QueryResult | None, raw_output: str | None = None) -> str:

@@ -572,14 +572,7 @@ class ModelGateway:
                 key, "unavailable", f"model {model_key} unavailable: {reason}", attempts=0
             )
 
-        call_kwargs: dict[str, Any] = dict(params)
-        if entry.api_key_env:
-            call_kwargs["api_key"] = self.environ[entry.api_key_env]
-        elif entry.kind == "api":
-            # A server that checks no key (api_base without api_key_env). Stated, so that litellm never
-            # falls back on a provider key of the environment (OPENAI_API_KEY) and sends it there.
-            call_kwargs["api_key"] = NO_API_KEY
-
+        call_kwargs = self._call_kwargs(entry, params)
         started_at = _now()
         attempts = 0
         try:
@@ -596,6 +589,35 @@ class ModelGateway:
                 entry, key, params, messages, builtin_context, cell, failure, attempts, failed.latency, started_at
             )
 
+        return self._finish_success(
+            entry, key, params, messages, builtin_context, cell, got, attempts, latency, started_at
+        )
+
+    def _call_kwargs(self, entry: ModelEntry, params: Mapping[str, Any]) -> dict[str, Any]:
+        """The model's call parameters plus the API key it is called with."""
+        call_kwargs: dict[str, Any] = dict(params)
+        if entry.api_key_env:
+            call_kwargs["api_key"] = self.environ[entry.api_key_env]
+        elif entry.kind == "api":
+            # A server that checks no key (api_base without api_key_env). Stated, so that litellm never
+            # falls back on a provider key of the environment (OPENAI_API_KEY) and sends it there.
+            call_kwargs["api_key"] = NO_API_KEY
+        return call_kwargs
+
+    def _finish_success(
+        self,
+        entry: ModelEntry,
+        key: str,
+        params: Mapping[str, Any],
+        messages: list[dict[str, Any]],
+        builtin_context: Mapping[str, Any] | None,
+        cell: Mapping[str, Any] | None,
+        got: Extracted,
+        attempts: int,
+        latency: float,
+        started_at: str,
+    ) -> ModelReply:
+        """Store the record of an answered call and return its reply."""
         cost = entry.cost_usd(got.prompt_tokens, got.completion_tokens)
         record = _record(entry, params, messages, builtin_context, cell, latency, attempts, started_at)
         record.update(

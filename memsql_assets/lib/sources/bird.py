@@ -47,6 +47,7 @@ import random
 import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -427,6 +428,121 @@ def _make_loan(
     return _rand_date(rng, lo, hi).isoformat(), duration * payment, duration, float(payment)
 
 
+_TRANS_KINDS = ("deposit", "income", "interest", "cash", "fee", "remit", "card", "vyber")
+_TRANS_KIND_WEIGHTS = (14, 10, 16, 30, 8, 17, 2, 3)
+_WITHDRAWALS = ("cash", "fee", "remit", "card", "vyber")
+# (type, operation, amount, k_symbol, bank, partner account) of one transaction
+_TransFields = tuple[str, str | None, int, str | None, str | None, int | None]
+
+
+@dataclass(frozen=True)
+class _Ledger:
+    """What stays fixed across one account's transactions."""
+
+    account_id: int
+    pensioner: bool
+    income: int
+    income_bank: str
+    income_account: int
+    payment: float | None  # the monthly loan instalment, when the account has a loan
+    has_card: bool
+
+
+def _trans_per_account(rng: random.Random, n_rows: int, opened: list[dt.date]) -> list[int]:
+    """How many of the `n_rows` transactions fall on each account: older accounts get more."""
+    cum: list[float] = []
+    total = 0.0
+    for opened_on in opened:
+        total += (HORIZON - opened_on).days
+        cum.append(total)
+    per_account = [0] * len(opened)
+    for idx in rng.choices(range(len(opened)), cum_weights=cum, k=n_rows):
+        per_account[idx] += 1
+    return per_account
+
+
+def _withdrawal(rng: random.Random, ledger: _Ledger, kind: str, balance: int) -> tuple[str, int]:
+    """The kind and amount of a withdrawal; one the balance cannot cover becomes a deposit."""
+    if kind == "fee":
+        amount = 15
+    elif kind == "remit" and ledger.payment is not None and rng.random() < 0.4:
+        amount = int(ledger.payment)
+    else:
+        amount = max(100, int(round(rng.lognormvariate(math.log(2_500), 0.8), -2)))
+    if amount > balance:  # a refused withdrawal: model the client topping up instead
+        kind = "deposit"
+    return kind, amount
+
+
+def _transaction(rng: random.Random, ledger: _Ledger, kind: str, balance: int) -> _TransFields:
+    """The fields of one transaction of `kind` on an account holding `balance`."""
+    amount = 0
+    if kind == "card" and not ledger.has_card:
+        kind = "cash"
+    if kind in _WITHDRAWALS:
+        kind, amount = _withdrawal(rng, ledger, kind, balance)
+    if kind == "open":
+        return "PRIJEM", "VKLAD", rng.randint(2, 10) * 100, None, None, None
+    if kind == "deposit":
+        amount = max(100, int(round(rng.lognormvariate(math.log(6_000), 0.8), -2)))
+        return "PRIJEM", "VKLAD", amount, None, None, None
+    if kind == "income":
+        k_symbol = "DUCHOD" if ledger.pensioner else None
+        return "PRIJEM", "PREVOD Z UCTU", ledger.income, k_symbol, ledger.income_bank, ledger.income_account
+    if kind == "interest":
+        return "PRIJEM", None, max(1, round(balance * rng.uniform(0.001, 0.004))), "UROK", None, None
+    if kind == "cash":
+        return "VYDAJ", "VYBER", amount, None, None, None
+    if kind == "fee":
+        return "VYDAJ", "VYBER", amount, "SLUZBY", None, None
+    if kind == "remit":
+        if ledger.payment is not None and amount == int(ledger.payment):
+            k_symbol = "UVER"
+        else:
+            k_symbol = rng.choices(("SIPO", "POJISTNE", "LEASING", None), weights=(50, 15, 5, 30))[0]
+        bank, partner = rng.choice(BANKS), rng.randint(10_000_000, 99_999_999)
+        return "VYDAJ", "PREVOD NA UCET", amount, k_symbol, bank, partner
+    if kind == "card":
+        return "VYDAJ", "VYBER KARTOU", amount, None, None, None
+    return "VYBER", "VYBER", amount, None, None, None
+
+
+def _account_ledger(
+    rng: random.Random,
+    account_id: int,
+    start: dt.date,
+    count: int,
+    owner_born: dt.date,
+    payment: float | None,
+    has_card: bool,
+) -> list[tuple[int, int, int, tuple[object, ...]]]:
+    """One account's `count` transactions as (day, account, sequence, row without trans_id)."""
+    days = [start.toordinal()] + sorted(
+        rng.randint(start.toordinal(), DATA_END.toordinal()) for _ in range(count - 1)
+    )
+    ledger = _Ledger(
+        account_id=account_id,
+        pensioner=owner_born < dt.date(1935, 1, 1),
+        income=rng.randint(2_000, 30_000),
+        income_bank=rng.choice(BANKS),
+        income_account=rng.randint(10_000_000, 99_999_999),
+        payment=payment,
+        has_card=has_card,
+    )
+    events: list[tuple[int, int, int, tuple[object, ...]]] = []
+    balance = 0
+    for seq, day in enumerate(days):
+        kind = "open" if seq == 0 else rng.choices(_TRANS_KINDS, weights=_TRANS_KIND_WEIGHTS)[0]
+        ttype, operation, amount, k_symbol, bank, partner = _transaction(rng, ledger, kind, balance)
+        balance += amount if ttype == "PRIJEM" else -amount
+        row: tuple[object, ...] = (
+            account_id, dt.date.fromordinal(day).isoformat(), ttype, operation, amount, balance,
+            k_symbol, bank, partner,
+        )  # fmt: skip
+        events.append((day, account_id, seq, row))
+    return events
+
+
 def _trans_rows(
     rng: random.Random,
     n_rows: int,
@@ -438,80 +554,24 @@ def _trans_rows(
     if n_rows == 0:
         return []
     opened = [dt.date.fromisoformat(a[3]) for a in accounts]
-    cum: list[float] = []
-    total = 0.0
-    for opened_on in opened:
-        total += (HORIZON - opened_on).days
-        cum.append(total)
-    per_account = [0] * len(accounts)
-    for idx in rng.choices(range(len(accounts)), cum_weights=cum, k=n_rows):
-        per_account[idx] += 1
-
+    per_account = _trans_per_account(rng, n_rows, opened)
     events: list[tuple[int, int, int, tuple[object, ...]]] = []
-    kinds = ("deposit", "income", "interest", "cash", "fee", "remit", "card", "vyber")
-    kind_weights = (14, 10, 16, 30, 8, 17, 2, 3)
     for (account_id, _district, _freq, _date), start, count in zip(
         accounts, opened, per_account, strict=True
     ):
         if count == 0:
             continue
-        days = [start.toordinal()] + sorted(
-            rng.randint(start.toordinal(), DATA_END.toordinal()) for _ in range(count - 1)
+        events.extend(
+            _account_ledger(
+                rng,
+                account_id,
+                start,
+                count,
+                owner_birth[account_id],
+                loan_payment.get(account_id),
+                account_id in has_card,
+            )
         )
-        pensioner = owner_birth[account_id] < dt.date(1935, 1, 1)
-        income = rng.randint(2_000, 30_000)
-        income_bank, income_account = rng.choice(BANKS), rng.randint(10_000_000, 99_999_999)
-        balance = 0
-        for seq, day in enumerate(days):
-            kind = "open" if seq == 0 else rng.choices(kinds, weights=kind_weights)[0]
-            operation: str | None
-            k_symbol: str | None = None
-            bank: str | None = None
-            partner: int | None = None
-            if kind == "card" and account_id not in has_card:
-                kind = "cash"
-            if kind in ("cash", "fee", "remit", "card", "vyber"):
-                if kind == "fee":
-                    amount = 15
-                elif kind == "remit" and account_id in loan_payment and rng.random() < 0.4:
-                    amount = int(loan_payment[account_id])
-                else:
-                    amount = max(100, int(round(rng.lognormvariate(math.log(2_500), 0.8), -2)))
-                if amount > balance:  # a refused withdrawal: model the client topping up instead
-                    kind = "deposit"
-            if kind == "open":
-                ttype, operation, amount = "PRIJEM", "VKLAD", rng.randint(2, 10) * 100
-            elif kind == "deposit":
-                ttype, operation = "PRIJEM", "VKLAD"
-                amount = max(100, int(round(rng.lognormvariate(math.log(6_000), 0.8), -2)))
-            elif kind == "income":
-                ttype, operation, amount = "PRIJEM", "PREVOD Z UCTU", income
-                k_symbol = "DUCHOD" if pensioner else None
-                bank, partner = income_bank, income_account
-            elif kind == "interest":
-                ttype, operation, k_symbol = "PRIJEM", None, "UROK"
-                amount = max(1, round(balance * rng.uniform(0.001, 0.004)))
-            elif kind == "cash":
-                ttype, operation = "VYDAJ", "VYBER"
-            elif kind == "fee":
-                ttype, operation, k_symbol = "VYDAJ", "VYBER", "SLUZBY"
-            elif kind == "remit":
-                ttype, operation = "VYDAJ", "PREVOD NA UCET"
-                if account_id in loan_payment and amount == int(loan_payment[account_id]):
-                    k_symbol = "UVER"
-                else:
-                    k_symbol = rng.choices(("SIPO", "POJISTNE", "LEASING", None), weights=(50, 15, 5, 30))[0]
-                bank, partner = rng.choice(BANKS), rng.randint(10_000_000, 99_999_999)
-            elif kind == "card":
-                ttype, operation = "VYDAJ", "VYBER KARTOU"
-            else:
-                ttype, operation = "VYBER", "VYBER"
-            balance += amount if ttype == "PRIJEM" else -amount
-            row: tuple[object, ...] = (
-                account_id, dt.date.fromordinal(day).isoformat(), ttype, operation, amount, balance,
-                k_symbol, bank, partner,
-            )  # fmt: skip
-            events.append((day, account_id, seq, row))
     events.sort(key=lambda e: (e[0], e[1], e[2]))  # a ledger numbers transactions in time order
     rows: list[tuple[object, ...]] = []
     trans_id = 0
@@ -521,15 +581,10 @@ def _trans_rows(
     return rows
 
 
-def build_embedded(target: Path, *, seed: int, options: Mapping[str, Any]) -> None:
-    """Write a deterministic synthetic `financial.sqlite` (same seed and options => same bytes)."""
-    values = _option_values(target, options)
-    rng = random.Random(seed)
-
-    districts, populations = _districts(rng)
-    district_ids = list(range(1, len(districts) + 1))
-    region_of = dict(zip(district_ids, [region for region, names in REGIONS for _ in names], strict=True))
-
+def _district_picker(rng: random.Random, populations: list[int]) -> Callable[[], int]:
+    """Draws a district: a region by the bank's real accounts per region, then by population."""
+    district_ids = list(range(1, len(populations) + 1))
+    region_of = _region_of()
     region_districts = {region: [d for d in district_ids if region_of[d] == region] for region, _ in REGIONS}
 
     def pick_district() -> int:
@@ -537,39 +592,71 @@ def build_embedded(target: Path, *, seed: int, options: Mapping[str, Any]) -> No
         members = region_districts[region]
         return rng.choices(members, weights=[populations[d - 1] for d in members])[0]
 
-    # accounts: sparse ids as in the real data (max id 11,382)
+    return pick_district
+
+
+def _region_of() -> dict[int, str]:
+    """District id -> its region."""
+    regions = [region for region, names in REGIONS for _ in names]
+    return dict(zip(range(1, len(regions) + 1), regions, strict=True))
+
+
+def _accounts(rng: random.Random, pick_district: Callable[[], int]) -> list[tuple[int, int, str, str]]:
+    """Account rows, with sparse ids as in the real data (max id 11,382)."""
     accounts: list[tuple[int, int, str, str]] = []
     for account_id in sorted(rng.sample(range(1, 11_383), N_ACCOUNTS)):
         year = _weighted(rng, ACCOUNT_YEARS)
         opened = _rand_date(rng, dt.date(year, 1, 1), min(dt.date(year, 12, 31), LAST_ACCOUNT))
         accounts.append((account_id, pick_district(), _weighted(rng, FREQUENCIES), opened.isoformat()))
+    return accounts
 
+
+@dataclass
+class _People:
+    """Client and disp rows, and per account what its owner's rows say."""
+
+    clients: list[tuple[object, ...]] = field(default_factory=list)
+    disps: list[tuple[object, ...]] = field(default_factory=list)
+    owner_disp: dict[int, int] = field(default_factory=dict)
+    owner_district: dict[int, int] = field(default_factory=dict)
+    owner_birth: dict[int, dt.date] = field(default_factory=dict)
+
+
+def _people(
+    rng: random.Random, accounts: list[tuple[int, int, str, str]], pick_district: Callable[[], int]
+) -> _People:
+    """An owner per account, and a disponent (mostly the owner's spouse) on `N_DISPONENTS` of them."""
     with_disponent = set(rng.sample([a[0] for a in accounts], N_DISPONENTS))
-    clients: list[tuple[object, ...]] = []
-    disps: list[tuple[object, ...]] = []
-    owner_disp: dict[int, int] = {}
-    owner_district: dict[int, int] = {}
-    owner_birth: dict[int, dt.date] = {}
+    people = _People()
     next_id = 0
     for account_id, district_id, _freq, _opened in accounts:
         next_id += rng.randint(1, 4)
         home = district_id if rng.random() < 0.91 else pick_district()
         gender = "M" if rng.random() < 0.507 else "F"
         born = _birth_date(rng)
-        clients.append((next_id, gender, born.isoformat(), home))
-        disps.append((next_id, next_id, account_id, "OWNER"))
-        owner_disp[account_id], owner_district[account_id], owner_birth[account_id] = next_id, home, born
+        people.clients.append((next_id, gender, born.isoformat(), home))
+        people.disps.append((next_id, next_id, account_id, "OWNER"))
+        people.owner_disp[account_id], people.owner_district[account_id] = next_id, home
+        people.owner_birth[account_id] = born
         if account_id in with_disponent:
             next_id += rng.randint(1, 4)
             partner_gender = {"M": "F", "F": "M"}[gender] if rng.random() < 0.8 else gender
             partner_born = born + dt.timedelta(days=rng.randint(-8 * 365, 8 * 365))
             partner_born = min(max(partner_born, dt.date(1911, 1, 1)), dt.date(1987, 12, 31))
             partner_home = home if rng.random() < 0.9 else pick_district()
-            clients.append((next_id, partner_gender, partner_born.isoformat(), partner_home))
-            disps.append((next_id, next_id, account_id, "DISPONENT"))
+            people.clients.append((next_id, partner_gender, partner_born.isoformat(), partner_home))
+            people.disps.append((next_id, next_id, account_id, "DISPONENT"))
+    return people
 
-    # loans: one seed loan per (region, status), then the remaining quota on random accounts
-    opened_of = {a[0]: dt.date.fromisoformat(a[3]) for a in accounts}
+
+def _loan_accounts(
+    rng: random.Random,
+    accounts: list[tuple[int, int, str, str]],
+    opened_of: dict[int, dt.date],
+    owner_district: dict[int, int],
+) -> list[tuple[int, str]]:
+    """(account, status) per loan: one seed loan per (region, status), the rest of the quota at random."""
+    region_of = _region_of()
     by_region: dict[str, list[int]] = {region: [] for region, _ in REGIONS}
     for account_id, _d, _f, _o in accounts:
         by_region[region_of[owner_district[account_id]]].append(account_id)
@@ -588,6 +675,13 @@ def build_embedded(target: Path, *, seed: int, options: Mapping[str, Any]) -> No
     for status in remaining:
         idx = next(i for i, a in enumerate(pool) if _feasible(status, opened_of[a]))
         assigned.append((pool.pop(idx), status))
+    return assigned
+
+
+def _loans(
+    rng: random.Random, assigned: list[tuple[int, str]], opened_of: dict[int, dt.date]
+) -> tuple[list[tuple[object, ...]], dict[int, float]]:
+    """Loan rows, and each loan account's monthly payment."""
     # pin the real extremes on the first seed loans: Prague/A is the smallest, Prague/C the largest
     pins = {0: (12, MIN_LOAN_AMOUNT // 12), 2: (60, MAX_LOAN_AMOUNT // 60)}
     loan_data = {
@@ -601,10 +695,15 @@ def build_embedded(target: Path, *, seed: int, options: Mapping[str, Any]) -> No
         loan_id += rng.randint(1, 6)
         loans.append((loan_id, account_id, date, amount, duration, payments, status))
     loan_payment = {account_id: data[1][3] for account_id, data in loan_data.items()}
+    return loans, loan_payment
 
-    # cards: on owners' dispositions only; junior cards need an owner born 1974 or later
-    owners = [a[0] for a in accounts]
-    young = [a for a in owners if owner_birth[a] >= dt.date(1974, 1, 1)]
+
+def _cards(
+    rng: random.Random, owners: list[int], people: _People, opened_of: dict[int, dt.date]
+) -> tuple[list[tuple[object, ...]], set[int]]:
+    """Card rows and the accounts with a card: on owners' dispositions only; junior cards need an
+    owner born 1974 or later."""
+    young = [a for a in owners if people.owner_birth[a] >= dt.date(1974, 1, 1)]
     juniors = rng.sample(young, CARD_QUOTA["junior"])
     junior_set = set(juniors)
     adults = rng.sample(
@@ -614,18 +713,35 @@ def build_embedded(target: Path, *, seed: int, options: Mapping[str, Any]) -> No
     card_type.update({a: ("gold" if i < CARD_QUOTA["gold"] else "classic") for i, a in enumerate(adults)})
     cards: list[tuple[object, ...]] = []
     card_id = 0
-    for account_id in sorted(card_type, key=lambda a: owner_disp[a]):
+    for account_id in sorted(card_type, key=lambda a: people.owner_disp[a]):
         card_id += rng.choices((1, 2), weights=(6, 4))[0]
         issued = _rand_date(rng, max(opened_of[account_id], FIRST_CARD), LAST_CARD)
-        cards.append((card_id, owner_disp[account_id], card_type[account_id], issued.isoformat()))
+        cards.append((card_id, people.owner_disp[account_id], card_type[account_id], issued.isoformat()))
+    return cards, set(card_type)
 
-    # permanent orders: every loan account pays its instalment by an UVER order
+
+_ORDER_SYMBOLS = (("SIPO", 3502), (" ", 1379), ("POJISTNE", 532), ("LEASING", 341), ("UVER", 35))
+
+
+def _order_amount(rng: random.Random, symbol: str) -> float:
+    """The amount of a permanent order that is not a loan account's instalment."""
+    if symbol == "LEASING":
+        return round(rng.uniform(397.0, 4975.0), 1)
+    if symbol == "UVER":
+        return float(rng.randint(304, 9910))
+    median = {"SIPO": 3000.0, "POJISTNE": 900.0, " ": 1500.0}[symbol]
+    return min(14882.0, max(1.0, round(rng.lognormvariate(math.log(median), 0.7), 1)))
+
+
+def _orders(
+    rng: random.Random, owners: list[int], loan_payment: dict[int, float]
+) -> list[tuple[object, ...]]:
+    """Permanent order rows: every loan account pays its instalment by an UVER order."""
     n_order_accounts = sum(ORDERS_PER_ACCOUNT.values())
     others = [a for a in owners if a not in loan_payment]
     order_accounts = sorted([*loan_payment, *rng.sample(others, n_order_accounts - len(loan_payment))])
     counts = [n for n, k in ORDERS_PER_ACCOUNT.items() for _ in range(k)]
     rng.shuffle(counts)
-    symbols = (("SIPO", 3502), (" ", 1379), ("POJISTNE", 532), ("LEASING", 341), ("UVER", 35))
     orders: list[tuple[object, ...]] = []
     order_id = 29400
     for account_id, count in zip(order_accounts, counts, strict=True):
@@ -634,48 +750,47 @@ def build_embedded(target: Path, *, seed: int, options: Mapping[str, Any]) -> No
             if k == 0 and account_id in loan_payment:
                 symbol, order_amount = "UVER", loan_payment[account_id]
             else:
-                symbol = _weighted(rng, symbols)
-                if symbol == "LEASING":
-                    order_amount = round(rng.uniform(397.0, 4975.0), 1)
-                elif symbol == "UVER":
-                    order_amount = float(rng.randint(304, 9910))
-                else:
-                    median = {"SIPO": 3000.0, "POJISTNE": 900.0, " ": 1500.0}[symbol]
-                    order_amount = min(14882.0, max(1.0, round(rng.lognormvariate(math.log(median), 0.7), 1)))
-            orders.append(
-                (
-                    order_id,
-                    account_id,
-                    rng.choice(BANKS),
-                    rng.randint(10_000_000, 99_999_999),
-                    order_amount,
-                    symbol,
-                )
-            )
+                symbol = _weighted(rng, _ORDER_SYMBOLS)
+                order_amount = _order_amount(rng, symbol)
+            bank_to, account_to = rng.choice(BANKS), rng.randint(10_000_000, 99_999_999)
+            orders.append((order_id, account_id, bank_to, account_to, order_amount, symbol))
+    return orders
 
-    trans = _trans_rows(rng, values["trans_rows"], accounts, owner_birth, loan_payment, set(card_type))
 
+def build_embedded(target: Path, *, seed: int, options: Mapping[str, Any]) -> None:
+    """Write a deterministic synthetic `financial.sqlite` (same seed and options => same bytes).
+
+    The tables are drawn in a fixed order from one random stream: reordering the steps below
+    changes every database built from a given seed."""
+    values = _option_values(target, options)
+    rng = random.Random(seed)
+    districts, populations = _districts(rng)
+    pick_district = _district_picker(rng, populations)
+    accounts = _accounts(rng, pick_district)
+    people = _people(rng, accounts, pick_district)
+    opened_of = {a[0]: dt.date.fromisoformat(a[3]) for a in accounts}
+    assigned = _loan_accounts(rng, accounts, opened_of, people.owner_district)
+    loans, loan_payment = _loans(rng, assigned, opened_of)
+    owners = [a[0] for a in accounts]
+    cards, card_accounts = _cards(rng, owners, people, opened_of)
+    orders = _orders(rng, owners, loan_payment)
+    trans = _trans_rows(rng, values["trans_rows"], accounts, people.owner_birth, loan_payment, card_accounts)
+    tables: dict[str, Sequence[Sequence[object]]] = {
+        "district": districts,
+        "account": accounts,
+        "client": people.clients,
+        "disp": people.disps,
+        "card": cards,
+        "loan": loans,
+        "order": orders,
+        "trans": trans,
+    }
     with new_database(target) as conn:
         _create_schema(conn)
-        _insert(conn, "district", districts)
-        _insert(conn, "account", accounts)
-        _insert(conn, "client", clients)
-        _insert(conn, "disp", disps)
-        _insert(conn, "card", cards)
-        _insert(conn, "loan", loans)
-        _insert(conn, "order", orders)
-        _insert(conn, "trans", trans)
-        write_meta(
-            conn,
-            {
-                "kind": "embedded",
-                "synthetic": True,
-                "source": SOURCE_NAME,
-                "builder_version": BUILDER_VERSION,
-                "seed": seed,
-                "options": values,
-            },
-        )
+        for table, rows in tables.items():
+            _insert(conn, table, rows)
+        meta = {"kind": "embedded", "synthetic": True, "source": SOURCE_NAME}
+        write_meta(conn, {**meta, "builder_version": BUILDER_VERSION, "seed": seed, "options": values})
         require_tables(conn, target, REQUIRED)
 
 

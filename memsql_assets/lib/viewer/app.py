@@ -43,6 +43,7 @@ def _unknown_partition(
 
 
 def create_app(home: Path) -> FastAPI:
+    """The routes are thin closures over one TurnIndex; each page is built by a function below."""
     app = FastAPI(title="memsql view", docs_url=None, redoc_url=None, openapi_url=None)
     index = data.TurnIndex(home)
 
@@ -52,28 +53,7 @@ def create_app(home: Path) -> FastAPI:
 
     @app.get("/", response_class=HTMLResponse)
     def turn_list(request: Request, page: int = 1) -> HTMLResponse:
-        params = {k: v for k, v in request.query_params.items() if k != "page" and v}
-        for key in ("benchmark", "model", "condition"):
-            if params.get(key):
-                known = sorted({getattr(p, key) for p in (index.connection() and index.partitions)})
-                if params[key] not in known:
-                    return _not_found(request, key, params[key], known)
-        total, rows = data.list_turns(index, params, page)
-        pages = max(1, -(-total // data.PAGE_SIZE))
-        return TEMPLATES.TemplateResponse(
-            request,
-            "list.html",
-            {
-                "rows": rows,
-                "total": total,
-                "page": page,
-                "pages": pages,
-                "params": params,
-                "choices": index.choices(),
-                "partitions": [p.key for p in index.partitions],
-                "page_url": lambda n: "/?" + urlencode({**params, "page": n}),
-            },
-        )
+        return _list_page(request, index, page)
 
     @app.get("/turn/{model}/{condition}/{session}/{turn}/{epoch}", response_class=HTMLResponse)
     def one_turn(
@@ -89,37 +69,69 @@ def create_app(home: Path) -> FastAPI:
 
     @app.get("/compare", response_class=HTMLResponse)
     def compare(request: Request, left: str = "", right: str = "") -> HTMLResponse:
-        index.connection()
-        keys = [p.key for p in index.partitions]
-        if not left or not right:
-            return TEMPLATES.TemplateResponse(
-                request, "compare.html", {"keys": keys, "left": left, "right": right, "groups": None}
-            )
-        for side in (left, right):
-            if side not in keys:
-                return _not_found(request, "partition (model/condition[@benchmark])", side, keys)
-        lpart, rpart = index.partition(left), index.partition(right)
-        flips = data.flips(index, lpart, rpart)
-        groups: dict[tuple[str, int], list[dict[str, Any]]] = defaultdict(list)
-        for f in flips:
-            groups[(f["source"], f["turn_index"])].append(f)
-        return TEMPLATES.TemplateResponse(
-            request,
-            "compare.html",
-            {
-                "keys": keys,
-                "left": left,
-                "right": right,
-                "lpart": lpart,
-                "rpart": rpart,
-                "groups": dict(groups),
-                "n_flips": len(flips),
-                "gained": sum(f["r_class"] == "correct" for f in flips),
-                "lost": sum(f["l_class"] == "correct" for f in flips),
-            },
-        )
+        return _compare_page(request, index, left, right)
 
     return app
+
+
+def _list_page(request: Request, index: data.TurnIndex, page: int) -> HTMLResponse:
+    """`/`: one page of turns under the query's filters (an unknown filter value is a 404)."""
+    params = {k: v for k, v in request.query_params.items() if k != "page" and v}
+    for key in ("benchmark", "model", "condition"):
+        if params.get(key):
+            known = sorted({getattr(p, key) for p in (index.connection() and index.partitions)})
+            if params[key] not in known:
+                return _not_found(request, key, params[key], known)
+    total, rows = data.list_turns(index, params, page)
+    pages = max(1, -(-total // data.PAGE_SIZE))
+    return TEMPLATES.TemplateResponse(
+        request,
+        "list.html",
+        {
+            "rows": rows,
+            "total": total,
+            "page": page,
+            "pages": pages,
+            "params": params,
+            "choices": index.choices(),
+            "partitions": [p.key for p in index.partitions],
+            "page_url": lambda n: "/?" + urlencode({**params, "page": n}),
+        },
+    )
+
+
+def _compare_page(request: Request, index: data.TurnIndex, left: str, right: str) -> HTMLResponse:
+    """`/compare`: the turns whose correctness flips between two partitions, grouped by source and
+    turn; the bare form when either side is not chosen yet."""
+    index.connection()
+    keys = [p.key for p in index.partitions]
+    if not left or not right:
+        return TEMPLATES.TemplateResponse(
+            request, "compare.html", {"keys": keys, "left": left, "right": right, "groups": None}
+        )
+    for side in (left, right):
+        if side not in keys:
+            return _not_found(request, "partition (model/condition[@benchmark])", side, keys)
+    lpart, rpart = index.partition(left), index.partition(right)
+    flips = data.flips(index, lpart, rpart)
+    groups: dict[tuple[str, int], list[dict[str, Any]]] = defaultdict(list)
+    for f in flips:
+        groups[(f["source"], f["turn_index"])].append(f)
+    return TEMPLATES.TemplateResponse(
+        request,
+        "compare.html",
+        {
+            "keys": keys,
+            "left": left,
+            "right": right,
+            "lpart": lpart,
+            "rpart": rpart,
+            "groups": dict(groups),
+            "n_flips": len(flips),
+            "gained": sum(f["r_class"] == "correct" for f in flips),
+            "lost": sum(f["l_class"] == "correct" for f in flips),
+        },
+    )
 
 
 def _turn_context(home: Path, row: dict[str, Any]) -> dict[str, Any]:
