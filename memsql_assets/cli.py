@@ -521,14 +521,14 @@ def _evaluate(
         run_config=run_config,
         tags={SAMPLE_TAG: str(sessions)} if sessions is not None else None,
     )
-    checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
     summary_path = output_dir(memsql_home(), model, condition, sessions, benchmark) / SUMMARY_FILE
-    out: dict[str, Any] = {
-        "model": model,
-        "condition": condition,
-        "run_id": result.run_id,
-        "benchmark": benchmark,
-    }
+    return _run_outcome(result, {"model": model, "condition": condition, "benchmark": benchmark}, summary_path)
+
+
+def _run_outcome(result: Any, cell: dict[str, Any], summary_path: Path) -> dict[str, Any]:
+    """The partition run's summary (from its file), or its failure's last line, with its checks."""
+    checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
+    out: dict[str, Any] = {**cell, "run_id": result.run_id}
     if result.success and summary_path.exists():
         out.update(json.loads(summary_path.read_text(encoding="utf-8")))
     else:
@@ -1163,6 +1163,7 @@ def _view(args: argparse.Namespace) -> int:
     return 0
 
 
+# long: one declarative list of every subcommand and its flags, read top to bottom like `--help`.
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="memsql", description="Multi-turn text-to-SQL memory benchmark platform."

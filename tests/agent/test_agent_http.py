@@ -123,6 +123,7 @@ def wait_for(condition, child: subprocess.Popen, timeout_s: float = 120.0) -> No
         time.sleep(0.05)
 
 
+@pytest.mark.slow
 def test_a_turn_killed_mid_step_resumes_with_no_calls_for_its_completed_steps(tmp_path, bird, embedded_dbs):
     """kill -9 while the model answers step 3; the rerun asks the model for steps 3 and 4 only, and
     its trace equals a clean run's."""

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from memsql_assets.lib.memory.embeddings import embed_texts, embedding_function
 
@@ -39,6 +40,7 @@ def test_a_stored_batch_is_read_back_exactly_without_loading_the_model(tmp_path)
     assert len(list(store.glob("*.npy"))) == 2
 
 
+@pytest.mark.slow
 def test_an_unreadable_file_is_computed_again_and_replaced(tmp_path):
     store = tmp_path / "embeddings"
     embed_texts(TEXTS[:2], store)

@@ -21,6 +21,7 @@ def reference():
     )
 
 
+@pytest.mark.slow
 def test_vectors_are_sentence_transformers_bit_for_bit(embedded_turns, reference):
     texts = list(dict.fromkeys(t["question"] for t in embedded_turns))  # ~300: ten batches of mixed lengths
     texts += ["", "x", "Ünïcödé — naïve café [PAD] ##s", "the longest question " * 60]  # empty, truncated

@@ -110,6 +110,7 @@ def test_a_reply_without_details_counts_its_thinking_text_and_a_replay_keeps_it(
     assert recounted.cache_hit and recounted.reasoning_tokens == expected and server.calls == 2
 
 
+@pytest.mark.slow
 def test_reasoning_tokens_are_a_turn_column_a_summary_total_and_in_the_marts(one_session_home, tmp_path):
     home = one_session_home
     with openai_endpoint() as server:
@@ -139,6 +140,7 @@ def test_reasoning_tokens_are_a_turn_column_a_summary_total_and_in_the_marts(one
     assert cost == (len(rows), 23 * len(rows), len(rows)) and per_turn == [(23,)]
 
 
+@pytest.mark.slow
 def test_an_entry_configured_to_reason_that_reports_none_warns_everywhere(one_session_home, tmp_path, capsys):
     """`memsql eval` (a real Dagster run in another process) against the server: the turn column is
     0, and the warning is in the JSON, on stderr, in the CLI's table and in the Dagster metadata;

@@ -31,6 +31,7 @@ def _rows(conns, turn, sql):
     return run_query(conns[turn["source"]], sql).rows
 
 
+@pytest.mark.slow
 def test_guess_probe_scores_at_most_the_floor_on_memory_critical_turns(embedded_turns, conns, tmp_path):
     critical = [t for t in embedded_turns if t["memory_critical"]]
     correct = 0

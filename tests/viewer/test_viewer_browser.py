@@ -16,6 +16,8 @@ import pytest
 from memsql_assets.lib.harness.results import partition_dir, read_results
 from tests.viewer.conftest import REPO, free_port
 
+# A `memsql view` process and Chromium over a home built with dbt: not part of the quick subset.
+pytestmark = pytest.mark.integration
 
 @pytest.fixture(scope="module")
 def shots(tmp_path_factory):

@@ -146,11 +146,25 @@ def _evaluate(
     s = outcome.summary
     for warning in s["warnings"]:
         context.log.warning(warning)
-    failing = [f"{r['session_id']}#{r['turn_index']}" for r in outcome.rows if r["gt_error"]]
+    check = _harness_integrity(model, s, outcome.rows)
+    if evaluation.sessions:  # the check's output is required: it checks the sample's rows
+        yield _sample_observation(context, s, outcome.result_path)
+        yield check
+        return
+    yield dg.MaterializeResult(
+        metadata=_metadata(s, outcome.result_path, benchmark, model, condition),
+        data_version=dg.DataVersion(digest(comparable_rows(outcome.rows))),
+        check_results=[check],
+    )
+
+
+def _harness_integrity(model: str, s: dict[str, Any], rows: list[dict[str, Any]]) -> dg.AssetCheckResult:
+    """Every ground truth ran, and a model that must score 100 % did: else the failing turns."""
+    failing = [f"{r['session_id']}#{r['turn_index']}" for r in rows if r["gt_error"]]
     if model in MUST_SCORE_100:
-        failing += [f"{r['session_id']}#{r['turn_index']}" for r in outcome.rows if not r["ex_strict"]]
+        failing += [f"{r['session_id']}#{r['turn_index']}" for r in rows if not r["ex_strict"]]
     passed = not failing and s["turns"] > 0
-    check = dg.AssetCheckResult(
+    return dg.AssetCheckResult(
         check_name="harness_integrity",
         passed=passed,
         description=("" if s["complete"] else f"sample of {s['sessions']} sessions: ")
@@ -160,15 +174,6 @@ def _evaluate(
             "failing_turns": dg.MetadataValue.json(sorted(set(failing))[:200]),
             "ex_strict": s["ex_strict"],
         },
-    )
-    if evaluation.sessions:  # the check's output is required: it checks the sample's rows
-        yield _sample_observation(context, s, outcome.result_path)
-        yield check
-        return
-    yield dg.MaterializeResult(
-        metadata=_metadata(s, outcome.result_path, benchmark, model, condition),
-        data_version=dg.DataVersion(digest(comparable_rows(outcome.rows))),
-        check_results=[check],
     )
 
 
