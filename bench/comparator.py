@@ -1,4 +1,4 @@
-"""EX verdicts per second of the strict, set and bag comparators (memsql_assets/lib/evaluation/compare.py).
+"""EX verdicts per second of the strict, set and bag comparators (memsql_assets/lib/sql/compare.py).
 
 Not a test. Two workloads, each judged by all three comparators side by side:
 
@@ -28,8 +28,8 @@ from typing import Any
 import _common as c
 
 from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
-from memsql_assets.lib.evaluation.compare import COMPARATORS
 from memsql_assets.lib.sources.sqlite_db import open_readonly
+from memsql_assets.lib.sql.compare import COMPARATORS
 from memsql_assets.lib.sql.execute import run_query
 
 Rows = list[tuple[Any, ...]]

@@ -48,7 +48,7 @@ def code_version(*parts: str, root: Path = PACKAGE_ROOT, exclude: tuple[str, ...
 # What each asset's result is a function of, besides its upstream data. A change in any of these
 # files makes Dagster report the asset (every partition, for turn_results) stale.
 SOURCES_CODE = ("lib/sources",)
-BENCHMARK_CODE = ("lib/benchmark", "lib/sql", "lib/sources/sqlite_db.py", "lib/evaluation/compare.py")
+BENCHMARK_CODE = ("lib/benchmark", "lib/sql", "lib/sources/sqlite_db.py", "lib/sql/compare.py")
 SEMANTIC_CODE = ("lib/memory/semantic.py", "lib/memory/chroma.py", "lib/memory/embeddings.py")
 TRAJECTORY_CODE = ("lib/trajectories", "lib/sql", "lib/sources/sqlite_db.py", "lib/memory")
 HARNESS_CODE = (

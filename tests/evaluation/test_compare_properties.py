@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memsql_assets.lib.evaluation.compare import ABS_TOL, REL_TOL, bag_equal, set_equal, strict_equal
+from memsql_assets.lib.sql.compare import ABS_TOL, REL_TOL, bag_equal, set_equal, strict_equal
 
 CHECKS = settings(max_examples=400, deadline=None, database=None)
 

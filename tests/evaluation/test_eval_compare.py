@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from memsql_assets.lib.evaluation.compare import COMPARATORS, Comparator, bag_equal, set_equal, strict_equal
+from memsql_assets.lib.sql.compare import COMPARATORS, Comparator, bag_equal, set_equal, strict_equal
 
 ALL = (strict_equal, bag_equal, set_equal)
 

@@ -110,9 +110,9 @@ def test_real_benchmark_is_hard_to_guess(real_dbs, tmp_path):
 
     from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
     from memsql_assets.lib.benchmark.pipeline import build_measured_sessions
-    from memsql_assets.lib.evaluation.compare import strict_equal
     from memsql_assets.lib.models.builtins import answer
     from memsql_assets.lib.sources.sqlite_db import open_readonly
+    from memsql_assets.lib.sql.compare import strict_equal
     from memsql_assets.lib.sql.execute import run_query
     from memsql_assets.lib.vocabulary import GUESS_FLOOR_MAX_PCT, GUESS_PROBE
 

@@ -11,7 +11,7 @@ from memsql_assets.lib.benchmark.generate import generate_source
 from memsql_assets.lib.benchmark.guess import _source_rates, _tiers, guess_rate
 from memsql_assets.lib.benchmark.profiles import extract_profiles
 from memsql_assets.lib.benchmark.templates import load_tier_template
-from memsql_assets.lib.evaluation.compare import strict_equal, strict_key
+from memsql_assets.lib.sql.compare import strict_equal, strict_key
 
 METRICS = ("revenue", "net_income", "cash", "total_assets", "total_liabilities")
 # Revenue in 2020: A and B report the same value, C another; every 2021 value differs.

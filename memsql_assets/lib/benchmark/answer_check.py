@@ -21,10 +21,10 @@ import sqlglot
 from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.benchmark.templates import template_path
 from memsql_assets.lib.benchmark.ties import tie_probe_sql, tied
-from memsql_assets.lib.evaluation.compare import strict_equal
-from memsql_assets.lib.evaluation.score import summarize_result
 from memsql_assets.lib.sources.sqlite_db import open_readonly
+from memsql_assets.lib.sql.compare import strict_equal
 from memsql_assets.lib.sql.result_cache import RESULTS, ResultMemo, run_cached
+from memsql_assets.lib.sql.summary import summarize_result
 from memsql_assets.lib.vocabulary import EXTENDED_BENCHMARK
 
 REPO_ROOT = Path(__file__).resolve().parents[3]

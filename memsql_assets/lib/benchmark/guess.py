@@ -26,9 +26,9 @@ from typing import Any
 from memsql_assets.lib.benchmark.generate import Session, _namespace, bound_states, render
 from memsql_assets.lib.benchmark.profiles import Profile
 from memsql_assets.lib.benchmark.templates import TEMPLATES_DIR, Variant, load_tier_template
-from memsql_assets.lib.evaluation.compare import strict_key
 from memsql_assets.lib.sources.config import SOURCE_NAMES
 from memsql_assets.lib.sources.sqlite_db import open_readonly
+from memsql_assets.lib.sql.compare import strict_key
 from memsql_assets.lib.sql.execute import run_query
 
 

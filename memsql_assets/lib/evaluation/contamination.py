@@ -32,7 +32,7 @@ from memsql_assets.lib.benchmark.extended import (
 from memsql_assets.lib.benchmark.generate import instantiate
 from memsql_assets.lib.benchmark.templates import TEMPLATES_DIR, TierTemplate, load_tier_template
 from memsql_assets.lib.errors import SourceError, TemplateError
-from memsql_assets.lib.evaluation.compare import Rows, strict_equal
+from memsql_assets.lib.sql.compare import Rows, strict_equal
 from memsql_assets.lib.vocabulary import EXTENDED_BENCHMARK, PAPER_BENCHMARK
 
 

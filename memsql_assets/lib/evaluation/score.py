@@ -25,14 +25,13 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from memsql_assets.lib.errors import MemsqlError
-from memsql_assets.lib.evaluation.compare import bag_equal, set_equal, strict_equal
 from memsql_assets.lib.evaluation.contamination import equals_other_answer
 from memsql_assets.lib.evaluation.extract import extract_sql
 from memsql_assets.lib.evaluation.taxonomy import classify, error_message
+from memsql_assets.lib.sql.compare import bag_equal, set_equal, strict_equal
 from memsql_assets.lib.sql.execute import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S, QueryResult
 from memsql_assets.lib.sql.result_cache import ResultMemo, run_cached
-
-SUMMARY_MAX_CHARS = 300
+from memsql_assets.lib.sql.summary import summarize_result
 
 
 class TurnInputError(MemsqlError):
@@ -165,22 +164,3 @@ def _other_answers(
         others = provenance() if callable(provenance) else provenance
         contamination_source = next((s for s, sql in (others or {}).items() if matches(sql)), None)
     return _OtherAnswers(fallback_match, stale_state, contamination_source)
-
-
-def summarize_result(result: QueryResult | None, raw_output: str | None = None) -> str:
-    """A short text of a result for memory payloads: row count, columns, first rows (<= 300 chars)."""
-    if result is None:
-        text = "no SQL" if raw_output and raw_output.strip() else "no output"
-    elif not result.ok:
-        text = f"error: {result.error}"
-    else:
-        rows = result.rows or []
-        head = f"{len(rows)}{'+' if result.truncated else ''} row{'s' if len(rows) != 1 else ''}"
-        cols = ", ".join(result.columns)
-        shown = "; ".join("(" + ", ".join(map(str, row)) + ")" for row in rows[:5])
-        text = f"{head} [{cols}]" + (f": {shown}" if shown else "")
-        if len(rows) > 5:
-            text += "; …"
-    if len(text) > SUMMARY_MAX_CHARS:
-        text = text[: SUMMARY_MAX_CHARS - 1] + "…"
-    return text

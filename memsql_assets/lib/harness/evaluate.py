@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from memsql_assets.lib.agent.conditions import get_condition
-from memsql_assets.lib.agent.schema import schema_text
 from memsql_assets.lib.atomic import sha256_file
 from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.benchmark.store import read_turns, turn_id
@@ -38,6 +37,7 @@ from memsql_assets.lib.models.gateway import ModelGateway, ModelReply
 from memsql_assets.lib.models.registry import Registry, load_registry
 from memsql_assets.lib.models.request_store import RequestStore, evaluation_cell, redact
 from memsql_assets.lib.paths import benchmark_dir, source_db_path
+from memsql_assets.lib.sources.sqlite_db import schema_text
 from memsql_assets.lib.vocabulary import PAPER_BENCHMARK
 
 log = logging.getLogger(__name__)

@@ -8,6 +8,7 @@ A built database carries a `_memsql_meta` table (key/value) saying how it was ma
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import sqlite3
 import weakref
@@ -421,3 +422,17 @@ def require_tables(conn: sqlite3.Connection, path: Path, required: Mapping[str, 
                 raise SourceError(
                     path, f"column '{table}.{col}' is missing", f"columns {columns} in '{table}'"
                 )
+
+
+@functools.lru_cache(maxsize=16)
+def schema_text(db_path: Path) -> str:
+    """The schema text a prompt shows: the source's CREATE TABLE statements, bookkeeping tables left out."""
+    conn = open_readonly(db_path)
+    try:
+        rows = conn.execute(
+            "SELECT sql FROM sqlite_master WHERE type = 'table' AND sql IS NOT NULL "
+            "AND name NOT LIKE 'sqlite_%' AND substr(name, 1, 7) != '_memsql' ORDER BY name"
+        ).fetchall()
+    finally:
+        conn.close()
+    return ";\n".join(" ".join(r[0].split()) for r in rows) + ";"
