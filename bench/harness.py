@@ -1,8 +1,8 @@
 """Per-turn cost of the harness with a zero-latency model, by condition, against the SQL floor.
 
 Not a test. Runs the real `evaluate_partition` (services, agent, runner, gateway, scorer, stores)
-with the `gold` built-in (answers the ground truth, no latency; called in-process by the gateway
-since issue 14, so the litellm column below is 0) at concurrency 1, on a reduced benchmark home (every 10th session: 30 sessions, all
+with the `gold` built-in (answers the ground truth, no latency; called in-process by the gateway,
+so the litellm column below is 0) at concurrency 1, on a reduced benchmark home (every 10th session: 30 sessions, all
 sources and tiers), and times the pieces around the real calls by wrapping methods in this process
 (no library code is changed):
 
@@ -20,8 +20,8 @@ sources and tiers), and times the pieces around the real calls by wrapping metho
 The floor of a turn is executing its ground-truth SQL and the generated SQL alone (run_query on a
 read-only connection of its own, no cache; median of 3), measured right after each turn, so that a
 turn and its floor see the same machine load.
-Overhead = turn cost - floor, per turn; the table shows medians. Targets (issue 7): median overhead
-<= 1x the floor for A, B, B_wm5 and <= 10 ms for C, D, E (issue 14). Partition setup (Redis start, embedding
+Overhead = turn cost - floor, per turn; the table shows medians. Targets: median overhead
+<= 1x the floor for A, B, B_wm5 and <= 10 ms for C, D, E. Partition setup (Redis start, embedding
 the questions, schema text) is reported apart: it is paid once per partition, not per turn.
 
     .venv/bin/python bench/harness.py [--rounds 2] [--every 10] [--conditions A B ...] [--profile D]

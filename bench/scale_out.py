@@ -1,4 +1,4 @@
-"""Throughput of the embedded default against the scale-out profile on this machine (issue 16).
+"""Throughput of the embedded default against the scale-out profile on this machine.
 
 Not a test. The work is a batch of six partitions, gold and recall-probe under A, B and C, over 100
 sessions (466 turns each, 2,796 in all), in two variants: the built-ins as they are (no latency: the

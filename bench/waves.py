@@ -1,4 +1,4 @@
-"""Condition C with a 200 ms model at concurrency 16: sessions in waves of W = 16 (issue 14).
+"""Condition C with a 200 ms model at concurrency 16: sessions in waves of W = 16.
 
 Not a test. The model is the `gold` built-in with `simulated_latency_ms: 200` and
 `max_concurrency: 16` in a temporary models.yaml (so W = 16 by default), called in-process by the

@@ -65,14 +65,14 @@ def test_strings_match_numbers_only_as_their_str():
     assert _verdicts([("2.5",)], [(2.5000000001,)]) == (False, False, False)
 
 
-def test_integers_compare_exactly():  # issue 17: a relative tolerance made these equal
+def test_integers_compare_exactly():  # a relative tolerance would make these equal
     assert _verdicts([(1000000,)], [(1000001,)]) == (False, False, False)
     assert _verdicts([(10**15,)], [(10**15 + 7,)]) == (False, False, False)
     assert _verdicts([(1000000,)], [(1000000.5,)]) == (False, True, True)  # a float: tolerance
 
 
 def test_tolerance_never_chains():
-    # issue 15: 1.0 ~ 1.0000009 ~ 1.0000018, but 1.0 and 1.0000018 are 1.8e-6 apart
+    # 1.0 ~ 1.0000009 ~ 1.0000018, but 1.0 and 1.0000018 are 1.8e-6 apart
     assert not set_equal([(1.0,), (1.0000009,)], [(1.0000018,)])
     assert not set_equal([(1.0000018,)], [(1.0,), (1.0000009,)])
     assert not bag_equal([(1.0,), (1.0000009,)], [(1.0000009,), (1.0000027,)])

@@ -73,7 +73,7 @@ def test_api_model_without_key_is_reported_unavailable(small_home, monkeypatch):
         evaluate_partition(small_home, "gpt-5-mini", "A")
 
 
-# The done-when registry of issue 14: a reference model at a known latency, 16 in flight (W = 16).
+# A registry: a reference model at a known latency, 16 in flight (W = 16).
 SLOW_MODELS = """
 models:
   recall-probe-200ms:

@@ -1,4 +1,4 @@
-"""Fixtures for the hardening tests (issue 6): a writable copy of the small benchmark home, the scripted
+"""Fixtures for the hardening tests: a writable copy of the small benchmark home, the scripted
 fake provider of tests/models, and a fork server that has paid the imports and the embedding-model load
 once, so that partition runs which are killed with SIGKILL start in milliseconds instead of seconds."""
 

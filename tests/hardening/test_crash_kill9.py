@@ -1,4 +1,4 @@
-"""Crash safety (issue 6, requirement 4): kill -9 at random points of a partition run, many times.
+"""Crash safety: kill -9 at random points of a partition run, many times.
 
 One partition (recall-probe × C: working memory in a private Redis, episodic memory in the
 partition's own Chroma, sessions in waves of 4: partition_child.WAVE_SIZE) is started, killed with SIGKILL after a random

@@ -1,4 +1,4 @@
-"""Model faults through a whole partition (issue 6, requirement 2).
+"""Model faults through a whole partition.
 
 One partition (a fake API model × B) meets, in a fixed order, every fault of the issue: connection
 resets (once, and on every attempt), 429 with and without Retry-After, 5xx, a provider error

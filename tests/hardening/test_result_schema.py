@@ -1,4 +1,4 @@
-"""Bad input (issue 6, requirement 5): result files and checkpoints of an older schema; unknown model/condition.
+"""Bad input: result files and checkpoints of an older schema; unknown model/condition.
 
 A published result file of another schema is refused by `read_results` with a message naming the
 file, the field and the expected schema version. A checkpoint of another schema (or an unreadable

@@ -1,4 +1,4 @@
-"""Secrets and bind addresses (issue 6, requirement 6).
+"""Secrets and bind addresses.
 
 A recognisable fake API key travels the whole path: registry entry -> environment -> Dagster run
 of one turn_results partition -> gateway -> a provider that echoes the key in its error messages.

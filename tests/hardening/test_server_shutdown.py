@@ -1,4 +1,4 @@
-"""`memsql ui` and `memsql docs` never outlive their CLI (issue 17, item 5): the real servers
+"""`memsql ui` and `memsql docs` never outlive their CLI: the real servers
 (`dagster dev` with its webserver, daemon and code servers; `dbt docs serve`) are started on a free
 port, the CLI gets SIGTERM, SIGINT or SIGHUP as a service manager or a terminal sends it, and within
 10 s no process of its tree is left and the port is free. A second start while the port is held

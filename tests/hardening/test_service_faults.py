@@ -1,4 +1,4 @@
-"""Service faults (issue 6, requirement 3): Redis unreachable at start, Chroma directories deleted or corrupted.
+"""Service faults: Redis unreachable at start, Chroma directories deleted or corrupted.
 
 Every failure must surface before the first model call (the fake provider counts calls) with a
 message that names the service, where it is, and what to do. A deleted episodic Chroma directory

@@ -1,4 +1,4 @@
-"""Runaway SQL from a model through a whole partition (issue 17, "What to build" 1).
+"""Runaway SQL from a model through a whole partition.
 
 A scripted API model answers its first turns with the statements of the issue's hostile run: an
 instr() per row that the old progress handler let run for hours, and json_group_array, which

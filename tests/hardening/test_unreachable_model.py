@@ -1,4 +1,4 @@
-"""An unreachable model endpoint (issue 17, item 3 and 4): real litellm calls to an OpenAI-compatible
+"""An unreachable model endpoint: real litellm calls to an OpenAI-compatible
 `api_base` on a closed 127.0.0.1 port fail the partition fast with one line naming the model, the
 endpoint and the cause; once a real server answers on that port, a re-run re-asks exactly the turns
 that failed (nothing of them was stored or checkpointed) and completes."""

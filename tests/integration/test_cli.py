@@ -122,7 +122,7 @@ def test_eval_sample_run_prints_its_size_and_interval(cli_env):
 
 
 def test_eval_sample_run_with_two_epochs(cli_env):
-    """Issue 13's "done when": a sample of 30 sessions, two epochs, through the CLI."""
+    """a sample of 30 sessions, two epochs, through the CLI."""
     _memsql("run", "--skip-eval", env=cli_env)
     args = ("eval", "--model", "recall-probe", "--condition", "B", "--sessions", "30", "--epochs", "2", "--json")
     out = json.loads(_memsql(*args, env=cli_env).stdout)

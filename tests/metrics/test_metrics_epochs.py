@@ -1,4 +1,4 @@
-"""Epochs in the marts (issue 13, items 2 and 3): a partition with two epochs is one partition whose
+"""Epochs in the marts: a partition with two epochs is one partition whose
 EX is the mean over its epochs, with n counting turns x epochs and the Wilson interval over its
 sessions that `memsql eval --json` prints; a result file written before epochs (schema 2) is read as epoch 1.
 

@@ -1,4 +1,4 @@
-"""One evaluation cell, one sample: a cell's answer is reused by that cell only (issue 13, item 1)."""
+"""One evaluation cell, one sample: a cell's answer is reused by that cell only."""
 
 from __future__ import annotations
 
@@ -145,7 +145,7 @@ def _all(home):
 def test_adding_epoch_2_to_a_finished_partition_asks_only_for_epoch_2(
     small_home, tmp_path, fake_provider, test_registry, monkeypatch
 ):
-    """Epochs (issue 13, item 2): epoch 2 is an independent sample of every cell; epoch 1's answers
+    """Epochs: epoch 2 is an independent sample of every cell; epoch 1's answers
     come back from the request store, so only epoch 2 makes model requests."""
     home = _home(small_home, tmp_path)
     monkeypatch.setenv(FAKE_KEY_ENV, FAKE_SECRET)

@@ -1,4 +1,4 @@
-"""The runner's stop rule on its own (issue 17): N consecutive turns failing the same endpoint-failure
+"""The runner's stop rule on its own: N consecutive turns failing the same endpoint-failure
 way stop the partition; a success, a request-caused failure or another failure type in between
 starts the count again."""
 

@@ -105,7 +105,7 @@ def test_retry_after_as_http_date(tmp_path, test_registry, fake_provider):
 
 
 def test_exhausted_retries_are_typed_but_never_replayed(tmp_path, test_registry, fake_provider):
-    """Issue 17: a transient failure is not an answer; a re-run asks again."""
+    """a transient failure is not an answer; a re-run asks again."""
     fake_provider.script("flaky", "429", "429", "429", "429")
     reply = run(make_gateway(tmp_path, test_registry).acomplete("flaky", msgs(), {}))
     assert reply.error_type == "rate_limited" and reply.attempts == 4 and reply.text == ""
@@ -121,7 +121,7 @@ def test_exhausted_retries_are_typed_but_never_replayed(tmp_path, test_registry,
 def test_old_records_of_transient_failures_are_readable_and_asked_again(
     tmp_path, test_registry, fake_provider, error_type
 ):
-    """Stores written before issue 17 hold transient failures (cache_hit=True, attempts=0 forever)."""
+    """Stores written by older versions hold transient failures (cache_hit=True, attempts=0 forever)."""
     gw = make_gateway(tmp_path, test_registry)
     key = gw.request_key_for("flaky", msgs(), {})
     RequestStore.at_home(tmp_path).put(
@@ -312,7 +312,7 @@ def test_an_api_base_without_a_key_never_receives_a_provider_key_of_the_environm
 def test_a_malformed_reply_keeps_the_usage_the_provider_billed(
     tmp_path, test_registry, fake_provider, spec, tokens
 ):
-    """Issue 15: the ledger counted a malformed reply as 0 tokens and $0."""
+    """the ledger counted a malformed reply as 0 tokens and $0."""
     fake_provider.script("flaky", spec)
     reply = run(make_gateway(tmp_path, test_registry).acomplete("flaky", msgs(), {}))
     cost = test_registry.get("flaky").cost_usd(*tokens)

@@ -1,4 +1,4 @@
-"""The SQL sandbox under hostile input (issue 6, requirement 1).
+"""The SQL sandbox under hostile input.
 
 Every statement of hostile_sql.yaml runs on a sandboxed copy of each embedded source database
 (sources/sqlite_db.open_readonly + sql/execute.run_query, short time limit) and must be classified

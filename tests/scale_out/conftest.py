@@ -1,4 +1,4 @@
-"""The scale-out deployment of the tests of issue 16, on the machine's own services (deployment.py).
+"""The scale-out deployment of its tests, on the machine's own services (deployment.py).
 
 Where one of the machine's services is absent the tests skip, in one line naming it. The benchmark is
 a third of the embedded one (100 sessions), and recall-probe is slowed down (embedded_reference.py).

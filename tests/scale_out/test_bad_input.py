@@ -1,4 +1,4 @@
-"""Bad input of the scale-out profile (issue 16): an unreachable PostgreSQL, RabbitMQ, Redis or Chroma
+"""Bad input of the scale-out profile: an unreachable PostgreSQL, RabbitMQ, Redis or Chroma
 fails `memsql eval` at start, before anything runs, in one line naming the URL and what it is for.
 
 The services are checked in that order, so the ones before the unreachable one are the machine's own

@@ -1,4 +1,4 @@
-"""The scale-out profile end to end (issue 16): a Dagster daemon on a PostgreSQL instance, two Celery
+"""The scale-out profile end to end: a Dagster daemon on a PostgreSQL instance, two Celery
 workers on RabbitMQ, a shared Redis and a `chroma run` server (conftest.py starts them).
 
 A backfill of gold and recall-probe under A, B and C runs through the queue and the workers; one worker

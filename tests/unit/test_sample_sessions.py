@@ -1,4 +1,4 @@
-"""Sample runs: a deterministic, stratified sample of whole sessions (issue 13, item 4)."""
+"""Sample runs: a deterministic, stratified sample of whole sessions."""
 
 from __future__ import annotations
 

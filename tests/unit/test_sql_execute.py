@@ -59,7 +59,7 @@ def test_syntax_error_is_reported(tmp_path):
     assert not r.ok and "syntax error" in r.error
 
 
-# --- hard bounds (issue 17) --------------------------------------------------------------------
+# --- hard bounds --------------------------------------------------------------------
 # The statements of the issue's hostile run: each row costs ~0.3 s inside one instr() call, and
 # json_group_array grows without the value-length check until the aggregate finishes.
 INSTR_BOMB = (
