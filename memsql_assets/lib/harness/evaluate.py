@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from memsql_assets.lib.agent.conditions import get_condition
+from memsql_assets.lib.agent.conditions import Condition, get_condition
 from memsql_assets.lib.atomic import sha256_file
 from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.benchmark.store import read_turns, turn_id
@@ -28,13 +28,13 @@ from memsql_assets.lib.harness.results import (
     partition_dir,
     read_results,
 )
-from memsql_assets.lib.harness.runner import PartitionRunner, Progress
+from memsql_assets.lib.harness.runner import PartitionRunner, Progress, RunStats
 from memsql_assets.lib.harness.sample import sample_turns
 from memsql_assets.lib.harness.services import TrajectoryFactory, open_services
 from memsql_assets.lib.harness.settings import EvalSettings, check_epochs, resolve_wave_size
 from memsql_assets.lib.harness.summary import summarize
 from memsql_assets.lib.models.gateway import ModelGateway, ModelReply
-from memsql_assets.lib.models.registry import Registry, load_registry
+from memsql_assets.lib.models.registry import ModelEntry, Registry, load_registry
 from memsql_assets.lib.models.request_store import RequestStore, evaluation_cell, redact
 from memsql_assets.lib.paths import benchmark_dir, source_db_path
 from memsql_assets.lib.sources.sqlite_db import schema_text
@@ -145,75 +145,25 @@ def evaluate_partition(
     `dg.EnvVar`); a library caller that passes none gets the process environment's. `benchmark`:
     whose turns to evaluate; each benchmark has its own result files, checkpoints and memory."""
     settings = settings or EvalSettings()
-    sample = settings.sessions
-    requested = settings.epochs
-    if requested is None:
-        requested = 1 if sample is not None else full_epochs(home, model_key, condition_name, benchmark)
-    epochs = check_epochs(requested)  # before anything is written
     api_keys = os.environ if api_keys is None else api_keys
-    condition = get_condition(condition_name)
     registry = registry or load_registry()
-    entry = registry.get(model_key)  # unknown key -> clear error naming the registry file
-    resolve_wave_size(settings.wave_size, entry.max_concurrency)  # before any service starts
-    ok, reason = registry.available(model_key, api_keys, home)
-    if not ok:
-        raise ModelUnavailableError(f"model {entry.key} is unavailable: {reason}")
-    if condition.trajectory and trajectory_factory is None:
-        raise MemsqlError("condition E needs the trajectory store: materialize trajectory_store first")
-
+    epochs = _epochs(home, model_key, condition_name, settings, benchmark)  # before anything is written
+    condition, entry = _runnable(registry, model_key, condition_name, settings, api_keys, home, trajectory_factory)
     all_turns = read_turns(benchmark_dir(home, benchmark))
     turns = sample_turns(all_turns, settings.sessions)  # a bad size fails here, before anything is written
-    version = benchmark_version(home, benchmark)
+    sample = settings.sessions
     retries = retry_counts(home, model_key, condition_name, settings.only_failed, benchmark) if sample is None else {}
-    db_paths = {prefix: source_db_path(home, name) for prefix, name in SOURCE_BY_PREFIX.items()}
-    schemas = {prefix: schema_text(path) for prefix, path in db_paths.items()}
     gateway = gateway or ModelGateway(
         registry, RequestStore.at_home(home), home=home, environ=api_keys, retry_errors=settings.retry_errors
     )
+    run = _PartitionRun(home, entry, condition, settings, benchmark, progress, trajectory_factory, gateway)
     started = time.monotonic()
-    call_model = _redacting(gateway.acomplete, gateway.store.secrets)  # the registry's key values
     rows: list[dict[str, Any]] = []
     resumed = redone = 0
     # Epoch by epoch, each with its own memory and checkpoints: a finished epoch is resumed from its
     # checkpoints, or re-run from the request store (no model call) when its partition was published.
     for epoch in range(1, epochs + 1):
-        with open_services(
-            home,
-            model_key,
-            condition,
-            version,
-            schemas,
-            turns,
-            redis_url=settings.redis_url,
-            chroma_url=settings.chroma_url,
-            episodic_k=settings.episodic_k,
-            trajectory_factory=trajectory_factory,
-            epoch=epoch,
-            sample=sample,
-            benchmark=benchmark,
-        ) as services:
-            gateway.store.make_shards()  # once the services are up: a run that cannot start writes nothing
-            runner = PartitionRunner(
-                model_key=model_key,
-                agent=services.agent,
-                call_model=_in_cells(
-                    call_model, condition.name, settings.share_identical_prompts, epoch, retries.get(epoch, {})
-                ),
-                home=home,
-                db_paths=db_paths,
-                benchmark_version=version,
-                concurrency=entry.max_concurrency,
-                timeout_s=settings.sql_timeout_s,
-                row_cap=settings.row_cap,
-                progress=progress,
-                memory=services.memory,
-                wave_size=settings.wave_size,
-                epoch=epoch,
-                sample=sample,
-                retries=retries.get(epoch, {}),
-                benchmark=benchmark,
-            )
-            epoch_rows, stats = asyncio.run(runner.run(turns))
+        runner, epoch_rows, stats = run.epoch(epoch, turns, retries.get(epoch, {}))
         rows += epoch_rows
         resumed += stats.resumed_sessions
         redone += stats.redone_sessions
@@ -222,7 +172,7 @@ def evaluate_partition(
     )
     summary.update(
         benchmark=benchmark,
-        benchmark_version=version,
+        benchmark_version=run.version,
         resumed_sessions=resumed,  # sessions x epochs
         redone_sessions=redone,
         retried_turns=sum(1 for r in rows if r["retries"]),
@@ -231,9 +181,100 @@ def evaluate_partition(
         share_identical_prompts=settings.share_identical_prompts,
         epochs=epochs,
         complete=len(turns) == len(all_turns),
-        sample_sessions=sorted({t["session_id"] for t in turns}) if settings.sessions is not None else None,
+        sample_sessions=sorted({t["session_id"] for t in turns}) if sample is not None else None,
         # C/D rows are a function of W (runner.py); conditions without shared memory have no waves.
         wave_size=runner.wave_size if condition.cross_session else None,
     )
     path = runner.finish(rows, summary)
     return PartitionOutcome(summary=summary, result_path=path, rows=rows)
+
+
+def _epochs(home: Path, model_key: str, condition_name: str, settings: EvalSettings, benchmark: str) -> int:
+    """The epochs to run: the setting, else 1 for a sample, else those of the last full evaluation."""
+    requested = settings.epochs
+    if requested is None:
+        requested = 1 if settings.sessions is not None else full_epochs(home, model_key, condition_name, benchmark)
+    return check_epochs(requested)
+
+
+def _runnable(
+    registry: Registry,
+    model_key: str,
+    condition_name: str,
+    settings: EvalSettings,
+    api_keys: Mapping[str, str],
+    home: Path,
+    trajectory_factory: TrajectoryFactory | None,
+) -> tuple[Condition, ModelEntry]:
+    """The condition and the registry entry, once everything a run needs is known to be there."""
+    condition = get_condition(condition_name)
+    entry = registry.get(model_key)  # unknown key -> clear error naming the registry file
+    resolve_wave_size(settings.wave_size, entry.max_concurrency)  # before any service starts
+    ok, reason = registry.available(model_key, api_keys, home)
+    if not ok:
+        raise ModelUnavailableError(f"model {entry.key} is unavailable: {reason}")
+    if condition.trajectory and trajectory_factory is None:
+        raise MemsqlError("condition E needs the trajectory store: materialize trajectory_store first")
+    return condition, entry
+
+
+@dataclass
+class _PartitionRun:
+    """What every epoch of one partition shares: its inputs, the gateway and the source databases."""
+
+    home: Path
+    entry: ModelEntry
+    condition: Condition
+    settings: EvalSettings
+    benchmark: str
+    progress: Progress | None
+    trajectory_factory: TrajectoryFactory | None
+    gateway: ModelGateway
+
+    def __post_init__(self) -> None:
+        self.version = benchmark_version(self.home, self.benchmark)
+        self.db_paths = {prefix: source_db_path(self.home, name) for prefix, name in SOURCE_BY_PREFIX.items()}
+        self.schemas = {prefix: schema_text(path) for prefix, path in self.db_paths.items()}
+        self.call_model = _redacting(self.gateway.acomplete, self.gateway.store.secrets)  # the keys' values
+
+    def epoch(
+        self, epoch: int, turns: list[dict[str, Any]], retries: dict[str, int]
+    ) -> tuple[PartitionRunner, list[dict[str, Any]], RunStats]:
+        """One epoch with its own services (memory, stores) and checkpoints."""
+        s = self.settings
+        with open_services(
+            self.home,
+            self.entry.key,
+            self.condition,
+            self.version,
+            self.schemas,
+            turns,
+            redis_url=s.redis_url,
+            chroma_url=s.chroma_url,
+            episodic_k=s.episodic_k,
+            trajectory_factory=self.trajectory_factory,
+            epoch=epoch,
+            sample=s.sessions,
+            benchmark=self.benchmark,
+        ) as services:
+            self.gateway.store.make_shards()  # once the services are up: a run that cannot start writes nothing
+            runner = PartitionRunner(
+                model_key=self.entry.key,
+                agent=services.agent,
+                call_model=_in_cells(self.call_model, self.condition.name, s.share_identical_prompts, epoch, retries),
+                home=self.home,
+                db_paths=self.db_paths,
+                benchmark_version=self.version,
+                concurrency=self.entry.max_concurrency,
+                timeout_s=s.sql_timeout_s,
+                row_cap=s.row_cap,
+                progress=self.progress,
+                memory=services.memory,
+                wave_size=s.wave_size,
+                epoch=epoch,
+                sample=s.sessions,
+                retries=retries,
+                benchmark=self.benchmark,
+            )
+            rows, stats = asyncio.run(runner.run(turns))
+        return runner, rows, stats
