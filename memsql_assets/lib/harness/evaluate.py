@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from memsql_assets.lib.agent.conditions import get_condition
+from memsql_assets.lib.agent.loop import AgentLimits
 from memsql_assets.lib.agent.schema import schema_text
 from memsql_assets.lib.atomic import sha256_file
 from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
@@ -92,17 +93,23 @@ def _in_cells(
     if share_identical_prompts and epoch == 1 and not retries:
         return call_model
 
-    async def call(model_key: str, messages: list[dict[str, Any]], context: Mapping[str, Any]) -> ModelReply:
+    async def call(
+        model_key: str,
+        messages: list[dict[str, Any]],
+        context: Mapping[str, Any],
+        tools: list[dict[str, Any]] | None = None,
+    ) -> ModelReply:
         retry = retries.get(context["turn_id"], 0)
+        offered = {"tools": tools} if tools else {}  # a call without tools is the single-shot one
         if share_identical_prompts and not retry:
             if epoch == 1:
-                return await call_model(model_key, messages, context)
+                return await call_model(model_key, messages, context, **offered)
             cell: dict[str, Any] = {"epoch": epoch}
         else:
             cell = evaluation_cell(model_key, condition, context["turn_id"], epoch=epoch)
         if retry:
             cell["retry"] = retry
-        return await call_model(model_key, messages, context, cell=cell)
+        return await call_model(model_key, messages, context, cell=cell, **offered)
 
     return call
 
@@ -155,6 +162,7 @@ def evaluate_partition(
     registry = registry or load_registry()
     entry = registry.get(model_key)  # unknown key -> clear error naming the registry file
     resolve_wave_size(settings.wave_size, entry.max_concurrency)  # before any service starts
+    limits = AgentLimits(settings.agent_max_steps, settings.agent_time_limit_s)  # below 1: one line
     ok, reason = registry.available(model_key, api_keys, home)
     if not ok:
         raise ModelUnavailableError(f"model {entry.key} is unavailable: {reason}")
@@ -212,6 +220,7 @@ def evaluate_partition(
                 sample=sample,
                 retries=retries.get(epoch, {}),
                 benchmark=benchmark,
+                agent_limits=limits,
             )
             epoch_rows, stats = asyncio.run(runner.run(turns))
         rows += epoch_rows
