@@ -14,10 +14,10 @@ from memsql_assets.lib.agent.loop import AgentLimitError, TurnOutcome
 from memsql_assets.lib.harness.evaluate import evaluate_partition
 from memsql_assets.lib.harness.results import comparable_rows, partition_dir
 from memsql_assets.lib.harness.settings import EvalSettings
-from memsql_assets.lib.vocabulary import BENCHMARKS
+from memsql_assets.lib.vocabulary import BENCHMARKS, REFERENCE_AGENT
 
 SAMPLE = EvalSettings(sessions=9)  # one session of each source x tier
-AGENT = "gold-agent"
+AGENT = REFERENCE_AGENT
 
 
 def test_the_reference_agent_scores_100_under_t_and_a_rerun_asks_no_model(small_home):
