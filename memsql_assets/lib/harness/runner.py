@@ -5,7 +5,7 @@ Sessions are the unit of work and of checkpointing: a finished session's rows ar
 sessions; the interrupted session is redone from its first turn, and its model calls come back
 from the request store, so the resumed run ends with exactly the rows of an uninterrupted one.
 
-Conditions without cross-session state (A, B, B_wm5, E) run sessions concurrently, bounded by the
+Conditions without cross-session state (A, B, B_wm5, E, T) run sessions concurrently, bounded by the
 model's concurrency. Conditions with episodic memory (C, D) run each source's sessions in waves of W
 consecutive sessions of that source (session order; W defaults to the model's concurrency): the
 sessions of a wave run concurrently, each sees its own earlier turns and every turn of its source's
