@@ -4,6 +4,7 @@ and trace in the row; the step budget from the settings; `memsql run` leaves T t
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
@@ -72,3 +73,25 @@ def test_memsql_run_leaves_the_tools_conditions_out_and_dagster_keeps_their_part
         assert cells and not {c for _, c in cells} & tools
         assert AGENT not in {m for m, _ in cells}
     assert tools <= set(condition_partitions.get_partition_keys())
+
+
+def test_the_plan_counts_a_t_cell_as_up_to_a_step_budget_of_calls(small_home, tmp_path):
+    from memsql_assets.lib.harness.plan import call_cost_bound, plan_partition, plan_run
+    from memsql_assets.lib.models.registry import Prices, load_registry
+
+    home = tmp_path / "home"  # no request store yet
+    shutil.copytree(small_home, home, ignore=shutil.ignore_patterns("requests", "results", "redis", "dbt"))
+    entry = load_registry().get(AGENT)
+    before = plan_partition(home, entry, "T", sessions=9)
+    assert before.calls == before.cells > 0
+    evaluate_partition(home, AGENT, "T", SAMPLE)
+    assert plan_partition(home, entry, "T", sessions=9).calls == 0  # its steps' records replay
+    priced = entry.model_copy(
+        update={"price_per_mtok": Prices(input=1.0, output=1.0), "provider_params": {"max_tokens": 100}}
+    )
+    turns = [{"session_id": "S", "turn_index": 1, "source": "NW", "tier": 1}]
+    one, seven = (plan_run(priced, "T", turns, 1, (), max_steps=n).cost_bound_usd for n in (1, 7))
+    per_call = call_cost_bound(priced)
+    assert per_call > 0 and one == pytest.approx(per_call, abs=0.01)  # rounded up to cents
+    assert seven == pytest.approx(7 * per_call, abs=0.01)
+    assert plan_run(priced, "B_wm5", turns, 1, (), max_steps=7).cost_bound_usd == one
