@@ -6,7 +6,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memsql_assets.lib.errors import MemsqlError
 
-
 # The agent loop's defaults (conditions with tools): steps per turn, and a turn's time limit in seconds.
 DEFAULT_MAX_STEPS = 15
 DEFAULT_TURN_TIME_S = 600.0

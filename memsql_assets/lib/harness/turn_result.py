@@ -116,21 +116,34 @@ class TurnResult:
     )
     retrieval_ms: float = column(pa.float64(), "Time spent on memory retrieval, in milliseconds.")
     steps: int = column(
-        pa.int32(), "Agent steps (model requests) of the turn; 0 under a condition without tools.", since=5, fill=0
+        pa.int32(),
+        "Agent steps (model requests) of the turn; 0 under a condition without tools.",
+        since=5,
+        fill=0,
     )
     tool_calls: int = column(
-        pa.int32(), "Tool calls of the agent's steps, a composite's calls each counted; 0 without tools.",
+        pa.int32(),
+        "Tool calls of the agent's steps, a composite's calls each counted; 0 without tools.",
         since=5,
         fill=0,
     )
     explore_share: float = column(
-        pa.float64(), "Share of the agent's phase-classified tool calls that explore; 0 without tools.", since=5, fill=0.0
+        pa.float64(),
+        "Share of the agent's phase-classified tool calls that explore; 0 without tools.",
+        since=5,
+        fill=0.0,
     )
     execute_share: float = column(
-        pa.float64(), "Share of the agent's phase-classified tool calls that execute; 0 without tools.", since=5, fill=0.0
+        pa.float64(),
+        "Share of the agent's phase-classified tool calls that execute; 0 without tools.",
+        since=5,
+        fill=0.0,
     )
     validate_share: float = column(
-        pa.float64(), "Share of the agent's phase-classified tool calls that validate; 0 without tools.", since=5, fill=0.0
+        pa.float64(),
+        "Share of the agent's phase-classified tool calls that validate; 0 without tools.",
+        since=5,
+        fill=0.0,
     )
     composite_uses: int = column(
         pa.int32(), "Calls of the trajectory store's composite tools; 0 without tools.", since=5, fill=0
