@@ -17,6 +17,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from memsql_assets.lib.agent.conditions import single_shot
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.evaluation.interval import interval_text
 from memsql_assets.lib.paths import (
@@ -42,7 +43,8 @@ from memsql_assets.lib.vocabulary import (
 # took seconds in every process (this one and each worker): the heap is about to be freed anyway.
 atexit.register(gc.freeze)
 
-# The reference models `memsql run` evaluates on each benchmark, and under which conditions (None: all).
+# The reference models `memsql run` evaluates on each benchmark, and under which conditions (None: every
+# condition without tools: an agent condition's partitions, T's, are run with `memsql eval`).
 # The probes read the prompt, so each condition has its own figure. paraphrase and guess-probe answer
 # the same whatever memory holds: A gives their figures (the comparator check, the floor), and
 # `memsql eval` runs them anywhere else. On the paper's benchmark gold checks the harness under every
@@ -55,7 +57,8 @@ RUN_MODELS: dict[str, dict[str, tuple[str, ...] | None]] = {
 
 def run_cells(benchmark: str, conditions: Sequence[str]) -> list[tuple[str, str]]:
     """The (model, condition) partitions `memsql run` evaluates on `benchmark`."""
-    return [(m, c) for m, only in RUN_MODELS[benchmark].items() for c in conditions if only is None or c in only]
+    plain = single_shot(conditions)
+    return [(m, c) for m, only in RUN_MODELS[benchmark].items() for c in conditions if c in (only or plain)]
 
 # The status of a check execution that passed, as the instance records it (the status enum's value).
 CHECK_SUCCEEDED = "SUCCEEDED"

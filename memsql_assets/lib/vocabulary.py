@@ -14,8 +14,11 @@ from enum import StrEnum
 
 from memsql_assets.lib.agent.conditions import CONDITIONS
 
-# Condition names in SPEC order (A → E); conditions.py holds what each one reads and writes.
+# Condition names in SPEC order (A → E, then T); conditions.py holds what each one reads and writes.
 CONDITION_NAMES: tuple[str, ...] = tuple(CONDITIONS)
+# The conditions the paper evaluates: neither the trajectory in the prompt (E) nor the agent loop
+# (T), this project's additions.
+PAPER_CONDITIONS: tuple[str, ...] = tuple(n for n, c in CONDITIONS.items() if not (c.trajectory or c.tools))
 
 # Source asset name -> session-id prefix (`<PREFIX>-<tier>-<nnn>`), in source-asset order.
 SOURCE_PREFIXES: dict[str, str] = {"bird_financial": "BIRD", "sec_edgar": "SEC", "northwind": "NW"}
@@ -49,6 +52,9 @@ ERROR_CLASSES: tuple[str, ...] = tuple(c.value for c in ErrorClass)
 # guess-probe what a model without memory scores by filling in the most common values (the floor).
 # They are the registry's `builtin` kind.
 REFERENCE_MODELS: tuple[str, ...] = ("gold", "paraphrase", "recall-probe", "reader-probe", "guess-probe")
+# The offline reference agent (lib/models/reference_agent.py): the conditions with tools' gold, a
+# reference run as the models above are, but run by `memsql eval` only (never by `memsql run`).
+REFERENCE_AGENT = "gold-agent"
 # The reference model whose memory-critical EX under condition A is the benchmark's guess floor.
 GUESS_PROBE = REFERENCE_MODELS[-1]
 FLOOR_CONDITION = CONDITION_NAMES[0]

@@ -35,6 +35,7 @@ PARTITIONS = (
     ("recall-probe", "B"),
     ("recall-probe", "B_wm5"),
     ("guess-probe", "A"),
+    ("gold-agent", "T"),  # through the agent loop: agg_agent_steps
 )
 
 

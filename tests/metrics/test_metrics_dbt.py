@@ -126,6 +126,9 @@ def test_mbs_matches_pandas(duckdb_path, results):
         if cond == "A":
             continue
         row = mbs.loc[(model, cond, t)]
+        if (model, "A", t) not in ex:  # gold-agent runs T only: no stateless side
+            assert pd.isna(row["mbs_pp"])
+            continue
         assert row["mbs_pp"] == pytest.approx(value - ex[(model, "A", t)])
     # The hook: recall-probe under B gains at shallow depths, never loses.
     probe_b = mbs.loc[("recall-probe", "B")]["mbs_pp"]
@@ -172,6 +175,23 @@ def test_errors_contamination_cost_comparators_match_pandas(duckdb_path, results
         assert k["n_strict_set_disagree"] == (g["ex_strict"] != g["ex_set"]).sum()
 
 
+def test_agent_steps_match_pandas_over_the_agent_turns_only(duckdb_path, results):
+    agent = mart(duckdb_path, "agg_agent_steps").set_index(["model", "condition", "source"])
+    turns = results[results["steps"] > 0]
+    assert set(turns["condition"]) == {"T"} and len(turns) < len(results)
+    assert set(agent.index.droplevel("source")) == {("gold-agent", "T")}
+    for (model, cond), g in turns.groupby(["model", "condition"]):
+        for source, s in [*g.groupby("source"), ("ALL", g)]:
+            row = agent.loc[(model, cond, source)]
+            assert row["n_turns"] == len(s) and row["ex_pct"] == pytest.approx(pct(s["ex_strict"]))
+            assert row["median_steps"] == pytest.approx(s["steps"].median())
+            assert row["mean_tool_calls_per_step"] == pytest.approx(s["tool_calls"].sum() / s["steps"].sum())
+            for phase in ("explore", "execute", "validate"):
+                assert row[f"{phase}_share"] == pytest.approx(s[f"{phase}_share"].mean())
+            assert row["composite_uses"] == s["composite_uses"].sum()
+    assert agent["ex_pct"].eq(100.0).all()  # the reference agent submits the ground truth
+
+
 def test_model_pairs_flag_gaps_whose_interval_excludes_zero(duckdb_path, results):
     pairs = mart(duckdb_path, "agg_model_pair_gaps").set_index(["model_a", "model_b", "condition", "source"])
     assert set(pairs.index.get_level_values("condition")) == {"A"}  # only A has both models
@@ -216,7 +236,8 @@ def test_only_complete_partitions_and_labelled_samples_reach_the_marts(metrics_h
     shutil.rmtree(results / "model=gold")
 
     after = build()
-    assert set(after.index) == {("recall-probe", "A"), ("recall-probe", "B_wm5"), ("guess-probe", "A")}
+    kept = {("recall-probe", "A"), ("recall-probe", "B_wm5"), ("guess-probe", "A"), ("gold-agent", "T")}
+    assert set(after.index) == kept
     assert bool(after.loc[("recall-probe", "A"), "is_sample"])
     assert not after.loc[("recall-probe", "B_wm5"), "is_sample"]
     assert after.loc[("recall-probe", "A"), "n_turns"] == len(pd.read_parquet(sample))
@@ -301,7 +322,7 @@ def test_intervals_equal_the_partition_summary_and_contain_the_estimate(duckdb_p
         assert len(df) and df[lo].notna().all(), name
         assert ((df[lo] <= df[value] + 1e-9) & (df[value] <= df[hi] + 1e-9)).all(), name
     mbs = mart(duckdb_path, "agg_mbs")
-    first = mbs[mbs["turn_depth"] == 1]
+    first = mbs[(mbs["turn_depth"] == 1) & (mbs["model"] == "recall-probe")]
     # recall-probe answers turn 1 identically under A and B: a paired difference is exactly 0.
     assert (first["mbs_ci_lo_pp"] == 0).all() and (first["mbs_ci_hi_pp"] == 0).all()
     win = mart(duckdb_path, "agg_ablation").set_index(["model", "source"]).loc[("recall-probe", "ALL")]

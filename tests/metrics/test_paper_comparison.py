@@ -13,7 +13,9 @@ from conftest import DBT_PROJECT
 
 from memsql_assets.lib.models.registry import DEFAULT_MODELS_FILE, load_registry
 from memsql_assets.lib.report.dbt_cli import dbt_vars
-from memsql_assets.lib.vocabulary import REFERENCE_MODELS, REPORT_SOURCES
+from memsql_assets.lib.vocabulary import REFERENCE_AGENT, REFERENCE_MODELS, REPORT_SOURCES
+
+REFERENCE_RUNS = {*REFERENCE_MODELS, REFERENCE_AGENT}  # dbt's var reference_models
 
 PAPER_CONDITIONS = dbt_vars()["paper_conditions"]
 
@@ -109,14 +111,15 @@ def test_claims_reach_exactly_the_models_they_name(comparison, results):
     got = comparison.groupby("claim_id")["model"].agg(set).to_dict()
     for claim_id, claim in claims.items():
         if claim["models"] == "any":
-            want = evaluated - set(REFERENCE_MODELS)  # the paper's claims are about LLMs only
+            want = evaluated - REFERENCE_RUNS  # the paper's claims are about LLMs only
         else:
             want = {k for k, name in names.items() if k in evaluated and claim["models"] in ("paper", name)}
         assert got.get(claim_id, set()) == want, claim_id
     # The standard-mode entry is no paper configuration: only 'any' claims check it.
     standard = comparison[comparison["model"] == "claude-sonnet-4.6-standard"]
     assert set(standard["claim_models"]) == {"any"}
-    assert not set(comparison["model"]) & set(REFERENCE_MODELS)
+    assert not set(comparison["model"]) & REFERENCE_RUNS
+    assert set(dbt_vars()["reference_models"]) == REFERENCE_RUNS
     assert set(results["model"]) & set(REFERENCE_MODELS)  # though reference models were evaluated
 
 

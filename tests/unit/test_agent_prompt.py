@@ -138,6 +138,7 @@ def test_condition_blocks():
     assert "Similar past turns" in texts["C"] and "Semantic hints" not in texts["C"]
     assert "Semantic hints" in texts["D"] and "Reference trajectory" in texts["E"]
     assert '- ticker: "QRVX"' in texts["C"] and '- ticker: "QRVX"' not in texts["B_wm5"]
+    assert texts["T"] == texts["B_wm5"], "T's first message is B_wm5's prompt (the loop adds its tools)"
 
 
 def test_resolution_walks_working_memory_first_then_episodic():

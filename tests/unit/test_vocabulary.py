@@ -80,7 +80,7 @@ def test_no_copy_of_the_vocabulary_outside_its_definition():
     [
         (".py", 'ORDER = ("A", "B", "B_wm5", "C", "D", "E")\n', "conditions"),
         (".py", 'for src in ["NW", "SEC", "BIRD"]:\n    pass\n', "sources"),
-        (".sql", "where condition in ('B', 'B_wm5', 'C', 'D', 'E')\n", "conditions"),
+        (".sql", "where condition in ('B', 'B_wm5', 'C', 'D', 'E', 'T')\n", "conditions"),
         (".yml", "values: ['correct', 'wrong_result', 'preamble', 'syntax_error', 'runtime_error', 'empty']\n",
          "error classes"),
         (".json", '{"regex": "^(?:NW|SEC|BIRD)-[123]-[0-9]{3}$"}', "sources"),

@@ -43,6 +43,15 @@ select
     r.attempts,
     coalesce(r.retries, 0) as retries,  -- files before schema 4: never retried
     r.retrieval_ms,
+    -- The agent's measures (conditions with tools); files before schema 5 read as 0 / null.
+    coalesce(r.steps, 0) as steps,
+    coalesce(r.tool_calls, 0) as tool_calls,
+    coalesce(r.explore_share, 0.0) as explore_share,
+    coalesce(r.execute_share, 0.0) as execute_share,
+    coalesce(r.validate_share, 0.0) as validate_share,
+    coalesce(r.composite_uses, 0) as composite_uses,
+    r.trajectory_tables_used,
+    r.agent_trace,
     r.extracted_sql,
     r.error_message,
     r.raw_output,

@@ -264,6 +264,7 @@ def _within_budget(
         settings.retry_errors,
         only_failed=settings.only_failed,
         benchmark=benchmark,
+        max_steps=settings.agent_max_steps,
     )
     context.log.info(plan.describe())
     if plan.exceeds(evaluation.max_cost_usd):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from memsql_assets.lib.errors import MemsqlError
@@ -14,6 +15,7 @@ class Condition:
     episodic: bool = False
     semantic: bool = False
     trajectory: bool = False
+    tools: bool = False  # the turn runs through the agent loop, with the exploration tools
     description: str = ""
 
     @property
@@ -33,12 +35,20 @@ CONDITIONS: dict[str, Condition] = {
             "D", 5, episodic=True, semantic=True, description="working (5) + episodic top-k + semantic top-1"
         ),
         Condition("E", 5, trajectory=True, description="working (5) + retrieved exploration trajectory"),
+        Condition(
+            "T", 5, tools=True, description="working (5) + the exploration tools: the agent loop, read-only"
+        ),
     )
 }
 
 
 class UnknownConditionError(MemsqlError):
     pass
+
+
+def single_shot(names: Iterable[str]) -> list[str]:
+    """The conditions of `names` whose turns are one model call (no tools)."""
+    return [n for n in names if not get_condition(n).tools]
 
 
 def get_condition(name: str) -> Condition:

@@ -30,15 +30,14 @@ from typing import Any
 from memsql_assets.lib.agent.turn_tools import CallOutcome, ToolUse, TurnTools
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.evaluation.extract import extract_sql
+from memsql_assets.lib.harness.settings import DEFAULT_MAX_STEPS, DEFAULT_TURN_TIME_S
 from memsql_assets.lib.models.gateway import ModelGateway, ModelReply
 from memsql_assets.lib.models.reference_agent import SUBMIT_TOOL, sql_tables
 from memsql_assets.lib.trajectories.phases import PHASES
 from memsql_assets.lib.trajectories.trace import clip
 
-DEFAULT_MAX_STEPS = 15
 # Step fields that measure this run (how long, whether the model was called), not the turn.
 STEP_MEASUREMENTS = ("latency_s", "cache_hit", "attempts")
-DEFAULT_TURN_TIME_S = 600.0
 AGENT_INSTRUCTIONS = (
     "You can explore the database with the tools before you answer: list tables, read DDL, sample rows, "
     "look at values, find join paths, execute and validate queries (read-only). When you are sure, call "

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from memsql_assets.lib.agent.conditions import Condition, get_condition
+from memsql_assets.lib.agent.loop import AgentLimits
 from memsql_assets.lib.atomic import sha256_file
 from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.benchmark.store import read_turns, turn_id
@@ -92,17 +93,23 @@ def _in_cells(
     if share_identical_prompts and epoch == 1 and not retries:
         return call_model
 
-    async def call(model_key: str, messages: list[dict[str, Any]], context: Mapping[str, Any]) -> ModelReply:
+    async def call(
+        model_key: str,
+        messages: list[dict[str, Any]],
+        context: Mapping[str, Any],
+        tools: list[dict[str, Any]] | None = None,
+    ) -> ModelReply:
         retry = retries.get(context["turn_id"], 0)
+        offered = {"tools": tools} if tools else {}  # a call without tools is the single-shot one
         if share_identical_prompts and not retry:
             if epoch == 1:
-                return await call_model(model_key, messages, context)
+                return await call_model(model_key, messages, context, **offered)
             cell: dict[str, Any] = {"epoch": epoch}
         else:
             cell = evaluation_cell(model_key, condition, context["turn_id"], epoch=epoch)
         if retry:
             cell["retry"] = retry
-        return await call_model(model_key, messages, context, cell=cell)
+        return await call_model(model_key, messages, context, cell=cell, **offered)
 
     return call
 
@@ -149,6 +156,7 @@ def evaluate_partition(
     registry = registry or load_registry()
     epochs = _epochs(home, model_key, condition_name, settings, benchmark)  # before anything is written
     condition, entry = _runnable(registry, model_key, condition_name, settings, api_keys, home, trajectory_factory)
+    limits = AgentLimits(settings.agent_max_steps, settings.agent_time_limit_s)  # below 1: one line
     all_turns = read_turns(benchmark_dir(home, benchmark))
     turns = sample_turns(all_turns, settings.sessions)  # a bad size fails here, before anything is written
     sample = settings.sessions
@@ -156,7 +164,7 @@ def evaluate_partition(
     gateway = gateway or ModelGateway(
         registry, RequestStore.at_home(home), home=home, environ=api_keys, retry_errors=settings.retry_errors
     )
-    run = _PartitionRun(home, entry, condition, settings, benchmark, progress, trajectory_factory, gateway)
+    run = _PartitionRun(home, entry, condition, settings, benchmark, progress, trajectory_factory, gateway, limits)
     started = time.monotonic()
     rows: list[dict[str, Any]] = []
     resumed = redone = 0
@@ -230,6 +238,7 @@ class _PartitionRun:
     progress: Progress | None
     trajectory_factory: TrajectoryFactory | None
     gateway: ModelGateway
+    limits: AgentLimits
 
     def __post_init__(self) -> None:
         self.version = benchmark_version(self.home, self.benchmark)
@@ -275,6 +284,7 @@ class _PartitionRun:
                 sample=s.sessions,
                 retries=retries,
                 benchmark=self.benchmark,
+                agent_limits=self.limits,
             )
             rows, stats = asyncio.run(runner.run(turns))
         return runner, rows, stats

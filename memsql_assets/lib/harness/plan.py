@@ -22,8 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memsql_assets.lib.agent.conditions import get_condition
 from memsql_assets.lib.benchmark.store import turn_id
 from memsql_assets.lib.harness.sample import sample_turns
+from memsql_assets.lib.harness.settings import DEFAULT_MAX_STEPS
 from memsql_assets.lib.models.gateway import ENDPOINT_FAILURES
 from memsql_assets.lib.models.registry import ModelEntry
 from memsql_assets.lib.models.request_store import requests_dir, scrub
@@ -104,7 +106,10 @@ def answered_by_config(store_root: Path, retry_errors: bool = False) -> dict[str
 
 
 def config_key(litellm_model: Any, params: Any) -> str:
-    """What a stored answer must share with the entry to be replayed for it: model id and params."""
+    """What a stored answer must share with the entry to be replayed for it: model id and params (the
+    tools an agent step offered are the request's, not the model's configuration)."""
+    if isinstance(params, dict):
+        params = {k: v for k, v in params.items() if k != "tools"}
     return json.dumps([litellm_model, params], sort_keys=True, default=str)
 
 
@@ -126,9 +131,11 @@ def plan_run(
     answered: Iterable[Cell],
     sessions: int | None = None,
     retries: Mapping[int, Mapping[str, int]] | None = None,
+    max_steps: int = DEFAULT_MAX_STEPS,
 ) -> RunPlan:
     """The calls and cost bound of evaluating `entry` under `condition` (a sample of `sessions`);
-    `retries`: by epoch and turn id, the retry each cell asks for (evaluate.retry_counts)."""
+    `retries`: by epoch and turn id, the retry each cell asks for (evaluate.retry_counts). A cell
+    with a stored step counts as answered (a turn cut short mid-loop asks for its later steps)."""
     answered = set(answered)
     retries = retries or {}
     cells = [
@@ -138,7 +145,10 @@ def plan_run(
     ]
     calls = sum(1 for c in cells if c not in answered)
     per_call = call_cost_bound(entry)
-    bound = None if per_call is None and calls else (per_call or 0.0) * calls
+    # A cell under a condition with tools is up to a step budget of calls (each step's prompt is
+    # bounded as one call's: the loop's observations are clipped previews).
+    steps = max_steps if get_condition(condition).tools else 1
+    bound = None if per_call is None and calls else (per_call or 0.0) * calls * steps
     return RunPlan(entry.key, condition, len(cells), calls, None if bound is None else _cents_up(bound))
 
 
@@ -165,6 +175,7 @@ def plan_partition(
     answered: Mapping[str, set[Cell]] | None = None,
     only_failed: bool = False,
     benchmark: str = PAPER_BENCHMARK,
+    max_steps: int = DEFAULT_MAX_STEPS,
 ) -> RunPlan:
     """What evaluating `entry` under `condition` on `home` would ask now (epochs None: as the run
     would choose them: the partition's last full evaluation's, or one for a sample). `answered`:
@@ -183,4 +194,4 @@ def plan_partition(
     cells = answered.get(entry_config(entry), set())
     retries = retry_counts(home, entry.key, condition, only_failed, benchmark) if sessions is None else {}
     turns = read_turns(benchmark_dir(home, benchmark))
-    return plan_run(entry, condition, turns, epochs, cells, sessions, retries)
+    return plan_run(entry, condition, turns, epochs, cells, sessions, retries, max_steps)

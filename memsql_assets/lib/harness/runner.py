@@ -5,7 +5,7 @@ Sessions are the unit of work and of checkpointing: a finished session's rows ar
 sessions; the interrupted session is redone from its first turn, and its model calls come back
 from the request store, so the resumed run ends with exactly the rows of an uninterrupted one.
 
-Conditions without cross-session state (A, B, B_wm5, E) run sessions concurrently, bounded by the
+Conditions without cross-session state (A, B, B_wm5, E, T) run sessions concurrently, bounded by the
 model's concurrency. Conditions with episodic memory (C, D) run each source's sessions in waves of W
 consecutive sessions of that source (session order; W defaults to the model's concurrency): the
 sessions of a wave run concurrently, each sees its own earlier turns and every turn of its source's
@@ -49,8 +49,12 @@ from pathlib import Path
 from typing import Any
 
 from memsql_assets.lib.agent.agent import Agent, TurnPrompt, turn_context
+from memsql_assets.lib.agent.agent_turn import agent_turn, turn_reply
 from memsql_assets.lib.agent.context import retrieved_sessions
+from memsql_assets.lib.agent.loop import AgentLimits, AgentTrace, trace_json
+from memsql_assets.lib.agent.turn_tools import TurnTools
 from memsql_assets.lib.atomic import write_text_atomic
+from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.benchmark.store import turn_id
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.evaluation.contamination import OtherProfileSQL
@@ -71,6 +75,9 @@ from memsql_assets.lib.models.gateway import ENDPOINT_FAILURES, ModelReply
 from memsql_assets.lib.paths import benchmark_dir, sql_cache_path
 from memsql_assets.lib.sources.sqlite_db import check_sqlite_file, open_readonly
 from memsql_assets.lib.sql.result_cache import RESULTS, DatabaseResults, NotCached
+from memsql_assets.lib.trajectories.phases import PHASES
+from memsql_assets.lib.trajectories.schema_stats import SchemaStats, introspect
+from memsql_assets.lib.trajectories.tools import DbTools
 from memsql_assets.lib.vocabulary import PAPER_BENCHMARK
 
 Progress = Callable[["RunStats"], None]
@@ -81,6 +88,22 @@ COMMIT_EVERY_SESSIONS = 10
 STOP_AFTER_FAILURES = 5
 # How C and D cut sessions into waves (recorded with the checkpoints: a resume never mixes two ways).
 WAVES = "consecutive sessions of one source"
+
+
+def agent_columns(trace: AgentTrace | None) -> dict[str, Any]:
+    """The row's agent measures (AgentTrace.measures) and trace; 0 and null for a turn without tools."""
+    if trace is None:
+        return {
+            "steps": 0,
+            "tool_calls": 0,
+            **{f"{p}_share": 0.0 for p in PHASES},
+            "composite_uses": 0,
+            "trajectory_tables_used": None,
+            "agent_trace": None,
+        }
+    measures = trace.measures()
+    measures.pop("tool_calls_per_step")  # the marts compute it over their groups
+    return {**measures, "agent_trace": trace_json(trace, measurements=False)}
 
 
 @dataclass
@@ -178,6 +201,7 @@ class PartitionRunner:
     # retry is a request-store cell of its own, and the row says so.
     retries: Mapping[str, int] = field(default_factory=dict)
     benchmark: str = PAPER_BENCHMARK  # whose turns these are: its own result files and checkpoints
+    agent_limits: AgentLimits = field(default_factory=AgentLimits)  # conditions with tools
 
     def __post_init__(self) -> None:
         self.wave_size = resolve_wave_size(self.wave_size, self.concurrency)
@@ -188,6 +212,7 @@ class PartitionRunner:
         )
         self._pools: dict[str, ConnectionPool] = {}
         self._results: dict[str, DatabaseResults] = {}
+        self._stats: dict[str, SchemaStats] = {}  # the agent's tools: each source's, read once
         self._pools_lock = threading.Lock()
         self._streak: tuple[str | None, int] = (None, 0)  # (endpoint failure, consecutive turns)
         self._hold_checkpoints = False  # cross-session: a session was not checkpointed, nor is any later
@@ -342,16 +367,49 @@ class PartitionRunner:
             )
 
     async def _run_turn(self, turn: Mapping[str, Any], sent: asyncio.Event | None = None) -> dict[str, Any]:
-        """The turn pipeline: assemble the prompt, call the model, score the answer, persist what
-        memory keeps of the turn, and build its row."""
-        prompt = await self.agent.assemble(turn)
-        if sent is not None:
-            sent.set()
-        reply = await self.call_model(self.model_key, prompt.messages, turn_context(turn))
+        """The turn pipeline: assemble the prompt, call the model (under a condition with tools, run
+        the agent loop), score the answer, persist what memory keeps of the turn, and build its row."""
+        trace: AgentTrace | None = None
+        if self.condition.tools:
+            prompt, trace = await self._agent_turn(turn, sent)
+            reply = turn_reply(trace)
+        else:
+            prompt = await self.agent.assemble(turn)
+            if sent is not None:
+                sent.set()
+            reply = await self.call_model(self.model_key, prompt.messages, turn_context(turn))
         self._count_failure(reply.error_type, reply.error_message)
         raw = reply.text if reply.ok else None
         score = await self._score_and_remember(turn, raw, prompt.resolution.supplying_sessions)
-        return self._row(turn, prompt, reply, score).as_row()
+        return self._row(turn, prompt, reply, score, trace).as_row()
+
+    async def _agent_turn(
+        self, turn: Mapping[str, Any], sent: asyncio.Event | None
+    ) -> tuple[TurnPrompt, AgentTrace]:
+        """The turn through the agent loop: its tools on a sandboxed read-only connection of the turn's
+        source, each step one request (and request-store record) of the turn's cell."""
+        source, context = turn["source"], turn_context(turn)
+
+        async def complete(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ModelReply:
+            if sent is not None:
+                sent.set()
+            return await self.call_model(self.model_key, messages, context, tools=tools)
+
+        stats = await asyncio.to_thread(self._schema_stats, source)
+        with self._pools[source].connection() as conn:
+            db = DbTools(conn, SOURCE_BY_PREFIX[source], stats, sql_timeout_s=self.timeout_s)
+            return await agent_turn(self.agent, turn, TurnTools(db), complete, self.agent_limits)
+
+    def _schema_stats(self, source: str) -> SchemaStats:
+        """The source's schema statistics for the agent's tools, read once (its pool checks the file first)."""
+        with self._pools_lock:
+            known = self._stats.get(source)
+        if known is None:
+            with self._pool(source).connection() as conn:
+                known = introspect(conn, SOURCE_BY_PREFIX[source])
+            with self._pools_lock:
+                self._stats[source] = known
+        return known
 
     async def _score_and_remember(
         self, turn: Mapping[str, Any], raw: str | None, supplying: Sequence[str]
@@ -367,8 +425,16 @@ class PartitionRunner:
             self.agent.persist(turn, score.extracted_sql, score.result_summary)
         return score
 
-    def _row(self, turn: Mapping[str, Any], prompt: TurnPrompt, reply: ModelReply, score: TurnScore) -> TurnResult:
+    def _row(
+        self,
+        turn: Mapping[str, Any],
+        prompt: TurnPrompt,
+        reply: ModelReply,
+        score: TurnScore,
+        trace: AgentTrace | None = None,
+    ) -> TurnResult:
         return TurnResult(
+            **agent_columns(trace),
             session_id=turn["session_id"],
             source=turn["source"],
             tier=turn["tier"],

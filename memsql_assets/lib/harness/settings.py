@@ -6,6 +6,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memsql_assets.lib.errors import MemsqlError
 
+# The agent loop's defaults (conditions with tools): steps per turn, and a turn's time limit in seconds.
+DEFAULT_MAX_STEPS = 15
+DEFAULT_TURN_TIME_S = 600.0
+
 
 class EpochsError(MemsqlError):
     """An epoch count below 1 (names the setting or flag and the allowed range)."""
@@ -73,6 +77,15 @@ class EvalSettings(BaseModel):
         description="Stop before the run when the upper bound of what it would spend (model calls not in the "
         "request store x the registry's prices at their largest, `memsql eval --dry-run`) exceeds this many "
         "USD; unset: no cap (`memsql eval --max-cost`).",
+    )
+    agent_max_steps: int = Field(
+        default=DEFAULT_MAX_STEPS,
+        description="Conditions with tools (T): the agent's step budget per turn, one model request a step; "
+        "at least 1.",
+    )
+    agent_time_limit_s: float = Field(
+        default=DEFAULT_TURN_TIME_S,
+        description="Conditions with tools (T): the time limit of one agent turn in seconds; at least 1.",
     )
     wave_size: int | None = Field(
         default=None,

@@ -20,8 +20,8 @@ from typing import Any
 
 import pyarrow as pa
 
-# 4: retries, reasoning_tokens, stale_state; 3: epoch; 2: contamination by provenance (contamination_source, fallback_match, *_sessions)
-SCHEMA_VERSION = 4
+# 5: the agent measures (steps … agent_trace); 4: retries, reasoning_tokens, stale_state; 3: epoch; 2: contamination by provenance (contamination_source, fallback_match, *_sessions)
+SCHEMA_VERSION = 5
 
 # Arrow type -> the DuckDB type dbt casts the column to.
 DUCKDB_TYPES: Mapping[pa.DataType, str] = {
@@ -115,6 +115,50 @@ class TurnResult:
         pa.string(), "JSON: the sessions whose episodes supplied a resolved key."
     )
     retrieval_ms: float = column(pa.float64(), "Time spent on memory retrieval, in milliseconds.")
+    steps: int = column(
+        pa.int32(),
+        "Agent steps (model requests) of the turn; 0 under a condition without tools.",
+        since=5,
+        fill=0,
+    )
+    tool_calls: int = column(
+        pa.int32(),
+        "Tool calls of the agent's steps, a composite's calls each counted; 0 without tools.",
+        since=5,
+        fill=0,
+    )
+    explore_share: float = column(
+        pa.float64(),
+        "Share of the agent's phase-classified tool calls that explore; 0 without tools.",
+        since=5,
+        fill=0.0,
+    )
+    execute_share: float = column(
+        pa.float64(),
+        "Share of the agent's phase-classified tool calls that execute; 0 without tools.",
+        since=5,
+        fill=0.0,
+    )
+    validate_share: float = column(
+        pa.float64(),
+        "Share of the agent's phase-classified tool calls that validate; 0 without tools.",
+        since=5,
+        fill=0.0,
+    )
+    composite_uses: int = column(
+        pa.int32(), "Calls of the trajectory store's composite tools; 0 without tools.", since=5, fill=0
+    )
+    trajectory_tables_used: bool | None = column(
+        pa.bool_(),
+        "The agent's calls touched a table of the retrieved trajectory; null: no trajectory, or no tools.",
+        since=5,
+    )
+    agent_trace: str | None = column(
+        pa.string(),
+        "JSON: the agent's trace (outcome, final SQL, each step's tool calls and tokens; its timings left "
+        "out); null without tools.",
+        since=5,
+    )
     benchmark_version: str = column(pa.string(), "Benchmark version the partition was evaluated against.")
     schema_version: int = column(pa.int32(), "Version of this row schema the file was written with.")
 

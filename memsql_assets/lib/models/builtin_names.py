@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memsql_assets.lib.vocabulary import REFERENCE_MODELS
+from memsql_assets.lib.vocabulary import REFERENCE_AGENT, REFERENCE_MODELS
 
 BUILTIN_PROVIDER = "memsql"
-# The reference agent (reference_agent.py): answers requests that offer tools with tool calls only.
-REFERENCE_AGENT = "gold-agent"
+# The reference agent (REFERENCE_AGENT, reference_agent.py) answers requests that offer tools with tool calls only.
 # Built-in model names per registry kind (litellm id `memsql/<name>`).
 BUILTIN_NAMES: dict[str, tuple[str, ...]] = {
     "builtin": (*REFERENCE_MODELS, REFERENCE_AGENT),

@@ -62,13 +62,10 @@ from typing import Any
 from memsql_assets.lib.atomic import atomic_path
 from memsql_assets.lib.benchmark.generate import sql_literal
 from memsql_assets.lib.errors import MemsqlError
-from memsql_assets.lib.models.builtin_names import (
-    REFERENCE_AGENT,
-    SIMULATED_LATENCY_PARAM,
-    smollm2_weights_path,
-)
+from memsql_assets.lib.models.builtin_names import SIMULATED_LATENCY_PARAM, smollm2_weights_path
 from memsql_assets.lib.models.reader_probe import read_prompt
 from memsql_assets.lib.models.reference_agent import AGENT_CONTEXT_FIELDS, SUBMIT_TOOL, next_action
+from memsql_assets.lib.vocabulary import REFERENCE_AGENT
 
 # Built-ins that answer with one stored SQL of the turn, verbatim: the turn field they read.
 FIXED_ANSWER = {"gold": "gt_sql", "paraphrase": "paraphrase_sql"}

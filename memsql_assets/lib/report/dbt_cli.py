@@ -26,7 +26,9 @@ from memsql_assets.lib.vocabulary import (
     GUESS_PROBE,
     MUST_SCORE_100,
     PAPER_BENCHMARK,
+    PAPER_CONDITIONS,
     PHENOMENA,
+    REFERENCE_AGENT,
     REFERENCE_MODELS,
     REPORT_SOURCES,
 )
@@ -54,7 +56,7 @@ def dbt_vars() -> dict[str, Any]:
         "sources": list(REPORT_SOURCES),
         "all_sources": ALL_SOURCES,
         "error_classes": list(ERROR_CLASSES),
-        "reference_models": list(REFERENCE_MODELS),
+        "reference_models": [*REFERENCE_MODELS, REFERENCE_AGENT],
         "must_score_100": list(MUST_SCORE_100),
         "guess_probe": GUESS_PROBE,
         "floor_condition": FLOOR_CONDITION,
@@ -63,9 +65,8 @@ def dbt_vars() -> dict[str, Any]:
         "paper_benchmark": PAPER_BENCHMARK,
         "extended_benchmark": EXTENDED_BENCHMARK,
         "phenomena": list(PHENOMENA),
-        # The conditions the paper evaluates (E, trajectory reuse, is this project's addition): a paper
-        # claim "in each condition" is checked in these, "in each memory condition" in all but A.
-        "paper_conditions": [c for c in CONDITION_NAMES if c != "E"],
+        # A paper claim "in each condition" is checked in these, "in each memory condition" in all but A.
+        "paper_conditions": list(PAPER_CONDITIONS),
         "result_columns": dbt_columns(),
         "result_column_docs": column_docs(),
     }

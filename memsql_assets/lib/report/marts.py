@@ -45,6 +45,7 @@ MARTS = (
     "reference_expectations",
     "agg_guess_rate",
     "agg_ex_by_phenomenon",
+    "agg_agent_steps",
 )
 # Marts with a `benchmark` column: their paper rows are the report's paper tables, their extended
 # rows the extended benchmark's, shown beside them (never pooled).
@@ -76,6 +77,7 @@ class Marts:
     reference_expectations: pd.DataFrame
     guess_rate: pd.DataFrame
     ex_by_phenomenon: pd.DataFrame  # extended benchmark only
+    agent_steps: pd.DataFrame  # turns through the agent loop only (conditions with tools); every benchmark
     extended_condition_summary: pd.DataFrame
     extended_ex_by_turn_depth: pd.DataFrame
     extended_ex_by_source: pd.DataFrame

@@ -38,6 +38,7 @@ SECTIONS: tuple[tuple[str, str | None, str], ...] = (
     ("Error taxonomy", "error_taxonomy", "error_taxonomy"),
     ("Contamination", "contamination", "contamination"),
     ("Tokens, latency and cost", "cost", "cost"),
+    ("Agents", None, "agents"),
 )
 
 

@@ -10,6 +10,7 @@ import pandas as pd
 from memsql_assets.lib.report import fmt
 from memsql_assets.lib.report.fmt import Table
 from memsql_assets.lib.report.marts import CONDITIONS, ERROR_CLASSES, SOURCES, Marts
+from memsql_assets.lib.trajectories.phases import PHASES
 from memsql_assets.lib.vocabulary import (
     EXTENDED_BENCHMARK,
     FLOOR_CONDITION,
@@ -516,6 +517,40 @@ def benchmarks_table(m: Marts) -> Table:
     )
 
 
+def agent_table(m: Marts) -> Table:
+    """AgentSM's measures per benchmark x model x condition x source, over the turns of the agent loop."""
+    df = m.agent_steps.copy()
+    df["ex_ci95"] = [
+        fmt.interval(lo, hi) for lo, hi in zip(df["ex_ci_lo_pct"], df["ex_ci_hi_pct"], strict=True)
+    ]
+    for phase in PHASES:
+        df[f"{phase}_pct"] = 100.0 * df[f"{phase}_share"]
+    return _table(
+        "agents",
+        "Agents: EX and steps per model × condition × source",
+        df,
+        [
+            ("benchmark", "benchmark", _text),
+            ("model", "model", _text),
+            ("condition", "condition", _text),
+            ("source", "source", _text),
+            ("turns", "n_turns", fmt.count),
+            ("EX %", "ex_pct", fmt.pct),
+            ("EX 95% CI", "ex_ci95", _text),
+            ("median steps", "median_steps", fmt.number),
+            ("tool calls / step", "mean_tool_calls_per_step", fmt.number),
+            ("explore %", "explore_pct", fmt.pct),
+            ("execute %", "execute_pct", fmt.pct),
+            ("validate %", "validate_pct", fmt.pct),
+            ("composite uses", "composite_uses", fmt.count),
+        ],
+        "Turns that ran through the agent loop with the exploration tools (condition T; agg_agent_steps): "
+        "each step is one model request. Phase shares: the mean per turn of the agent's tool calls in each "
+        "phase, by the trajectory store's phase rules. 95% CI: Wilson, the number of sessions as n. "
+        "Partitions of conditions without tools have no row.",
+    )
+
+
 def all_tables(m: Marts) -> list[Table]:
     return [
         summary_table(m),
@@ -523,6 +558,7 @@ def all_tables(m: Marts) -> list[Table]:
         benchmarks_table(m),
         phenomenon_table(m),
         paper_table(m),
+        agent_table(m),
         reference_table(m),
         guess_rate_table(m),
         paper_claims_table(m),

@@ -1,0 +1,31 @@
+-- AgentSM's measures per benchmark x model x condition x source, plus source = 'ALL' (grouping sets),
+-- over the turns that ran through the agent loop (steps > 0: conditions with tools): EX % with its 95 %
+-- Wilson interval over sessions, median steps, tool calls per step, phase shares and composite uses.
+with agent as (
+    select
+        benchmark,
+        model,
+        condition,
+        coalesce(source, '{{ var("all_sources") }}') as source,
+        count(distinct session_id) as n_sessions,
+        count(*) as n_turns,
+        count(*) filter (where ex_strict) as n_correct,
+        {{ pct('count(*) filter (where ex_strict)', 'count(*)') }} as ex_pct,
+        quantile_cont(steps, 0.5) as median_steps,
+        avg(steps) as mean_steps,
+        sum(tool_calls) / sum(steps) as mean_tool_calls_per_step,
+        avg(explore_share) as explore_share,
+        avg(execute_share) as execute_share,
+        avg(validate_share) as validate_share,
+        cast(sum(composite_uses) as bigint) as composite_uses,
+        avg(composite_uses) as mean_composite_uses_per_turn
+    from {{ ref('fct_turn_evaluations') }}
+    where steps > 0
+    group by grouping sets ((benchmark, model, condition, source), (benchmark, model, condition))
+)
+
+select
+    *,
+    ex_ci_lo(n_correct, n_turns, n_sessions) as ex_ci_lo_pct,
+    ex_ci_hi(n_correct, n_turns, n_sessions) as ex_ci_hi_pct
+from agent
