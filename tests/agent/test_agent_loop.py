@@ -215,7 +215,10 @@ def test_a_resumed_turn_replays_its_steps_without_the_model(bird, tmp_path):
     assert [s.latency_s for s in again.steps] == [s.latency_s for s in resumed.steps]
 
 
-def test_the_reference_agent_needs_the_tools(tmp_path):
+def test_the_reference_agent_answers_as_gold_without_tools_and_needs_submit_among_tools(tmp_path):
     gw = gateway(tmp_path, registry(tmp_path))
-    got = asyncio.run(gw.acomplete("gold-agent", turn_messages(), TURN, CELL))
+    single_shot = asyncio.run(gw.acomplete("gold-agent", turn_messages(), TURN, CELL))
+    assert single_shot.ok and single_shot.text == TURN["gt_sql"] and not single_shot.tool_calls
+    no_submit = [{"type": "function", "function": {"name": "list_tables", "parameters": {"type": "object"}}}]
+    got = asyncio.run(gw.acomplete("gold-agent", turn_messages(), TURN, {**CELL, "turn": 2}, tools=no_submit))
     assert got.error_type == "bad_request" and SUBMIT_TOOL in got.error_message

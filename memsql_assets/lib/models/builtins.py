@@ -68,7 +68,8 @@ from memsql_assets.lib.models.reference_agent import AGENT_CONTEXT_FIELDS, SUBMI
 from memsql_assets.lib.vocabulary import REFERENCE_AGENT
 
 # Built-ins that answer with one stored SQL of the turn, verbatim: the turn field they read.
-FIXED_ANSWER = {"gold": "gt_sql", "paraphrase": "paraphrase_sql"}
+# Asked without tools (a single-shot condition), the reference agent answers as gold does.
+FIXED_ANSWER = {"gold": "gt_sql", "paraphrase": "paraphrase_sql", REFERENCE_AGENT: "gt_sql"}
 # The turn fields each built-in may read. They are also part of its request key (gateway.py).
 BUILTIN_CONTEXT_FIELDS: dict[str, tuple[str, ...]] = {
     **{name: (field,) for name, field in FIXED_ANSWER.items()},
@@ -263,8 +264,6 @@ async def answer(
     home of the calling gateway (smollm2's weights live there)."""
     if name not in BUILTIN_CONTEXT_FIELDS:
         raise BuiltinRequestError(f"no built-in model '{name}' (known: {', '.join(BUILTIN_CONTEXT_FIELDS)})")
-    if name in AGENT_BUILTINS:
-        raise BuiltinRequestError(f"{name} is an agent: it answers only requests that offer tools")
     missing = [f for f in BUILTIN_CONTEXT_FIELDS[name] if f not in context]
     if missing:
         raise BuiltinRequestError(f"{name}: turn context lacks {', '.join(missing)}")

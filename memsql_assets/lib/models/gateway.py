@@ -693,7 +693,7 @@ class ModelGateway:
                 model=entry.litellm_model, messages=messages, num_retries=0, timeout=self.timeout_s, **call_kwargs
             )
             return extract_reply(response, self.max_chars, entry.litellm_model)
-        if entry.builtin_name in AGENT_BUILTINS:
+        if entry.builtin_name in AGENT_BUILTINS and call_kwargs.get("tools"):
             calls, p_tok, c_tok = agent_step(entry.builtin_name, messages, builtin_context, call_kwargs)
             return Extracted("", "", p_tok, c_tok, 0, calls)
         text, p_tok, c_tok = await answer(entry.builtin_name, messages, builtin_context, call_kwargs, self.home)
