@@ -60,7 +60,11 @@ def scripted_server(folder: Path, *stall: str) -> Iterator[tuple[str, Path]]:
         yield f"http://127.0.0.1:{port}/v1", log
     finally:
         proc.terminate()
-        proc.wait(timeout=10)
+        try:  # a loaded machine can hold a process in disk sleep for seconds past its signal
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=60)
 
 
 @pytest.fixture()

@@ -65,7 +65,11 @@ def serve(root: Path, control: Path):
         yield f"http://127.0.0.1:{port}"
     finally:
         proc.terminate()
-        proc.wait(timeout=10)
+        try:  # a loaded machine can hold a process in disk sleep for seconds past its signal
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=60)
 
 
 def fixture_fetch_config(path: Path, mirror_url: str, requests_per_second: float = 4) -> Path:
