@@ -63,6 +63,15 @@ HARNESS_CODE = (
     "lib/trajectories",
 )
 REPORT_CODE = ("lib/report",)
+# What a built-in model's answer is a function of, besides its request: part of its request key, so
+# that a changed reference model answers anew instead of replaying what its old code stored.
+BUILTIN_CODE = (
+    "lib/models/builtins.py",
+    "lib/models/builtin_names.py",
+    "lib/models/reader_probe.py",
+    "lib/models/reference_agent.py",
+    "lib/benchmark/templates",
+)
 # Code only the extended benchmark runs: the paper benchmark's assets leave it out of their versions,
 # so that editing an extended template never makes the paper benchmark or its evaluations stale.
 EXTENDED_ONLY_CODE = ("lib/benchmark/extended.py", "lib/benchmark/templates/extended")

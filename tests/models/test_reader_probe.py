@@ -59,3 +59,21 @@ def test_priority_resolved_then_recent_then_similar():
     only_similar = read_prompt("SEC", _texts(episodic=similar), ["older_year"], {})
     assert only_similar == {"older_year": 2019}
     assert read_prompt("SEC", _texts(), ["older_year"], {}) == {}
+
+
+def test_a_year_pair_missing_one_year_takes_the_adjacent_one():
+    # The window kept only a turn about the newer year: "both years" are that year and the one before.
+    recent = [{"question": "Now focus on the newer year. What was net income?", "sql": NET_INCOME_SQL}]
+    got = read_prompt("SEC", _texts(working=recent), ["ticker", "older_year", "newer_year"], {})
+    assert got == {"ticker": "ONC", "newer_year": 2022, "older_year": 2021}
+    # Text years stay text (Northwind's strftime years); a found pair is never overridden.
+    assert read_prompt("NW", _texts(), ["older_year", "newer_year"], {"older_year": "1997"}) == {
+        "older_year": "1997",
+        "newer_year": "1998",
+    }
+    assert read_prompt("SEC", _texts(), ["older_year", "newer_year"], {"older_year": 2019, "newer_year": 2022}) == {
+        "older_year": 2019,
+        "newer_year": 2022,
+    }
+    # Neither year in the prompt: nothing to infer from.
+    assert read_prompt("SEC", _texts(), ["older_year", "newer_year"], {}) == {}

@@ -26,6 +26,9 @@ def test_key_changes_with_what_determines_the_answer():
     assert request_key("openai/gpt-5-mini", {"max_tokens": 6}, MSGS) != base
     assert request_key("openai/gpt-5-mini", {"max_tokens": 5}, MSGS[:1]) != base
     assert request_key("openai/gpt-5-mini", {"max_tokens": 5}, MSGS, {"gt_sql": "SELECT 1"}) != base
+    # A built-in's code version: a changed reference model never replays its old code's answers.
+    builtin = request_key("memsql/gold", {}, MSGS, {"gt_sql": "SELECT 1"}, None, "v1")
+    assert builtin != request_key("memsql/gold", {}, MSGS, {"gt_sql": "SELECT 1"}, None, "v2")
 
 
 def test_secrets_do_not_enter_the_key():

@@ -51,6 +51,7 @@ from typing import Any
 import httpx
 import tenacity
 
+from memsql_assets.lib.code_versions import BUILTIN_CODE, code_version
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.models.builtins import (
     AGENT_BUILTINS,
@@ -97,6 +98,13 @@ ERROR_TYPES = ENDPOINT_FAILURES | {
 }
 # The key sent to an api_base whose entry names no api_key_env (servers that check none).
 NO_API_KEY = "no-key"
+
+
+@functools.cache
+def builtin_code_version() -> str:
+    """Part of a built-in's request key: a changed reference model answers anew instead of replaying
+    what its old code stored."""
+    return code_version(*BUILTIN_CODE)
 REPLAYED_NOTE = "replayed from the request store; `memsql eval --retry-errors` asks again"
 
 
@@ -451,6 +459,10 @@ def _record(
     }
 
 
+def _code(entry: ModelEntry) -> str | None:
+    return builtin_code_version() if entry.builtin_name is not None else None
+
+
 def endpoint(entry: ModelEntry) -> str:
     """Where a call goes, for error messages: the configured api_base, else the provider's default."""
     return entry.api_base or f"{entry.litellm_model.split('/', 1)[0]}'s default endpoint"
@@ -530,9 +542,8 @@ class ModelGateway:
         cell: Mapping[str, Any] | None = None,
     ) -> str:
         entry = self.registry.get(model_key)
-        return request_key(
-            entry.litellm_model, entry.call_params(), messages, self._builtin_context(entry, turn_context), cell
-        )
+        builtin_context = self._builtin_context(entry, turn_context)
+        return request_key(entry.litellm_model, entry.call_params(), messages, builtin_context, cell, _code(entry))
 
     @staticmethod
     def _builtin_context(entry: ModelEntry, turn_context: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -560,7 +571,7 @@ class ModelGateway:
         entry = self.registry.get(model_key)
         params = {**entry.call_params(), "tools": tools} if tools else entry.call_params()
         builtin_context = self._builtin_context(entry, turn_context or {})
-        key = request_key(entry.litellm_model, params, messages, builtin_context, cell)
+        key = request_key(entry.litellm_model, params, messages, builtin_context, cell, _code(entry))
 
         record = self.store.get(key)
         if record is not None and self._replayable(record):

@@ -6,8 +6,14 @@ first; the Similar past turns, in retrieval order. A past turn gives values when
 tell templates with the same SQL apart, its question) matches one of its source's turn templates,
 which the probe knows: for the matched template, a key k gets a value when k is in its `binds`
 (the value of its source placeholder, or of its `let` constant) or k is one of its refs used as a
-placeholder. A placeholder that is only the turn's `let` override binds nothing. The probe never
-sees a value by any other path: the gateway hands it only the fields in BUILTIN_CONTEXT_FIELDS.
+placeholder. A placeholder that is only the turn's `let` override binds nothing.
+
+One inference, as a careful LLM makes it: a session compares a year pair (`YEAR_PAIR`), and a turn
+about "both years" whose prompt shows only one of them takes the other to be the adjacent year (the
+LLM runs answered so: with the window past the turn that stated the older year, they used the year
+before the newer one). It is right whenever the pair is consecutive, as the paper benchmark's
+profiles choose it, and wrong where a correction or a gap made it otherwise. The probe never sees a
+value by any other path: the gateway hands it only the fields in BUILTIN_CONTEXT_FIELDS.
 """
 
 from __future__ import annotations
@@ -28,6 +34,8 @@ SIMILAR_HEADER = "Similar past turns:"
 # A SQL literal as generate.sql_literal writes one, or a key a probe left unfilled (`{key}`).
 _LITERAL = r"'(?:[^']|'')*'|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
 _UNFILLED_RE = re.compile(r"^\{[A-Za-z_][A-Za-z0-9_]*\}$")
+# The template keys of a session's compared years, older first: one implies the other (module docstring).
+YEAR_PAIR = ("older_year", "newer_year")
 
 
 @dataclass(frozen=True)
@@ -154,4 +162,18 @@ def read_prompt(
         for key, value in turn_values(prefix, turn).items():
             if key in keys and key not in found:
                 found[key] = value
-    return found
+    return {**found, **adjacent_year(keys, found)}
+
+
+def adjacent_year(keys: list[str], found: Mapping[str, Any]) -> dict[str, Any]:
+    """The missing year of a needed year pair, one year from the year that was found (text stays text)."""
+    older, newer = YEAR_PAIR
+    for missing, known, step in ((older, newer, -1), (newer, older, 1)):
+        if missing in keys and missing not in found and known in found:
+            year = found[known]
+            try:
+                inferred = int(year) + step
+            except (TypeError, ValueError):
+                return {}
+            return {missing: str(inferred) if isinstance(year, str) else inferred}
+    return {}

@@ -54,10 +54,12 @@ def request_key(
     messages: list[dict[str, Any]],
     builtin_context: Mapping[str, Any] | None = None,
     cell: Mapping[str, Any] | None = None,
+    builtin_code: str | None = None,
 ) -> str:
-    """sha256 of what determines the answer. `builtin_context` is only for built-ins, whose answer
-    also depends on the turn fields they read (see gateway.py for why); `cell` (evaluation_cell) makes
-    the answer that cell's own sample. Without both, the key is the schema-1 key of the same request."""
+    """sha256 of what determines the answer. `builtin_context` and `builtin_code` are only for
+    built-ins, whose answer also depends on the turn fields they read (see gateway.py for why) and on
+    their code's version; `cell` (evaluation_cell) makes the answer that cell's own sample. Without
+    them, the key is the schema-1 key of the same request."""
     material: dict[str, Any] = {
         "litellm_model": litellm_model,
         "params": scrub(params),
@@ -67,6 +69,8 @@ def request_key(
         material["builtin_context"] = builtin_context
     if cell is not None:
         material["cell"] = cell
+    if builtin_code is not None:
+        material["builtin_code"] = builtin_code
     return hashlib.sha256(canonical_json(material).encode("utf-8")).hexdigest()
 
 
