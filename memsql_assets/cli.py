@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import atexit
 import contextlib
-import functools
 import gc
 import json
 import math
@@ -146,7 +145,7 @@ def _export_benchmark(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from dagster import DagsterInstance
 
-    from memsql_assets.defs.evaluation.concurrent_runs import Workers, worker_count
+    from memsql_assets.defs.evaluation import concurrent_runs
     from memsql_assets.defs.instance import ensure_dagster_home
     from memsql_assets.lib.agent.conditions import CONDITIONS
     from memsql_assets.lib.console import captured
@@ -164,12 +163,12 @@ def _run(args: argparse.Namespace) -> int:
         return _print_plans(plans, max_cost, dry_run=True)
     ensure_dagster_home(home)
     log = None if args.verbose else _run_log(home)
-    workers = Workers(0 if args.skip_eval else worker_count(sum(map(len, cells.values()))))
-    with captured("memsql run", log) as console, DagsterInstance.get() as instance, contextlib.closing(workers):
+    with captured("memsql run", log) as console, DagsterInstance.get() as instance:
         console.stage("observing the source configurations")
         _observe_inputs(instance)
-        # A changed input: evaluations follow.
-        main = _main_job(instance, args.force, on_work=workers.start, benchmarks=benchmarks, say=console.stage)
+        # A changed input: evaluations follow, whose run processes fork from the server started here.
+        on_work = None if args.skip_eval else concurrent_runs.start
+        main = _main_job(instance, args.force, on_work=on_work, benchmarks=benchmarks, say=console.stage)
         ok = main["success"] and all(main["checks"].values())
         evaluations = []
         if ok and not args.skip_eval:
@@ -177,11 +176,11 @@ def _run(args: argparse.Namespace) -> int:
             for b, bc in cells.items():
                 why = _partitions_out_of_date(instance, bc, args.force, b)
                 evaluations += _evaluate_out_of_date(
-                    instance, bc, why, workers, max_cost, b, say=console.stage, wave_size=wave_size
+                    instance, bc, why, max_cost, b, say=console.stage, wave_size=wave_size
                 )
         if evaluations:
             console.stage("metrics: dbt build and the report, where Dagster reports them out of date")
-        report = _metrics_in(workers, instance, args.force) if evaluations else None
+        report = _metrics_after(evaluations, instance, args.force)
         console.stage("done")
     summary = _summary(home, main["run_id"], main["success"], main["checks"], benchmarks)
     summary["main_job_skipped"] = main["skipped"]
@@ -338,18 +337,17 @@ def _evaluate_out_of_date(
     instance: Any,
     cells: list[tuple[str, str]],
     why: dict[tuple[str, str], str | None],
-    workers: Any = None,
     max_cost: float | None = None,
     benchmark: str = PAPER_BENCHMARK,
     say: Any = None,
     wave_size: int | None = None,
 ) -> list[dict[str, Any]]:
-    """Evaluate the partitions Dagster reports out of date (and samples), as concurrent Dagster runs
-    on every core (`workers`, a concurrent_runs.Workers; None: this process alone); the others report
-    their current summary. A partition keeps its epochs: the re-run of one evaluated with several asks
-    the model only for what changed. `say`: one progress line per stage and partition (default stderr);
-    `wave_size`: the W of C and D (None: each model's max_concurrency)."""
-    from memsql_assets.defs.evaluation.concurrent_runs import run_cells
+    """Evaluate the partitions Dagster reports out of date (and samples), as concurrent Dagster runs,
+    one per core (concurrent_runs); the others report their current summary. A partition keeps its
+    epochs: the re-run of one evaluated with several asks the model only for what changed. `say`: one
+    progress line per stage and partition (default stderr); `wave_size`: the W of C and D (None: each
+    model's max_concurrency)."""
+    from memsql_assets.defs.evaluation.concurrent_runs import in_run_worker, run_cells, slots
     from memsql_assets.lib.memory.redis_service import redis_connection
 
     say = say or _to_stderr
@@ -359,26 +357,19 @@ def _evaluate_out_of_date(
     todo = sorted((c for c in cells if c not in out), key=lambda cell: conditions.index(cell[1]), reverse=True)
     out.update(_over_budget(todo, epochs, max_cost, benchmark, say))
     todo = [cell for cell in todo if cell not in out]
-    if workers is not None and len(todo) > 1:
-        workers.start()
-    pool = workers.pool if workers is not None else None
-    processes = 1 + (workers.n if pool else 0)
+    threads = slots(len(todo))
     say(
-        f"evaluations ({benchmark} benchmark): {len(todo)} partitions to run in {processes} processes, "
+        f"evaluations ({benchmark} benchmark): {len(todo)} partitions to run, {threads} at a time, "
         f"{len(out)} up to date or left out"
     )
     progress = _condition_progress(todo, say)
 
+    def run(model: str, condition: str) -> dict[str, Any]:
+        return in_run_worker(_evaluate_here, model, condition, epochs[(model, condition)], benchmark, wave_size)
+
     # One Redis for all the runs: a private server stops when its first user's block ends.
-    with redis_connection(memsql_home()) if pool else contextlib.nullcontext():
-        done = run_cells(
-            todo,
-            lambda m, c: _evaluate(instance, m, c, epochs=epochs[(m, c)], benchmark=benchmark, wave_size=wave_size),
-            functools.partial(_evaluate_in_worker, epochs=epochs, benchmark=benchmark, wave_size=wave_size),
-            pool,
-            workers.n if pool else 0,
-            on_result=progress,
-        )
+    with redis_connection(memsql_home()):
+        done = run_cells(todo, run, threads, on_result=progress)
     out.update({cell: {**result, "benchmark": benchmark, "why": why[cell]} for cell, result in done.items()})
     return [out[cell] for cell in cells]
 
@@ -459,19 +450,14 @@ def _wave_size_now(model: str, requested: int | None) -> int:
     return resolve_wave_size(requested, load_registry().get(model).max_concurrency)
 
 
-def _evaluate_in_worker(
-    model: str,
-    condition: str,
-    epochs: dict[tuple[str, str], int | None] | None = None,
-    benchmark: str = PAPER_BENCHMARK,
-    wave_size: int | None = None,
+def _evaluate_here(
+    model: str, condition: str, epochs: int | None, benchmark: str, wave_size: int | None
 ) -> dict[str, Any]:
-    """One partition in a worker process of `memsql run` (its environment names the same instance)."""
+    """One partition in a run worker of `memsql run` (its environment names the same instance)."""
     from dagster import DagsterInstance
 
     with DagsterInstance.get() as instance:
-        epochs_now = (epochs or {}).get((model, condition))
-        return _evaluate(instance, model, condition, epochs=epochs_now, benchmark=benchmark, wave_size=wave_size)
+        return _evaluate(instance, model, condition, epochs=epochs, benchmark=benchmark, wave_size=wave_size)
 
 
 def _evaluate(
@@ -488,8 +474,8 @@ def _evaluate(
     """One turn_results partition through Dagster (recorded in the instance); returns its summary.
     `sessions`, `epochs`, `only_failed`, `retry_errors`, `wave_size`: the evaluation resource's fields
     of that name, passed as the run's config (validated by the caller; None: the resource's default).
-    The job comes from the definitions
-    without the dbt metrics: no evaluation process pays for importing those."""
+    The job comes from the definitions without the dbt metrics: no evaluation process pays for
+    importing those."""
     from memsql_assets.defs.evaluation.partitions import model_partitions, partition_key
     from memsql_assets.defs.evaluation.resources import SAMPLE_TAG, evaluation_run_config
     from memsql_assets.defs.jobs import EVALUATE_JOBS
@@ -517,9 +503,10 @@ def _evaluate(
 
         with _stdout_to_stderr():  # the code server it starts logs to stdout, which carries the summary
             return submit_evaluation(instance, model, condition, run_config)
+    key = partition_key(model, condition)
     result = defs.resolve_job_def(EVALUATE_JOBS[benchmark]).execute_in_process(
         instance=instance,
-        partition_key=partition_key(model, condition),
+        partition_key=key,
         raise_on_error=False,
         run_config=run_config,
         tags={SAMPLE_TAG: str(sessions)} if sessions is not None else None,
@@ -545,18 +532,20 @@ def _run_outcome(result: Any, cell: dict[str, Any], summary_path: Path) -> dict[
     return out
 
 
-def _metrics_in(workers: Any, instance: Any, force: bool) -> dict[str, Any]:
-    """`_metrics` in the worker that imported the dbt metrics while the main job ran (a
-    concurrent_runs.Workers), else here."""
-    from concurrent.futures.process import BrokenProcessPool
+def _metrics_after(evaluations: list[dict[str, Any]], instance: Any, force: bool) -> dict[str, Any] | None:
+    """The metrics after the evaluations: in a run worker when any partition ran (the fork server
+    is up and has dagster-dbt imported), else here (nothing new: usually only the check)."""
+    from memsql_assets.defs.evaluation import concurrent_runs
 
-    if workers.pool is not None:
-        with contextlib.suppress(BrokenProcessPool):  # a worker died: the metrics run here
-            return workers.pool.submit(_metrics_in_worker, force).result()
+    if not evaluations:
+        return None
+    if any(not e.get("skipped") for e in evaluations):
+        return concurrent_runs.in_run_worker(_metrics_here, force)
     return _metrics(instance, force)
 
 
-def _metrics_in_worker(force: bool) -> dict[str, Any]:
+def _metrics_here(force: bool) -> dict[str, Any]:
+    """`_metrics` in a run worker of `memsql run`, which imported dagster-dbt before it was needed."""
     from dagster import DagsterInstance
 
     with DagsterInstance.get() as instance:

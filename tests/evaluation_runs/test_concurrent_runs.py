@@ -1,17 +1,16 @@
-"""`memsql run` evaluates out-of-date partitions as concurrent Dagster runs: this process and a
-spawned worker take cells from one queue. The rows are those of one-at-a-time evaluation."""
+"""`memsql run` evaluates out-of-date partitions as concurrent Dagster runs, one per core, each in a run
+worker forked from a preloaded server. The rows are those of one-at-a-time evaluation."""
 
 from __future__ import annotations
 
-import contextlib
 import os
-import time
+import threading
 
 import dagster as dg
 import pandas as pd
 
 from memsql_assets import cli
-from memsql_assets.defs.evaluation.concurrent_runs import Workers, run_cells
+from memsql_assets.defs.evaluation.concurrent_runs import run_cells
 from memsql_assets.defs.instance import ensure_dagster_home
 from memsql_assets.lib.harness.evaluate import evaluate_partition
 from memsql_assets.lib.harness.results import RESULT_FILE, comparable_rows, partition_dir
@@ -20,53 +19,31 @@ from tests.metrics.conftest import fresh_home
 CELLS = [("gold", "A"), ("recall-probe", "B"), ("recall-probe", "C")]
 
 
-def _wait_for_a_file(directory, timeout_s: float = 180.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not any(directory.iterdir()):
-        assert time.monotonic() < deadline, "the worker never took a cell"
-        time.sleep(0.05)
+def test_cells_run_at_the_same_time_and_each_once():
+    started = threading.Barrier(2, timeout=60)  # each run waits for the other: both must be in flight
+
+    def run(model: str, condition: str) -> dict:
+        started.wait()
+        return {"model": model, "condition": condition, "thread": threading.get_ident()}
+
+    done = run_cells([("m", "X"), ("m", "Y")], run, threads=2)
+    assert set(done) == {("m", "X"), ("m", "Y")}
+    assert len({r["thread"] for r in done.values()}) == 2
 
 
-def _record_pid(model: str, condition: str) -> dict:
-    (_marks() / f"{model}-{condition}").write_text(str(os.getpid()))
-    return {"pid": os.getpid()}
+def test_a_run_that_raises_fails_its_cell_and_the_others_go_on():
+    def run(model: str, condition: str) -> dict:
+        if condition == "Y":
+            raise RuntimeError("no instance")
+        return {"model": model, "condition": condition, "success": True}
 
-
-def _die(model: str, condition: str) -> dict:
-    (_marks() / f"{model}-{condition}").write_text("dying")
-    os._exit(1)
-
-
-def _marks():
-    from pathlib import Path
-
-    return Path(os.environ["MEMSQL_TEST_MARKS"])
-
-
-def test_cells_are_spread_over_this_process_and_a_worker(tmp_path, monkeypatch):
-    monkeypatch.setenv("MEMSQL_TEST_MARKS", str(tmp_path))
-    workers = Workers(1)
-    workers.start()
-    try:
-        # this process holds its cell until the worker has done one: both must take part
-        here = lambda m, c: _wait_for_a_file(tmp_path) or {"pid": os.getpid()}  # noqa: E731
-        done = run_cells([("m", "X"), ("m", "Y")], here, _record_pid, workers.pool, 1)
-    finally:
-        workers.close()
-    assert len({r["pid"] for r in done.values()}) == 2
-
-
-def test_a_worker_that_dies_fails_its_cell_and_this_process_does_the_rest(tmp_path, monkeypatch):
-    monkeypatch.setenv("MEMSQL_TEST_MARKS", str(tmp_path))
-    workers = Workers(1)
-    workers.start()
-    try:
-        here = lambda m, c: _wait_for_a_file(tmp_path) or {"pid": os.getpid()}  # noqa: E731
-        done = run_cells([("m", "X"), ("m", "Y"), ("m", "Z")], here, _die, workers.pool, 1)
-    finally:
-        workers.close()
-    failed = [cell for cell, r in done.items() if r.get("success") is False]
-    assert len(done) == 3 and len(failed) == 1 and "worker" in done[failed[0]]["error"]
+    ended = []
+    done = run_cells(
+        [("m", "X"), ("m", "Y"), ("m", "Z")], run, threads=2, on_result=lambda c, r: ended.append(c)
+    )
+    assert sorted(ended) == [("m", "X"), ("m", "Y"), ("m", "Z")]
+    assert done[("m", "Y")]["success"] is False and "no instance" in done[("m", "Y")]["error"]
+    assert done[("m", "X")]["success"] and done[("m", "Z")]["success"]
 
 
 def test_concurrent_runs_give_the_rows_of_one_at_a_time(tmp_path, monkeypatch, small_home):
@@ -79,11 +56,24 @@ def test_concurrent_runs_give_the_rows_of_one_at_a_time(tmp_path, monkeypatch, s
     ensure_dagster_home(home)
     with dg.DagsterInstance.get() as instance:
         instance.add_dynamic_partitions("model", sorted({m for m, _ in CELLS}))
-        with contextlib.closing(Workers(1)) as workers:
-            out = cli._evaluate_out_of_date(instance, CELLS, dict.fromkeys(CELLS, "missing"), workers)
+        out = cli._evaluate_out_of_date(instance, CELLS, dict.fromkeys(CELLS, "missing"))
         runs = instance.get_runs(filters=dg.RunsFilter(job_name="evaluate"))
+        # Each run ran in a run worker of its own, not in this process.
+        workers = {
+            e.dagster_event.pid
+            for r in runs
+            for e in instance.all_logs(r.run_id)
+            if e.dagster_event_type == dg.DagsterEventType.STEP_START
+        }
     assert [(e["model"], e["condition"], e["success"]) for e in out] == [(*c, True) for c in CELLS]
     assert len(runs) == len(CELLS) and all(r.is_success for r in runs)
+    assert sorted(
+        r.tags["dagster/partition/model"] + "/" + r.tags["dagster/partition/condition"] for r in runs
+    ) == [f"{m}/{c}" for m, c in sorted(CELLS)]
+    assert len(workers) == len(CELLS) and os.getpid() not in workers
     for cell in CELLS:
-        rows = [pd.read_parquet(partition_dir(h, *cell) / RESULT_FILE).to_dict("records") for h in (sequential, home)]
+        rows = [
+            pd.read_parquet(partition_dir(h, *cell) / RESULT_FILE).to_dict("records")
+            for h in (sequential, home)
+        ]
         assert comparable_rows(rows[0]) == comparable_rows(rows[1]), cell

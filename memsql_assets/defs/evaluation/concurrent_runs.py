@@ -1,6 +1,14 @@
-"""Evaluate several `turn_results` partitions as concurrent Dagster runs: one in this process, one in
-each worker process (one per further core). Each is an ordinary run of the evaluate job on the same
-instance, so the UI shows them side by side; the cells are taken from one queue, largest first."""
+"""Run several Dagster runs at once, as many as the machine has cores, each an ordinary run on the
+instance (the UI shows them side by side).
+
+Each run has a run worker process of its own, as Dagster's run launchers give one: forked from a
+fork server that imported memsql and dagster-dbt once (`PRELOAD`), so a run starts warm, and started
+when its slot is free; it executes the run and sends back its summary. The threads here only wait
+on their workers. Runs as threads of one process would share Python's logging, and Dagster
+reconfigures it (`logging.config.dictConfig`) as each run starts: two runs starting and logging at
+once deadlock in the logging locks. The fork server starts when `start` is called, so that its
+imports overlap the work before the first run (`memsql run` calls it when the main job has work).
+"""
 
 from __future__ import annotations
 
@@ -9,73 +17,60 @@ import os
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import forkserver
+from multiprocessing.connection import Connection
 from typing import Any
 
 Cell = tuple[str, str]  # (model, condition)
-MAX_WORKERS = 7  # each worker holds its own embedding model and stores (~0.5 GB)
+# What a run worker needs imported: the CLI's run functions, the evaluation and the dbt metrics.
+PRELOAD = ("memsql_assets.cli", "memsql_assets.definitions", "memsql_assets.lib.harness.evaluate")
+FORKSERVER = "forkserver"
 
 
-def worker_count(cells: int) -> int:
-    """Worker processes beside this one: one per further core, never more than there is work for."""
-    return max(0, min((os.cpu_count() or 1) - 1, cells - 1, MAX_WORKERS))
+def slots(cells: int) -> int:
+    """Runs at once: one per core, never more than there is work for."""
+    return max(1, min(os.cpu_count() or 1, cells))
 
 
-class Workers:
-    """Worker processes for concurrent partition runs, started once, on demand: `memsql run` starts
-    them when it has work, so that their imports overlap the main job instead of the evaluations.
-    One of them also imports the dbt metrics: the metrics run goes there, and the main
-    process, which starts everything, never pays for them."""
-
-    def __init__(self, n: int):
-        self.n = n
-        self.pool: ProcessPoolExecutor | None = None
-
-    def start(self) -> None:
-        if self.pool is None and self.n > 0:
-            # spawn, not fork: this process may already hold torch's OpenMP threads and open stores
-            self.pool = ProcessPoolExecutor(max_workers=self.n, mp_context=multiprocessing.get_context("spawn"))
-            for _ in range(self.n):
-                self.pool.submit(_warm)
-            self.pool.submit(_warm_metrics)
-
-    def close(self) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(cancel_futures=True)
-            self.pool = None
+def start() -> None:
+    """Start the fork server with memsql imported (a no-op once it runs)."""
+    multiprocessing.get_context(FORKSERVER).set_forkserver_preload(list(PRELOAD))
+    forkserver.ensure_running()
 
 
-def _warm() -> None:
-    """What a worker's first run would otherwise spend its first seconds on."""
-    import memsql_assets.defs.without_metrics  # noqa: F401
-    import memsql_assets.lib.harness.evaluate  # noqa: F401
-    from memsql_assets.lib.memory.embeddings import embedding_function
-
-    embedding_function()
+def _work(send: Connection, run: Callable[..., dict[str, Any]], args: tuple[Any, ...]) -> None:
+    send.send(run(*args))
 
 
-def _warm_metrics() -> None:
-    import memsql_assets.definitions  # noqa: F401
+def in_run_worker(run: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
+    """`run(*args)` (a module-level function returning a summary) in a run worker process."""
+    start()
+    context = multiprocessing.get_context(FORKSERVER)
+    receive, send = context.Pipe(duplex=False)
+    worker = context.Process(target=_work, args=(send, run, args), daemon=True)
+    worker.start()
+    send.close()
+    try:
+        return receive.recv()
+    except EOFError:  # the worker died before it answered
+        worker.join()
+        return {"success": False, "error": f"the run worker exited with code {worker.exitcode}"}
+    finally:
+        worker.join()
+        receive.close()
 
 
 def run_cells(
     cells: Iterable[Cell],
-    here: Callable[[str, str], dict[str, Any]],
-    there: Callable[[str, str], dict[str, Any]],
-    pool: ProcessPoolExecutor | None,
-    workers: int,
+    run: Callable[[str, str], dict[str, Any]],
+    threads: int,
     on_result: Callable[[Cell, dict[str, Any]], None] | None = None,
 ) -> dict[Cell, dict[str, Any]]:
-    """`here(model, condition)` in this thread, `there` (a picklable function) in the workers, until
-    the queue is empty. A worker that dies leaves its cell failed and the rest to this process.
-    `on_result(cell, result)` is called as each cell ends, from the thread that ran it."""
+    """`run(model, condition)` for every cell, `threads` at a time, taken from one queue in order.
+    A cell whose run raises is reported failed with the error; the others go on. `on_result(cell,
+    result)` is called as each cell ends, from the thread that ran it."""
     queue = deque(cells)
     results: dict[Cell, dict[str, Any]] = {}
-
-    def record(cell: Cell, result: dict[str, Any]) -> None:
-        results[cell] = result
-        if on_result is not None:
-            on_result(cell, result)
 
     def feed() -> None:
         while True:
@@ -84,20 +79,16 @@ def run_cells(
             except IndexError:
                 return
             try:
-                record(cell, pool.submit(there, *cell).result())  # type: ignore[union-attr]
-            except Exception as exc:  # a crashed worker process: say so for this cell, stop feeding
-                record(cell, {"model": cell[0], "condition": cell[1], "success": False, "error": f"worker: {exc!r}"})
-                return
+                result = run(*cell)
+            except Exception as exc:  # the run could not even start: say so for this cell
+                result = {"model": cell[0], "condition": cell[1], "success": False, "error": repr(exc)}
+            results[cell] = result
+            if on_result is not None:
+                on_result(cell, result)
 
-    feeders = [threading.Thread(target=feed, daemon=True) for _ in range(workers if pool else 0)]
+    feeders = [threading.Thread(target=feed, daemon=True) for _ in range(max(1, threads))]
     for t in feeders:
         t.start()
-    while True:
-        try:
-            cell = queue.popleft()
-        except IndexError:
-            break
-        record(cell, here(*cell))
     for t in feeders:
         t.join()
     return results
