@@ -35,6 +35,7 @@ CLASS_COLORS = {
     "runtime_error": "#8c564b",
     "empty": "#7f7f7f",
     "model_error": "#17becf",
+    "memory_error": "#bcbd22",
 }
 ABLATION_TERMS = (
     ("win_pp", "Win"),

@@ -1,0 +1,126 @@
+"""Which class implements a condition's memory, and its parameters, checked before anything runs.
+
+A condition's `memory.implementation` (conditions.yaml) is, in this order:
+
+1. a built-in name (`BUILTIN_MEMORIES`);
+2. the name of an entry point of the group `memsql.memory` of an installed package (its
+   pyproject's `[project.entry-points."memsql.memory"]`: `name = "package.module:Class"`);
+3. `package.module:Class` of an importable module.
+
+The class implements the memory protocol (protocol.py; subclassing `MemoryBase` gives the defaults)
+and declares its parameters as a pydantic model `Params`; the condition's `params` are validated by
+it. Every problem is one line naming the conditions file, the field and the cause: an unknown
+implementation, a plug-in that cannot be imported, a class that is not a memory, parameters that
+fail validation.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+from collections.abc import Iterable
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from memsql_assets.lib.agent.conditions import CONDITIONS, Condition
+from memsql_assets.lib.errors import ConfigError
+from memsql_assets.lib.memory.protocol import Memory
+
+ENTRY_POINT_GROUP = "memsql.memory"
+BUILTIN_MEMORIES: dict[str, str] = {
+    "none": "memsql_assets.lib.memory.builtin:Stateless",
+    "window": "memsql_assets.lib.memory.builtin:Window",
+    "episodic": "memsql_assets.lib.memory.builtin:Episodic",
+    "trajectory": "memsql_assets.lib.memory.builtin:Trajectory",
+    "summary": "memsql_assets.lib.memory.summary:RollingSummary",
+    "mem0": "memsql_assets.lib.memory.mem0_memory:Mem0Memory",
+}
+# What every memory must have (the rest has defaults in MemoryBase, or is looked up with one).
+REQUIRED_METHODS = ("retrieve", "persist")
+
+
+def _entry_points() -> dict[str, str]:
+    return {ep.name: ep.value for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def implementation_target(condition: Condition) -> str:
+    """`module:Class` of the condition's memory: a built-in, an entry point, or the name itself."""
+    name = condition.implementation
+    if name in BUILTIN_MEMORIES:
+        return BUILTIN_MEMORIES[name]
+    plugins = _entry_points()
+    if name in plugins:
+        return plugins[name]
+    if ":" in name:
+        return name
+    known = ", ".join([*BUILTIN_MEMORIES, *sorted(plugins)])
+    raise ConfigError(
+        condition.file,
+        condition.field_path("memory", "implementation"),
+        f"unknown memory implementation {name!r}; expected one of {known} (built in, or entry points of the "
+        f"group {ENTRY_POINT_GROUP}) or package.module:Class",
+    )
+
+
+def memory_class(condition: Condition) -> type:
+    """The class of the condition's memory, imported (a failure is one line naming the field)."""
+    target = implementation_target(condition)
+    where = condition.field_path("memory", "implementation")
+    module_name, _, class_name = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:  # a plug-in's own import error, whatever its type
+        raise ConfigError(
+            condition.file, where, f"cannot import {module_name} for {condition.implementation!r}: {type(exc).__name__}: {exc}"
+        ) from None
+    cls = getattr(module, class_name, None) if class_name else None
+    if not isinstance(cls, type):
+        raise ConfigError(condition.file, where, f"{module_name} has no class {class_name!r} ({target})")
+    missing = [m for m in REQUIRED_METHODS if not callable(getattr(cls, m, None))]
+    if missing:
+        raise ConfigError(
+            condition.file, where, f"{target} is not a memory: it lacks {', '.join(missing)} (memory protocol)"
+        )
+    return cls
+
+
+def memory_params(condition: Condition, cls: type) -> BaseModel | None:
+    """The condition's params validated by the class's `Params` (None: the class declares none, and
+    none may be given)."""
+    schema = getattr(cls, "Params", None)
+    if schema is None:
+        if condition.params:
+            field = condition.field_path("memory", "params", next(iter(condition.params)))
+            raise ConfigError(condition.file, field, f"{cls.__name__} takes no parameters")
+        return None
+    try:
+        return schema.model_validate(dict(condition.params))
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        loc = [str(p) for p in error["loc"]]
+        field = condition.field_path("memory", "params", *loc)
+        return _params_error(condition, field, error, exc)
+
+
+def _params_error(condition: Condition, field: str, error: Any, exc: ValidationError) -> BaseModel:
+    value = error.get("input")
+    if error["type"] == "extra_forbidden":
+        raise ConfigError(condition.file, field, "unknown parameter") from None
+    if error["type"] == "missing":
+        raise ConfigError(condition.file, field, "missing required parameter") from None
+    raise ConfigError(condition.file, field, f"{error['msg']}, got {value!r}") from None
+
+
+def build_memory(condition: Condition) -> Memory:
+    """A fresh, unopened memory for one partition run of `condition`."""
+    cls = memory_class(condition)
+    params = memory_params(condition, cls)
+    return cls(params) if params is not None else cls()
+
+
+def check_conditions(names: Iterable[str] | None = None) -> None:
+    """Every condition's (or those named) memory imports and accepts its parameters; else one line."""
+    for name in names if names is not None else CONDITIONS:
+        condition = CONDITIONS[name]
+        memory_params(condition, memory_class(condition))
