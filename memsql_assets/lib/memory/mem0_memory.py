@@ -18,6 +18,7 @@ pure function of what the session stored.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 from typing import Any
@@ -75,9 +76,12 @@ def mem0_config(ctx: MemoryContext) -> dict[str, Any]:
 
 
 def _open_mem0(ctx: MemoryContext) -> Any:
-    # mem0 reads these when it is first imported: telemetry off, its own folder under the home.
+    # mem0 reads these when it is first imported: telemetry off (lib/offline.py sets it for every
+    # process; a library caller may not have), its own folder under the home rather than ~/.mem0.
     os.environ["MEM0_TELEMETRY"] = "False"
     os.environ.setdefault("MEM0_DIR", str(ctx.home / MEM0_STORE))
+    # Its warnings about optional extras (spaCy, fastembed) and resets are not about the run.
+    logging.getLogger("mem0").setLevel(logging.ERROR)
     try:
         from mem0 import Memory
     except ImportError as exc:

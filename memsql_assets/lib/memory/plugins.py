@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -97,19 +98,25 @@ def memory_params(condition: Condition, cls: type) -> BaseModel | None:
     try:
         return schema.model_validate(dict(condition.params))
     except ValidationError as exc:
-        error = exc.errors()[0]
-        loc = [str(p) for p in error["loc"]]
-        field = condition.field_path("memory", "params", *loc)
-        return _params_error(condition, field, error, exc)
+        raise _params_error(condition, exc) from None
 
 
-def _params_error(condition: Condition, field: str, error: Any, exc: ValidationError) -> BaseModel:
-    value = error.get("input")
-    if error["type"] == "extra_forbidden":
-        raise ConfigError(condition.file, field, "unknown parameter") from None
-    if error["type"] == "missing":
-        raise ConfigError(condition.file, field, "missing required parameter") from None
-    raise ConfigError(condition.file, field, f"{error['msg']}, got {value!r}") from None
+def _field_loc(error: Any) -> list[str]:
+    """A validation error's field path, without the names pydantic gives the members of a union."""
+    return [str(p) for p in error["loc"] if re.fullmatch(r"\w+", str(p))]
+
+
+def _params_error(condition: Condition, exc: ValidationError) -> ConfigError:
+    """The first failing parameter, with what each form it may take expected (a union's members)."""
+    errors = exc.errors()
+    loc = _field_loc(errors[0])
+    field = condition.field_path("memory", "params", *loc)
+    if errors[0]["type"] == "extra_forbidden":
+        return ConfigError(condition.file, field, "unknown parameter")
+    if errors[0]["type"] == "missing":
+        return ConfigError(condition.file, field, "missing required parameter")
+    expected = list(dict.fromkeys(e["msg"] for e in errors if _field_loc(e) == loc))
+    return ConfigError(condition.file, field, f"{' or '.join(expected)}, got {errors[0].get('input')!r}")
 
 
 def build_memory(condition: Condition) -> Memory:
