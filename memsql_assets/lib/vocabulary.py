@@ -59,6 +59,9 @@ REFERENCE_AGENT = "gold-agent"
 # The reference model whose memory-critical EX under condition A is the benchmark's guess floor.
 GUESS_PROBE = REFERENCE_MODELS[-1]
 FLOOR_CONDITION = CONDITION_NAMES[0]
+# The paper's working-memory window of five turns: besides A, what every condition is compared with
+# (agg_condition_contrasts), the paper's ablation keeping its own terms (agg_ablation).
+WINDOW_CONDITION = "B_wm5"
 # The most a memory-critical turn may be guessed right without memory, in %: the design target of
 # the paper benchmark for the guess floor and for the mean guess_rate (docs/reference_models.md).
 GUESS_FLOOR_MAX_PCT = 5.0
