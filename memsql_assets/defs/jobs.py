@@ -62,8 +62,9 @@ OBSERVE_SOURCES_JOB = "observe_sources"
 OBSERVE_MODELS_JOB = "observe_models"
 observe_sources_job = dg.define_asset_job(
     OBSERVE_SOURCES_JOB,
-    selection=dg.AssetSelection.assets(*(f"raw_{name}" for name in SOURCE_NAMES)),
-    description="Observe each source's configuration and real files (raw_<source>).",
+    selection=dg.AssetSelection.assets(*(f"raw_{name}" for name in SOURCE_NAMES), "condition_registry"),
+    description="Observe each source's configuration and real files (raw_<source>), and each condition of the "
+    "conditions file (condition_registry).",
 )
 observe_models_job = dg.define_asset_job(
     OBSERVE_MODELS_JOB,

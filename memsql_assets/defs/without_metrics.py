@@ -10,7 +10,7 @@ from memsql_assets.defs.benchmark.assets import profiles, sessions
 from memsql_assets.defs.benchmark.checks import benchmark_checks
 from memsql_assets.defs.benchmark.extended import extended_checks, extended_sessions
 from memsql_assets.defs.evaluation.assets import extended_turn_results, semantic_memory, turn_results
-from memsql_assets.defs.evaluation.automation import model_registry, model_registry_sensor
+from memsql_assets.defs.evaluation.automation import condition_registry, model_registry, model_registry_sensor
 from memsql_assets.defs.evaluation.resources import EvaluationSettings
 from memsql_assets.defs.jobs import (
     evaluate_job,
@@ -30,6 +30,7 @@ defs = dg.Definitions(
         *raw_source_assets,
         *source_assets,
         model_registry,
+        condition_registry,
         profiles,
         sessions,
         extended_sessions,

@@ -6,6 +6,8 @@ configuration is, and when a turn_results partition is materialized.
   and removes it when it is disabled, unavailable or gone, so automation never requests it.
 - `model_registry` observes each model's configuration (litellm id, params, reasoning) as a data
   version: an edited entry shows in the UI as a new data version and marks its partitions stale.
+- `condition_registry` does the same for each condition of the conditions file (its memory
+  implementation, parameters, tools, a plug-in's source).
 - `turn_results` is materialized when a partition is missing, when the harness code version changes,
   or when an upstream data version changes (benchmark, sources, memories, the model's configuration).
 """
@@ -14,9 +16,14 @@ from __future__ import annotations
 
 import dagster as dg
 
-from memsql_assets.defs.evaluation.partitions import evaluation_partitions, model_partitions
+from memsql_assets.defs.evaluation.partitions import (
+    condition_partitions,
+    evaluation_partitions,
+    model_partitions,
+)
 from memsql_assets.defs.jobs import OBSERVE_MODELS_JOB, TURN_RESULTS
 from memsql_assets.defs.resources import model_api_keys
+from memsql_assets.lib.agent.conditions import CONDITIONS
 from memsql_assets.lib.code_versions import digest
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.models.registry import Registry, load_registry
@@ -45,6 +52,22 @@ def model_registry(context: dg.AssetExecutionContext) -> dg.DataVersionsByPartit
     keys = list(context.instance.get_dynamic_partitions(model_partitions.name))
     return dg.DataVersionsByPartition(
         {k: dg.DataVersion(v) for k, v in registry_versions(registry, keys).items()}
+    )
+
+
+@dg.observable_source_asset(
+    name="condition_registry",
+    group_name="evaluation",
+    partitions_def=condition_partitions,
+    description="Each condition of the conditions file (conditions.yaml, and MEMSQL_CONDITIONS_FILE's) as a data "
+    "version per `condition` partition: its memory implementation, parameters and tools, and a plug-in's source. "
+    "Editing a condition, or upgrading its plug-in, marks that condition's turn_results partitions stale.",
+)
+def condition_registry(context: dg.AssetExecutionContext) -> dg.DataVersionsByPartition:
+    from memsql_assets.lib.memory.plugins import condition_fingerprint
+
+    return dg.DataVersionsByPartition(
+        {name: dg.DataVersion(condition_fingerprint(c)) for name, c in CONDITIONS.items()}
     )
 
 

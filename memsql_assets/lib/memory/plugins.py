@@ -16,10 +16,14 @@ fail validation.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.metadata
+import importlib.util
+import json
 import re
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -124,6 +128,24 @@ def build_memory(condition: Condition) -> Memory:
     cls = memory_class(condition)
     params = memory_params(condition, cls)
     return cls(params) if params is not None else cls()
+
+
+def condition_fingerprint(condition: Condition) -> str:
+    """What a condition's results are a function of besides memsql's own code: its memory implementation,
+    parameters and tools, and for a plug-in its module's source (a changed plug-in makes them stale)."""
+    target = implementation_target(condition)
+    module = target.partition(":")[0]
+    source = None
+    if not module.startswith("memsql_assets."):  # memsql's own code is in the assets' code version
+        spec = importlib.util.find_spec(module)
+        origin = spec.origin if spec is not None else None
+        source = hashlib.sha256(Path(origin).read_bytes()).hexdigest() if origin and Path(origin).is_file() else None
+    spec_text = json.dumps(
+        {"target": target, "params": dict(condition.params), "tools": condition.tools, "source": source},
+        sort_keys=True,
+        default=str,
+    )
+    return hashlib.sha256(spec_text.encode()).hexdigest()[:16]
 
 
 def check_conditions(names: Iterable[str] | None = None) -> None:
