@@ -62,12 +62,17 @@ OBSERVE_SOURCES_JOB = "observe_sources"
 OBSERVE_MODELS_JOB = "observe_models"
 observe_sources_job = dg.define_asset_job(
     OBSERVE_SOURCES_JOB,
-    selection=dg.AssetSelection.assets(*(f"raw_{name}" for name in SOURCE_NAMES), "condition_registry"),
-    description="Observe each source's configuration and real files (raw_<source>), and each condition of the "
-    "conditions file (condition_registry).",
+    selection=dg.AssetSelection.assets(*(f"raw_{name}" for name in SOURCE_NAMES)),
+    description="Observe each source's configuration and real files (raw_<source>).",
 )
 observe_models_job = dg.define_asset_job(
     OBSERVE_MODELS_JOB,
     selection=dg.AssetSelection.assets("model_registry"),
     description="Observe each runnable model's registry entry (model_registry, one data version per model).",
+)
+OBSERVE_CONDITIONS_JOB = "observe_conditions"
+observe_conditions_job = dg.define_asset_job(
+    OBSERVE_CONDITIONS_JOB,
+    selection=dg.AssetSelection.assets("condition_registry"),
+    description="Observe each condition of the conditions file (condition_registry, one data version per condition).",
 )

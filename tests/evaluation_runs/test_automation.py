@@ -88,6 +88,11 @@ def _inputs_materialized(instance: dg.DagsterInstance) -> None:
         instance.report_runless_asset_event(
             dg.AssetMaterialization(key, tags={"dagster/data_version": "v1"})
         )
+    from memsql_assets.definitions import defs
+    from memsql_assets.defs.jobs import OBSERVE_CONDITIONS_JOB
+
+    # The conditions file, as `memsql run` and the conditions sensor observe it.
+    assert defs.resolve_job_def(OBSERVE_CONDITIONS_JOB).execute_in_process(instance=instance).success
 
 
 def _requested_models(result) -> dict[str, set[str]]:

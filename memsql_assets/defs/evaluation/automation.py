@@ -21,7 +21,7 @@ from memsql_assets.defs.evaluation.partitions import (
     evaluation_partitions,
     model_partitions,
 )
-from memsql_assets.defs.jobs import OBSERVE_MODELS_JOB, TURN_RESULTS
+from memsql_assets.defs.jobs import OBSERVE_CONDITIONS_JOB, OBSERVE_MODELS_JOB, TURN_RESULTS
 from memsql_assets.defs.resources import model_api_keys
 from memsql_assets.lib.agent.conditions import CONDITIONS
 from memsql_assets.lib.code_versions import digest
@@ -64,11 +64,31 @@ def model_registry(context: dg.AssetExecutionContext) -> dg.DataVersionsByPartit
     "Editing a condition, or upgrading its plug-in, marks that condition's turn_results partitions stale.",
 )
 def condition_registry(context: dg.AssetExecutionContext) -> dg.DataVersionsByPartition:
+    return dg.DataVersionsByPartition({name: dg.DataVersion(v) for name, v in condition_versions().items()})
+
+
+def condition_versions() -> dict[str, str]:
     from memsql_assets.lib.memory.plugins import condition_fingerprint
 
-    return dg.DataVersionsByPartition(
-        {name: dg.DataVersion(condition_fingerprint(c)) for name, c in CONDITIONS.items()}
-    )
+    return {name: condition_fingerprint(c) for name, c in CONDITIONS.items()}
+
+
+@dg.sensor(
+    minimum_interval_seconds=60,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    job_name=OBSERVE_CONDITIONS_JOB,
+    description="Observes `condition_registry` whenever a condition of the conditions file changes (its memory, "
+    "parameters, tools, a plug-in's source); the automation condition of turn_results then re-evaluates that "
+    "condition's partitions.",
+)
+def condition_registry_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
+    try:
+        fingerprint = digest(condition_versions())
+    except MemsqlError as exc:
+        return dg.SkipReason(f"conditions file is invalid: {exc}")
+    if fingerprint == context.cursor:
+        return dg.SkipReason("the conditions are unchanged")
+    return dg.SensorResult(run_requests=[dg.RunRequest()], cursor=fingerprint)
 
 
 def sync_model_partitions(instance: dg.DagsterInstance, registry: Registry) -> tuple[list[str], list[str]]:
