@@ -171,24 +171,19 @@ def evaluate_partition(
     )
     started = time.monotonic()
     rows: list[dict[str, Any]] = []
-    resumed = redone = 0
     stats_by_epoch: list[RunStats] = []
     # Epoch by epoch, each with its own memory and checkpoints: a finished epoch is resumed from its
     # checkpoints, or re-run from the request store (no model call) when its partition was published.
     for epoch in range(1, epochs + 1):
         runner, epoch_rows, stats = run.epoch(epoch, turns, retries.get(epoch, {}))
         rows += epoch_rows
-        resumed += stats.resumed_sessions
         stats_by_epoch.append(stats)
-        redone += stats.redone_sessions
     summary = summarize(
         rows, model_key, condition.name, time.monotonic() - started, reasoning_expected=entry.reasoning.expected
     )
     summary.update(
         benchmark=benchmark,
         benchmark_version=run.version,
-        resumed_sessions=resumed,  # sessions x epochs
-        redone_sessions=redone,
         retried_turns=sum(1 for r in rows if r["retries"]),
         model_calls_this_run=gateway.calls,
         model_fingerprint=entry.fingerprint(),
@@ -199,13 +194,21 @@ def evaluate_partition(
         # Rows of a shared memory (C, D) are a function of W (runner.py); per-session memory has no waves.
         wave_size=runner.wave_size if runner.shared else None,
         memory_implementation=condition.implementation,
-        # What the memory held: a shared one after the run, a per-session one summed over its sessions
-        # as each ended (the sessions this run ran; resumed ones are not measured again).
-        memory_store_entries=sum(s.store.entries for s in stats_by_epoch),
-        memory_store_bytes=sum(s.store.bytes for s in stats_by_epoch),
+        **_epoch_counts(stats_by_epoch),
     )
     path = runner.finish(rows, summary)
     return PartitionOutcome(summary=summary, result_path=path, rows=rows)
+
+
+def _epoch_counts(stats: list[RunStats]) -> dict[str, int]:
+    """Summed over the epochs: sessions resumed and redone, and what the memory held (a shared one after
+    the run, a per-session one over its sessions as each ended; resumed sessions are not measured again)."""
+    return {
+        "resumed_sessions": sum(s.resumed_sessions for s in stats),  # sessions x epochs
+        "redone_sessions": sum(s.redone_sessions for s in stats),
+        "memory_store_entries": sum(s.store.entries for s in stats),
+        "memory_store_bytes": sum(s.store.bytes for s in stats),
+    }
 
 
 def _epochs(home: Path, model_key: str, condition_name: str, settings: EvalSettings, benchmark: str) -> int:
