@@ -150,3 +150,40 @@ def test_a_bad_conditions_file_is_one_line_naming_file_and_field_and_nothing_run
     line = proc.stderr.strip()
     assert "\n" not in line and str(conditions) in line and f"field '{field}'" in line and cause in line, line
     assert not home.exists(), "nothing was built or evaluated"
+
+
+def test_a_summary_written_by_a_registry_model_rolls_forward_through_its_endpoint(plugin_home, tmp_path):
+    from tests.models.http_endpoint import Answer as Reply
+    from tests.models.http_endpoint import completion, openai_endpoint
+
+    conditions = tmp_path / "conditions.yaml"
+    conditions.write_text(
+        "conditions:\n  SM:\n    memory: {implementation: summary, params: {model: summarizer, max_words: 40}}\n",
+        encoding="utf-8",
+    )
+    with openai_endpoint() as server:
+        server.answer = lambda n: Reply(body=completion(f"SUMMARY {n}: the user asked about revenue."))
+        models = tmp_path / "models.yaml"
+        models.write_text(
+            "models:\n"
+            "  reader-probe:\n    litellm_model: memsql/reader-probe\n    kind: builtin\n    reasoning: {type: none}\n"
+            "    max_concurrency: 4\n    price_per_mtok: {input: 0, output: 0}\n    enabled: true\n"
+            "  summarizer:\n    litellm_model: openai/tiny-summary\n    kind: api\n"
+            f"    api_base: {server.url}\n    reasoning: {{type: none}}\n"
+            "    max_concurrency: 1\n    price_per_mtok: {input: 0, output: 0}\n    enabled: true\n",
+            encoding="utf-8",
+        )
+        env = {**_env(plugin_home, None, conditions), "MEMSQL_MODELS_FILE": str(models)}
+        proc = memsql(env, "eval", "--model", "reader-probe", "--condition", "SM", "--sessions", "9", "--json")
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        out = json.loads(proc.stdout)
+        sessions = set(out["sample_sessions"])
+        turns = [t for t in read_turns(benchmark_dir(plugin_home)) if t["session_id"] in sessions]
+        later = sum(1 for t in turns if t["turn_index"] > 1)
+        assert server.calls == later, "one summary before every turn that follows another"
+        first, *rest = [r["body"]["messages"] for r in server.requests]
+        assert "running summary" in first[0]["content"] and "Summary so far:\n(nothing yet)" in first[1]["content"]
+        assert any("SUMMARY" in m[1]["content"].split("New turns:")[0] for m in rest), "the summary rolls forward"
+    assert out["error_classes"]["memory_error"] == 0 and out["n_turns"] == len(turns)
+    # The model's summary is prose: it resolves nothing, and the probe finds no filled SQL in it.
+    assert out["ex_memory_critical"] == 0.0

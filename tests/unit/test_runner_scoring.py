@@ -7,8 +7,8 @@ import sqlite3
 from types import SimpleNamespace
 
 from memsql_assets.lib.agent.conditions import get_condition
-from memsql_assets.lib.memory.plugins import build_memory
 from memsql_assets.lib.harness.runner import PartitionRunner
+from memsql_assets.lib.memory.plugins import build_memory
 
 GT = "SELECT region, SUM(amount) FROM sales GROUP BY region ORDER BY region"
 OTHER = "SELECT region FROM sales ORDER BY region"
