@@ -2,12 +2,17 @@
 referenced value from anywhere in the prompt as build_messages (lib/agent/prompts.py) assembles it.
 
 Sources, in priority order: the Resolved block; the turns of the Recent conversation, most recent
-first; the Similar past turns, in retrieval order. A past turn gives values when its SQL (and, to
+first (under H, every earlier turn); the turns of an extractive Summary of earlier turns (S), most
+recent first; the Similar past turns, in retrieval order (C, D, M0). A past turn gives values when its SQL (and, to
 tell templates with the same SQL apart, its question) matches one of its source's turn templates,
 which the probe knows: for the matched template, a key k gets a value when k is in its `binds`
 (the value of its source placeholder, or of its `let` constant) or k is one of its refs used as a
 placeholder. A placeholder that is only the turn's `let` override binds nothing. The probe never
 sees a value by any other path: the gateway hands it only the fields in BUILTIN_CONTEXT_FIELDS.
+
+What it does not read, where a careful LLM would: free-form SQL (a real model's own earlier SQL that
+no template matches), `Result:` lines, a summary a model wrote in prose (S with `model:`), hints,
+trajectories, and blocks a plug-in adds under headers of its own.
 """
 
 from __future__ import annotations
