@@ -224,11 +224,12 @@ def _stdout_to_stderr() -> Iterator[None]:
 def _observe_inputs(instance: Any) -> None:
     """Observe the source configurations and the conditions, so that Dagster sees a changed setting,
     real file or condition."""
-    from memsql_assets.defs.jobs import OBSERVE_CONDITIONS_JOB, OBSERVE_SOURCES_JOB
+    from memsql_assets.defs.evaluation.automation import observe_conditions
+    from memsql_assets.defs.jobs import OBSERVE_SOURCES_JOB
     from memsql_assets.defs.without_metrics import defs
 
-    for job in (OBSERVE_SOURCES_JOB, OBSERVE_CONDITIONS_JOB):
-        defs.resolve_job_def(job).execute_in_process(instance=instance, run_config=QUIET_RUN_CONFIG)
+    defs.resolve_job_def(OBSERVE_SOURCES_JOB).execute_in_process(instance=instance, run_config=QUIET_RUN_CONFIG)
+    observe_conditions(instance)
 
 
 def _sync_models(instance: Any) -> None:

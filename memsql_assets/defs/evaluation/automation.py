@@ -22,6 +22,7 @@ from memsql_assets.defs.evaluation.partitions import (
     model_partitions,
 )
 from memsql_assets.defs.jobs import OBSERVE_CONDITIONS_JOB, OBSERVE_MODELS_JOB, TURN_RESULTS
+from memsql_assets.defs.planning import DATA_VERSION_TAG
 from memsql_assets.defs.resources import model_api_keys
 from memsql_assets.lib.agent.conditions import CONDITIONS
 from memsql_assets.lib.code_versions import digest
@@ -65,6 +66,15 @@ def model_registry(context: dg.AssetExecutionContext) -> dg.DataVersionsByPartit
 )
 def condition_registry(context: dg.AssetExecutionContext) -> dg.DataVersionsByPartition:
     return dg.DataVersionsByPartition({name: dg.DataVersion(v) for name, v in condition_versions().items()})
+
+
+def observe_conditions(instance: dg.DagsterInstance) -> None:
+    """What the observation job records, without a run: each condition's data version (`memsql run`
+    does this first; a run of the job costs a second of CPU for ten events)."""
+    for name, version in condition_versions().items():
+        instance.report_runless_asset_event(
+            dg.AssetObservation("condition_registry", partition=name, tags={DATA_VERSION_TAG: version})
+        )
 
 
 def condition_versions() -> dict[str, str]:
