@@ -466,9 +466,10 @@ class PartitionRunner:
         trace: AgentTrace | None = None,
         memory_failure: MemoryFailure | None = None,
     ) -> TurnResult:
-        verdicts = {"ex_strict": score.ex_strict, "ex_bag": score.ex_bag, "ex_set": score.ex_set}
+        verdicts = (score.ex_strict, score.ex_bag, score.ex_set)
+        error_message: str | None
         if memory_failure is not None:  # the condition did not work on this turn: it counts as failed
-            verdicts = dict.fromkeys(verdicts, False)
+            verdicts = (False, False, False)
             error_class, error_message = ErrorClass.MEMORY_ERROR.value, memory_failure.message()
         elif reply.ok:
             error_class, error_message = score.error_class, score.error_message
@@ -477,7 +478,9 @@ class PartitionRunner:
             error_message = f"model error ({reply.error_type}): {reply.error_message}"
         return TurnResult(
             **agent_columns(trace),
-            **verdicts,
+            ex_strict=verdicts[0],
+            ex_bag=verdicts[1],
+            ex_set=verdicts[2],
             session_id=turn["session_id"],
             source=turn["source"],
             tier=turn["tier"],

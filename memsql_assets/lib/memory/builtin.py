@@ -19,9 +19,9 @@ import asyncio
 import json
 import uuid
 from collections.abc import Sequence
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from memsql_assets.lib.config_files import Strict
 from memsql_assets.lib.errors import MemsqlError
@@ -64,7 +64,7 @@ class WindowParams(Strict):
 class Window(MemoryBase):
     """The session's last N turns from Redis, in the Recent conversation block; the paper's resolution."""
 
-    Params = WindowParams
+    Params: ClassVar[type[BaseModel]] = WindowParams
     blocking = True  # Redis: a restart can hold a call for seconds, never on the event loop
 
     def __init__(self, params: Any = None):
@@ -147,7 +147,7 @@ class EpisodicParams(Strict):
 class Episodic(Window):
     """C and D: working memory, episodic top-k over the partition's earlier waves, semantic hints."""
 
-    Params = EpisodicParams
+    Params: ClassVar[type[BaseModel]] = EpisodicParams
     visibility = Visibility.WAVES
     uses_vectors = True
 
@@ -226,7 +226,7 @@ class TrajectoryParams(Strict):
 class Trajectory(Window):
     """E: working memory plus the AgentSM trajectory of the most similar synthetic question."""
 
-    Params = TrajectoryParams
+    Params: ClassVar[type[BaseModel]] = TrajectoryParams
     uses_vectors = True
 
     def __init__(self, params: Any = None):

@@ -21,9 +21,9 @@ import json
 import logging
 import os
 import threading
-from typing import Any
+from typing import Any, ClassVar
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from memsql_assets.lib.config_files import Strict
 from memsql_assets.lib.errors import MemsqlError
@@ -96,7 +96,7 @@ def _open_mem0(ctx: MemoryContext) -> Any:
 class Mem0Memory(MemoryBase):
     """M0: per-session mem0 memory, top-k by similarity (module docstring)."""
 
-    Params = Mem0Params
+    Params: ClassVar[type[BaseModel]] = Mem0Params
     blocking = True  # mem0 embeds and writes to disk
 
     def __init__(self, params: Any = None):

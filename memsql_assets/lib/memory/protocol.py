@@ -163,7 +163,8 @@ class MemoryBase:
     stateful: bool = True  # False: the memory keeps nothing (the runner skips its per-session work)
 
     def __init__(self, params: BaseModel | None = None):
-        self.params = params if params is not None else self.Params()
+        # Typed by each implementation's `Params`; Any here, so that a subclass reads its own fields.
+        self.params: Any = params if params is not None else self.Params()
 
     def open(self, ctx: MemoryContext) -> None:
         self.ctx = ctx

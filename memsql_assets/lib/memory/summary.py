@@ -17,9 +17,9 @@ nothing: whatever it states, the model under evaluation must read it from the te
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from memsql_assets.lib.config_files import Strict
 from memsql_assets.lib.errors import MemsqlError
@@ -75,7 +75,7 @@ def extract(kept: Sequence[Payload], new: Payload, max_turns: int) -> list[Paylo
 class RollingSummary(MemoryBase):
     """S: the session's summary, rolled forward after every turn (module docstring)."""
 
-    Params = SummaryParams
+    Params: ClassVar[type[BaseModel]] = SummaryParams
 
     def __init__(self, params: Any = None):
         super().__init__(params)
