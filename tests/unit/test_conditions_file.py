@@ -112,3 +112,33 @@ def test_the_shipped_file_documents_every_field():
     text = BUILTIN_CONDITIONS_FILE.read_text(encoding="utf-8")
     for name in ("description", "memory", "tools", "paper", "main_run"):
         assert f"#   {name} " in text, name
+
+
+class DuckMemory:
+    """A memory that implements only the two required methods, without memsql's base class."""
+
+    visibility = "session"
+
+    def retrieve(self, turn, vector):
+        from memsql_assets.lib.memory.protocol import Retrieval
+
+        return Retrieval()
+
+    def persist(self, payload):
+        self.kept = payload
+
+
+def test_a_plugin_without_the_base_class_gets_its_defaults(tmp_path, monkeypatch):
+    import sys
+    import types
+
+    module = types.ModuleType("duck_memory_for_test")
+    module.DuckMemory = DuckMemory
+    monkeypatch.setitem(sys.modules, "duck_memory_for_test", module)
+    path = _file(tmp_path, "conditions:\n  Q:\n    memory: {implementation: 'duck_memory_for_test:DuckMemory'}\n")
+    memory = build_memory(load_conditions(path)["Q"])
+    assert isinstance(memory, Memory) and memory.size().entries == 0 and memory.stored_turns() is None
+    memory.reset(set())
+    memory.forget("S-1")
+    memory.persist({"session_id": "S-1"})
+    assert memory.inner.kept == {"session_id": "S-1"} and memory.visibility == "session"

@@ -30,7 +30,8 @@ from pydantic import BaseModel, ValidationError
 
 from memsql_assets.lib.agent.conditions import CONDITIONS, Condition
 from memsql_assets.lib.errors import ConfigError
-from memsql_assets.lib.memory.protocol import Memory
+from memsql_assets.lib.memory.protocol import Memory, MemoryBase, MemoryTurn, NoParams, Retrieval
+from memsql_assets.lib.memory.resolution import Payload
 
 ENTRY_POINT_GROUP = "memsql.memory"
 BUILTIN_MEMORIES: dict[str, str] = {
@@ -123,11 +124,35 @@ def _params_error(condition: Condition, exc: ValidationError) -> ConfigError:
     return ConfigError(condition.file, field, f"{' or '.join(expected)}, got {errors[0].get('input')!r}")
 
 
+class PluginMemory(MemoryBase):
+    """A plug-in that does not subclass MemoryBase, with MemoryBase's defaults for what it lacks: every
+    memory then has every method the harness calls."""
+
+    OPTIONAL = ("open", "reset", "forget", "end_wave", "commit", "identity", "size", "stored_turns", "close")
+
+    def __init__(self, inner: Any):
+        super().__init__(NoParams())
+        self.inner = inner
+        for name in ("visibility", "uses_vectors", "blocking", "stateful"):
+            if hasattr(inner, name):
+                setattr(self, name, getattr(inner, name))
+        for name in self.OPTIONAL:
+            if callable(getattr(inner, name, None)):
+                setattr(self, name, getattr(inner, name))
+
+    def retrieve(self, turn: MemoryTurn, vector: list[float] | None) -> Retrieval:
+        return self.inner.retrieve(turn, vector)
+
+    def persist(self, payload: Payload) -> None:
+        self.inner.persist(payload)
+
+
 def build_memory(condition: Condition) -> Memory:
     """A fresh, unopened memory for one partition run of `condition`."""
     cls = memory_class(condition)
     params = memory_params(condition, cls)
-    return cls(params) if params is not None else cls()
+    memory = cls(params) if params is not None else cls()
+    return memory if isinstance(memory, MemoryBase) else PluginMemory(memory)
 
 
 def condition_fingerprint(condition: Condition) -> str:
