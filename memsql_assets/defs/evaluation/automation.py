@@ -69,8 +69,8 @@ def condition_registry(context: dg.AssetExecutionContext) -> dg.DataVersionsByPa
 
 
 def observe_conditions(instance: dg.DagsterInstance) -> None:
-    """What the observation job records, without a run: each condition's data version (`memsql run`
-    does this first; a run of the job costs a second of CPU for ten events)."""
+    """What the observation job records, without a run: each condition's data version. `memsql run`
+    does this first, where a whole Dagster run for a handful of events would be most of the work."""
     for name, version in condition_versions().items():
         instance.report_runless_asset_event(
             dg.AssetObservation("condition_registry", partition=name, tags={DATA_VERSION_TAG: version})
