@@ -61,7 +61,7 @@ import litellm
 
 import memsql_assets.lib.agent.agent as agent_mod
 import memsql_assets.lib.harness.runner as runner_mod
-import memsql_assets.lib.harness.services as services_mod
+import memsql_assets.lib.memory.builtin as builtin_mod
 import memsql_assets.lib.sql.result_cache as result_cache_mod
 import memsql_assets.lib.trajectories.lookup as lookup_mod
 from memsql_assets.lib.agent.agent import Agent
@@ -258,14 +258,14 @@ def what_if(names: tuple[str, ...]) -> Iterator[None]:
     """Remove the named pieces (WHAT_IFS) for one partition run; restored on exit."""
     saved = [
         (RequestStore, "put", RequestStore.put),
-        (services_mod, "WorkingMemory", services_mod.WorkingMemory),
-        (services_mod.ConditionMemory, "identity", services_mod.ConditionMemory.identity),
+        (builtin_mod, "WorkingMemory", builtin_mod.WorkingMemory),
+        (builtin_mod.Window, "identity", builtin_mod.Window.identity),
     ]
     if "no-store-write" in names:
         RequestStore.put = lambda self, key, record: self.path_for(key)  # type: ignore[method-assign]
     if "in-process-window" in names:
-        services_mod.WorkingMemory = InProcessWindow  # type: ignore[misc]
-        services_mod.ConditionMemory.identity = lambda self: "in-process"  # type: ignore[method-assign]
+        builtin_mod.WorkingMemory = InProcessWindow  # type: ignore[misc]
+        builtin_mod.Window.identity = lambda self: "in-process"  # type: ignore[method-assign]
     try:
         yield
     finally:

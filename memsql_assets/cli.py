@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from memsql_assets.lib.agent.conditions import single_shot
+from memsql_assets.lib.agent.conditions import CONDITIONS
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.evaluation.interval import interval_text
 from memsql_assets.lib.paths import (
@@ -43,7 +43,8 @@ from memsql_assets.lib.vocabulary import (
 atexit.register(gc.freeze)
 
 # The reference models `memsql run` evaluates on each benchmark, and under which conditions (None: every
-# condition without tools: an agent condition's partitions, T's, are run with `memsql eval`).
+# condition of the conditions file marked for the main run and without tools: an agent condition's
+# partitions, T's, are run with `memsql eval`, and so are those marked `main_run: false`).
 # The probes read the prompt, so each condition has its own figure. paraphrase and guess-probe answer
 # the same whatever memory holds: A gives their figures (the comparator check, the floor), and
 # `memsql eval` runs them anywhere else. On the paper's benchmark gold checks the harness under every
@@ -56,7 +57,7 @@ RUN_MODELS: dict[str, dict[str, tuple[str, ...] | None]] = {
 
 def run_cells(benchmark: str, conditions: Sequence[str]) -> list[tuple[str, str]]:
     """The (model, condition) partitions `memsql run` evaluates on `benchmark`."""
-    plain = single_shot(conditions)
+    plain = [c for c in conditions if CONDITIONS[c].main_run and not CONDITIONS[c].tools]
     return [(m, c) for m, only in RUN_MODELS[benchmark].items() for c in conditions if c in (only or plain)]
 
 # The status of a check execution that passed, as the instance records it (the status enum's value).
@@ -147,10 +148,11 @@ def _run(args: argparse.Namespace) -> int:
 
     from memsql_assets.defs.evaluation import concurrent_runs
     from memsql_assets.defs.instance import ensure_dagster_home
-    from memsql_assets.lib.agent.conditions import CONDITIONS
     from memsql_assets.lib.console import captured
+    from memsql_assets.lib.memory.plugins import check_conditions
 
     home = memsql_home()
+    check_conditions()  # every condition's memory imports and takes its params: else one line, nothing run
     benchmarks = load_benchmarks()  # an unknown name: one line naming the choices, before anything is built
     cells = {b: run_cells(b, CONDITIONS) for b in benchmarks}
     max_cost = _max_cost_allowed("run", args.max_cost)
@@ -219,11 +221,14 @@ def _stdout_to_stderr() -> Iterator[None]:
 
 
 def _observe_inputs(instance: Any) -> None:
-    """Observe the source configurations, so that Dagster sees a changed setting or real file."""
+    """Observe the source configurations and the conditions, so that Dagster sees a changed setting,
+    real file or condition."""
+    from memsql_assets.defs.evaluation.automation import observe_conditions
     from memsql_assets.defs.jobs import OBSERVE_SOURCES_JOB
     from memsql_assets.defs.without_metrics import defs
 
     defs.resolve_job_def(OBSERVE_SOURCES_JOB).execute_in_process(instance=instance, run_config=QUIET_RUN_CONFIG)
+    observe_conditions(instance)
 
 
 def _sync_models(instance: Any) -> None:
@@ -482,10 +487,12 @@ def _evaluate(
     from memsql_assets.defs.without_metrics import defs
     from memsql_assets.lib.agent.conditions import get_condition
     from memsql_assets.lib.harness.results import SUMMARY_FILE, output_dir
+    from memsql_assets.lib.memory.plugins import check_conditions
     from memsql_assets.lib.models.registry import load_registry
     from memsql_assets.lib.scale_out import scale_out_enabled
 
     get_condition(condition)  # unknown condition: a clear error before anything runs
+    check_conditions([condition])  # its memory imports and takes its params: else one line
     load_registry().get(model)  # unknown model: names the registry file
     if not instance.has_dynamic_partition(model_partitions.name, model):
         instance.add_dynamic_partitions(model_partitions.name, [model])
@@ -1182,7 +1189,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("eval", help="evaluate one model under one condition (a turn_results partition)")
     p.add_argument("--model", required=True, help="a partition key of models.yaml")
-    p.add_argument("--condition", required=True, help="A, B, B_wm5, C, D or E")
+    p.add_argument("--condition", required=True, help=f"one of {', '.join(CONDITIONS)} (conditions.yaml)")
     p.add_argument(
         "--benchmark",
         choices=BENCHMARKS,

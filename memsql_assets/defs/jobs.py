@@ -70,3 +70,9 @@ observe_models_job = dg.define_asset_job(
     selection=dg.AssetSelection.assets("model_registry"),
     description="Observe each runnable model's registry entry (model_registry, one data version per model).",
 )
+OBSERVE_CONDITIONS_JOB = "observe_conditions"
+observe_conditions_job = dg.define_asset_job(
+    OBSERVE_CONDITIONS_JOB,
+    selection=dg.AssetSelection.assets("condition_registry"),
+    description="Observe each condition of the conditions file (condition_registry, one data version per condition).",
+)

@@ -10,12 +10,18 @@ from memsql_assets.defs.benchmark.assets import profiles, sessions
 from memsql_assets.defs.benchmark.checks import benchmark_checks
 from memsql_assets.defs.benchmark.extended import extended_checks, extended_sessions
 from memsql_assets.defs.evaluation.assets import extended_turn_results, semantic_memory, turn_results
-from memsql_assets.defs.evaluation.automation import model_registry, model_registry_sensor
+from memsql_assets.defs.evaluation.automation import (
+    condition_registry,
+    condition_registry_sensor,
+    model_registry,
+    model_registry_sensor,
+)
 from memsql_assets.defs.evaluation.resources import EvaluationSettings
 from memsql_assets.defs.jobs import (
     evaluate_job,
     extended_evaluate_job,
     main_job,
+    observe_conditions_job,
     observe_models_job,
     observe_sources_job,
 )
@@ -30,6 +36,7 @@ defs = dg.Definitions(
         *raw_source_assets,
         *source_assets,
         model_registry,
+        condition_registry,
         profiles,
         sessions,
         extended_sessions,
@@ -41,8 +48,15 @@ defs = dg.Definitions(
         extended_turn_results,
     ],
     asset_checks=[*benchmark_checks, *extended_checks],
-    jobs=[main_job, evaluate_job, extended_evaluate_job, observe_sources_job, observe_models_job],
-    sensors=[model_registry_sensor],
+    jobs=[
+        main_job,
+        evaluate_job,
+        extended_evaluate_job,
+        observe_sources_job,
+        observe_models_job,
+        observe_conditions_job,
+    ],
+    sensors=[model_registry_sensor, condition_registry_sensor],
     executor=run_executor(),  # None: Dagster's default; the scale-out profile's Celery executor
     resources={
         "memsql": MemsqlSettings(),

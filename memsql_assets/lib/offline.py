@@ -12,6 +12,7 @@ OFFLINE_ENV = {
     "GX_ANALYTICS_ENABLED": "False",
     "ANONYMIZED_TELEMETRY": "False",
     "DAGSTER_DISABLE_TELEMETRY": "1",
+    "MEM0_TELEMETRY": "False",  # mem0 (condition M0) sends PostHog events unless told not to
 }
 
 

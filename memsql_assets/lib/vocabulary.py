@@ -1,4 +1,4 @@
-"""The benchmark's vocabulary, defined once: memory conditions, sources and their session-id
+"""The benchmark's vocabulary, defined once: memory conditions (read from the conditions file), sources and their session-id
 prefixes, error classes and reference models.
 
 Every other use derives from these names: Python imports them, dbt receives them as `--vars`
@@ -14,11 +14,10 @@ from enum import StrEnum
 
 from memsql_assets.lib.agent.conditions import CONDITIONS
 
-# Condition names in SPEC order (A → E, then T); conditions.py holds what each one reads and writes.
+# Condition names in the order of the conditions file (conditions.yaml, then the user's; conditions.py
+# holds what each one's memory is). The paper's own conditions are those the file marks `paper`.
 CONDITION_NAMES: tuple[str, ...] = tuple(CONDITIONS)
-# The conditions the paper evaluates: neither the trajectory in the prompt (E) nor the agent loop
-# (T), this project's additions.
-PAPER_CONDITIONS: tuple[str, ...] = tuple(n for n, c in CONDITIONS.items() if not (c.trajectory or c.tools))
+PAPER_CONDITIONS: tuple[str, ...] = tuple(n for n, c in CONDITIONS.items() if c.paper)
 
 # Source asset name -> session-id prefix (`<PREFIX>-<tier>-<nnn>`), in source-asset order.
 SOURCE_PREFIXES: dict[str, str] = {"bird_financial": "BIRD", "sec_edgar": "SEC", "northwind": "NW"}
@@ -32,8 +31,9 @@ ALL_SOURCES = "ALL"
 
 class ErrorClass(StrEnum):
     """The exclusive error classes of a scored turn: SPEC §3's six, plus `model_error` for a turn whose
-    model call failed (its row's model_error_type says how); the rule that picks one is in
-    lib/evaluation/taxonomy.py. Member order is report order."""
+    model call failed (its row's model_error_type says how) and `memory_error` for a turn during which
+    the condition's memory raised (its row's error_message says where and what); the rule that picks
+    one is in lib/evaluation/taxonomy.py. Member order is report order."""
 
     CORRECT = "correct"
     WRONG_RESULT = "wrong_result"
@@ -42,6 +42,7 @@ class ErrorClass(StrEnum):
     RUNTIME_ERROR = "runtime_error"
     EMPTY = "empty"
     MODEL_ERROR = "model_error"
+    MEMORY_ERROR = "memory_error"
 
 
 ERROR_CLASSES: tuple[str, ...] = tuple(c.value for c in ErrorClass)
@@ -58,6 +59,9 @@ REFERENCE_AGENT = "gold-agent"
 # The reference model whose memory-critical EX under condition A is the benchmark's guess floor.
 GUESS_PROBE = REFERENCE_MODELS[-1]
 FLOOR_CONDITION = CONDITION_NAMES[0]
+# The paper's working-memory window of five turns: besides A, what every condition is compared with
+# (agg_condition_contrasts), the paper's ablation keeping its own terms (agg_ablation).
+WINDOW_CONDITION = "B_wm5"
 # The most a memory-critical turn may be guessed right without memory, in %: the design target of
 # the paper benchmark for the guess floor and for the mean guess_rate (docs/reference_models.md).
 GUESS_FLOOR_MAX_PCT = 5.0

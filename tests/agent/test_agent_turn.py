@@ -12,6 +12,7 @@ from memsql_assets.lib.agent.agent_turn import agent_turn, turn_reply
 from memsql_assets.lib.agent.conditions import get_condition
 from memsql_assets.lib.agent.loop import AgentLimits, AgentTrace, TurnOutcome, gateway_complete
 from memsql_assets.lib.agent.turn_tools import TurnTools
+from memsql_assets.lib.memory.plugins import build_memory
 from memsql_assets.lib.models.request_store import evaluation_cell
 
 TURN_ROW = {
@@ -24,11 +25,19 @@ TURN_ROW = {
 }
 
 
+class EmptyWorking:
+    """Narrow fake: the session's first turn, so working memory holds nothing yet."""
+
+    def recall(self, session_id, window):
+        return []
+
+
 def condition_turn(home, tools, condition, markdown):
     schemas = {"BIRD": "loan(...), account(...), district(...)"}
-    agent = Agent(
-        get_condition(condition), schemas, trajectories=lambda _source, _question, _vector: markdown
-    )
+    memory = build_memory(get_condition(condition))
+    memory.working = EmptyWorking()
+    memory.lookup = lambda _source, _question, _vector: markdown
+    agent = Agent(get_condition(condition), schemas, memory)
     gw = gateway(home, registry(home))
     cell = evaluation_cell("gold-agent", condition, "BIRD-1-001#1")
     complete = gateway_complete(gw, "gold-agent", TURN, cell)

@@ -156,9 +156,10 @@ def test_empty(conn, raw):
     assert s.error_message == "model returned no text" and s.result_summary == "no output"
 
 
-def test_classes_are_the_six_of_the_spec_and_model_error():
-    # The names themselves are lib/vocabulary.py's: SPEC §3's six, and model_error (a failed model call).
-    assert len(set(ERROR_CLASSES)) == 7 and ERROR_CLASSES[-1] == ErrorClass.MODEL_ERROR
+def test_classes_are_the_six_of_the_spec_model_error_and_memory_error():
+    # The names themselves are lib/vocabulary.py's: SPEC §3's six, model_error (a failed model call) and
+    # memory_error (the condition's memory raised during the turn).
+    assert len(set(ERROR_CLASSES)) == 8 and ERROR_CLASSES[-2:] == (ErrorClass.MODEL_ERROR, ErrorClass.MEMORY_ERROR)
     assert ErrorClass.CORRECT == "correct"
 
 

@@ -88,6 +88,11 @@ def _inputs_materialized(instance: dg.DagsterInstance) -> None:
         instance.report_runless_asset_event(
             dg.AssetMaterialization(key, tags={"dagster/data_version": "v1"})
         )
+    from memsql_assets.definitions import defs
+    from memsql_assets.defs.jobs import OBSERVE_CONDITIONS_JOB
+
+    # The conditions file, as `memsql run` and the conditions sensor observe it.
+    assert defs.resolve_job_def(OBSERVE_CONDITIONS_JOB).execute_in_process(instance=instance).success
 
 
 def _requested_models(result) -> dict[str, set[str]]:
@@ -153,6 +158,31 @@ def test_a_changed_model_configuration_marks_only_its_partitions_stale(registry_
         why = why_out_of_date(resolver, TURN_RESULTS, partition_key("gold", "A"))
         assert why == "has a new dependency data version: model_registry", why
         assert why_out_of_date(resolver, TURN_RESULTS, partition_key("retired", "A")) is None
+
+
+def test_a_changed_condition_marks_only_its_partitions_stale(registry_file, small_home, monkeypatch):
+    from memsql_assets.definitions import defs
+    from memsql_assets.defs.evaluation import automation
+    from memsql_assets.defs.evaluation.partitions import partition_key
+    from memsql_assets.defs.jobs import EVALUATE_JOB
+
+    monkeypatch.setenv("MEMSQL_HOME", str(small_home))
+    with dg.instance_for_test() as instance:
+        _inputs_materialized(instance)
+        _tick_sensor(instance)
+        job = defs.resolve_job_def(EVALUATE_JOB)
+        for condition in ("A", "H"):
+            assert job.execute_in_process(instance=instance, partition_key=partition_key("gold", condition)).success
+        assert why_out_of_date(stale_status(instance, defs), TURN_RESULTS, partition_key("gold", "H")) is None
+
+        # H's entry edited (another window, say): what `memsql run` observes first, without a run
+        versions = automation.condition_versions()
+        monkeypatch.setattr(automation, "condition_versions", lambda: {**versions, "H": "edited"})
+        automation.observe_conditions(instance)
+        resolver = stale_status(instance, defs)
+        why = why_out_of_date(resolver, TURN_RESULTS, partition_key("gold", "H"))
+        assert why == "has a new dependency data version: condition_registry", why
+        assert why_out_of_date(resolver, TURN_RESULTS, partition_key("gold", "A")) is None
 
 
 def test_a_sandbox_change_is_a_new_harness_code_version(tmp_path):

@@ -28,12 +28,15 @@ DBT = Path(sys.executable).with_name("dbt")
 
 # gold proves the pipeline scores 100 %; recall-probe gives memory-dependent, non-trivial numbers
 # (A < B < B_wm5: Win, MBS and the pair gaps are all non-zero); guess-probe under A is the guess
-# floor. Five partitions keep the suite fast.
+# floor; H and S are conditions the conditions file adds (their contrasts and the cost of memory).
+# Few partitions keep the suite fast.
 PARTITIONS = (
     ("gold", "A"),
     ("recall-probe", "A"),
     ("recall-probe", "B"),
     ("recall-probe", "B_wm5"),
+    ("recall-probe", "H"),
+    ("recall-probe", "S"),
     ("guess-probe", "A"),
     ("gold-agent", "T"),  # through the agent loop: agg_agent_steps
 )

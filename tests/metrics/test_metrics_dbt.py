@@ -236,7 +236,7 @@ def test_only_complete_partitions_and_labelled_samples_reach_the_marts(metrics_h
     shutil.rmtree(results / "model=gold")
 
     after = build()
-    kept = {("recall-probe", "A"), ("recall-probe", "B_wm5"), ("guess-probe", "A"), ("gold-agent", "T")}
+    kept = {("recall-probe", c) for c in ("A", "B_wm5", "H", "S")} | {("guess-probe", "A"), ("gold-agent", "T")}
     assert set(after.index) == kept
     assert bool(after.loc[("recall-probe", "A"), "is_sample"])
     assert not after.loc[("recall-probe", "B_wm5"), "is_sample"]

@@ -180,6 +180,34 @@ def test_ablation_errors_contamination_cost_tables_equal_the_marts(page, duckdb_
         assert same(cells["cost USD"], rec["total_cost_usd"], 4)
 
 
+def test_added_conditions_against_b_wm5_and_a_and_the_cost_of_memory_equal_the_marts(page, duckdb_path):
+    contrasts = keyed(page.tables["contrasts"], 3)
+    marts = mart(duckdb_path, "agg_condition_contrasts")
+    for rec in marts[marts["source"] == "ALL"].to_dict("records"):
+        if rec["condition"] in ("A", "B_wm5"):
+            assert (rec["benchmark"], rec["model"], rec["condition"]) not in contrasts, "the references have no row"
+            continue
+        cells = contrasts[(rec["benchmark"], rec["model"], rec["condition"])]
+        assert same(cells["− B_wm5"], rec["vs_window_pp"]) and same(cells["− A (MBS)"], rec["vs_a_pp"])
+    h = marts[(marts["model"] == "recall-probe") & (marts["condition"] == "H") & (marts["source"] == "ALL")].iloc[0]
+    # recall-probe resolves from every earlier turn under H, from five under B_wm5: a real gain, its interval above 0
+    assert h["vs_window_pp"] > 0 and 0 < h["vs_window_ci_lo_pp"] <= h["vs_window_pp"] <= h["vs_window_ci_hi_pp"]
+    assert h["vs_a_pp"] == h["ex_pct"] - h["ex_a_pct"] and h["vs_a_ci_lo_pp"] > 0
+
+    cost = mart(duckdb_path, "agg_memory_cost").set_index(["model", "condition"])
+    probe = cost.loc["recall-probe"]
+    assert probe.loc["A", "mean_memory_prompt_tokens"] == 0 and probe.loc["A", "memory_store_entries"] == 0
+    tokens = probe["mean_memory_prompt_tokens"]
+    assert tokens["H"] > tokens["B_wm5"] > tokens["B"] > 0 and 0 < tokens["S"] < tokens["H"]
+    assert probe.loc["S", "memory_store_bytes"] < probe.loc["H", "memory_store_bytes"]
+    assert (probe["n_memory_errors"] == 0).all() and probe.loc["H", "memory_implementation"] == "window"
+    table = keyed(page.tables["memory_cost"], 3)
+    for (model, condition), rec in cost.iterrows():
+        cells = table[("paper", model, condition)]
+        assert same(cells["tokens added/turn"], rec["mean_memory_prompt_tokens"])
+        assert same(cells["retrieval ms (mean)"], rec["mean_retrieval_ms"], 3)
+
+
 def test_paper_tables_equal_the_mart(paper_home):
     """On the stand-ins for the paper's models (reference models' results relabelled as LLMs)."""
     page = parse(paper_home / "report" / "report.html")

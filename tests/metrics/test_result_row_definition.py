@@ -56,12 +56,13 @@ CHILD = textwrap.dedent(
 
 
 def _edited_copy(root: Path) -> Path:
-    """The package and the dbt project, with NEW_FIELD added after TurnResult's last field."""
+    """The package, the dbt project and the conditions file, with NEW_FIELD added after TurnResult's last field."""
     shutil.copytree(
         REPO_ROOT / "memsql_assets", root / "memsql_assets", ignore=shutil.ignore_patterns("__pycache__")
     )
     ignore = shutil.ignore_patterns("target", "logs", "dbt_packages")
     shutil.copytree(REPO_ROOT / "dbt_project", root / "dbt_project", ignore=ignore)
+    shutil.copyfile(REPO_ROOT / "conditions.yaml", root / "conditions.yaml")  # the vocabulary reads it
     source = root / "memsql_assets" / "lib" / "harness" / "turn_result.py"
     text, n = re.subn(
         r"(    schema_version: int = column\(.*\)\n)", lambda m: m.group(1) + NEW_FIELD, source.read_text()

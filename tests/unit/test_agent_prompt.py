@@ -10,9 +10,10 @@ import pytest
 
 from memsql_assets.lib.agent.agent import Agent
 from memsql_assets.lib.agent.conditions import CONDITIONS, get_condition
-from memsql_assets.lib.agent.context import resolve_context, retrieved_sessions
 from memsql_assets.lib.agent.prompts import OUTPUT_REQUIREMENTS_HEADER, SYSTEM_PROMPT, PromptParts
 from memsql_assets.lib.errors import MemsqlError
+from memsql_assets.lib.memory.plugins import build_memory
+from memsql_assets.lib.memory.resolution import resolve_context, retrieved_sessions
 from memsql_assets.lib.vocabulary import REPORT_SOURCES
 
 GOLDEN = Path(__file__).with_name("golden")
@@ -73,15 +74,50 @@ class FakeSemantic:
         return [{"text": "annual_financials contains ticker, fiscal_year, metric, and value_billions"}][:k]
 
 
+class FakeMem0:
+    """Narrow fake of mem0's Memory: the session's turns 2-8 as search hits, scored by recency."""
+
+    def search(self, query, filters, top_k, threshold):
+        sid = filters["user_id"]
+        turns = FakeWorking().recall(sid, None)
+        return {
+            "results": [
+                {"score": 0.1 * p["turn_index"], "metadata": {"turn_index": p["turn_index"], "payload": _json(p)}}
+                for p in turns
+            ]
+        }
+
+
+def _json(payload):
+    import json
+
+    return json.dumps(payload, sort_keys=True)
+
+
+def _memory(condition):
+    """The condition's memory implementation over narrow fakes of its stores (what `open` would connect)."""
+    memory = build_memory(get_condition(condition))
+    stores = {
+        "working": FakeWorking(),
+        "episodic": FakeEpisodic(),
+        "semantic": FakeSemantic(),
+        "lookup": lambda source, question, vector=None: "## Explore (steps 1-2)\n- list_tables()",
+        "mem": FakeMem0(),
+        "k": 2,
+    }
+    for name, store in stores.items():
+        setattr(memory, name, store)
+    if condition == "S":  # the summary rolls forward over the session's earlier turns
+        for payload in reversed(FakeWorking().recall(TURN["session_id"], None)):
+            memory.persist(payload)
+    return memory
+
+
 def _agent(condition):
     return Agent(
         get_condition(condition),
         {"SEC": "CREATE TABLE companies (ticker TEXT PRIMARY KEY, company_name TEXT);"},
-        FakeWorking(),
-        FakeEpisodic(),
-        FakeSemantic(),
-        lambda source, question, vector=None: "## Explore (steps 1-2)\n- list_tables()",
-        episodic_k=2,
+        _memory(condition),
     )
 
 
@@ -139,6 +175,9 @@ def test_condition_blocks():
     assert "Semantic hints" in texts["D"] and "Reference trajectory" in texts["E"]
     assert '- ticker: "QRVX"' in texts["C"] and '- ticker: "QRVX"' not in texts["B_wm5"]
     assert texts["T"] == texts["B_wm5"], "T's first message is B_wm5's prompt (the loop adds its tools)"
+    assert texts["H"].count("Q: question") == 7, "H shows every earlier turn the session has"
+    assert "Summary of earlier turns:" in texts["S"] and "Result:" not in texts["S"]
+    assert "Similar past turns" in texts["M0"] and "Recent conversation" not in texts["M0"]
 
 
 def test_resolution_walks_working_memory_first_then_episodic():
@@ -189,7 +228,9 @@ class ListWorking:
 
 def test_a_session_reads_working_memory_once_then_from_each_append_reply():
     working = ListWorking()
-    agent = Agent(get_condition("B"), {"SEC": "CREATE TABLE t (x);"}, working)
+    memory = build_memory(get_condition("B"))
+    memory.working = working
+    agent = Agent(get_condition("B"), {"SEC": "CREATE TABLE t (x);"}, memory)
     turns = [{**TURN, "turn_index": i, "referenced_context_keys": []} for i in (1, 2, 3)]
     for turn in turns:
         prompt = asyncio.run(agent.assemble(turn))
@@ -199,5 +240,6 @@ def test_a_session_reads_working_memory_once_then_from_each_append_reply():
     asyncio.run(agent.assemble(turns[0]))  # the session redone from its first turn: read again
     assert working.recalls == 5
     working.lists.clear()
-    agent.cleared(TURN["session_id"], 1)  # the runner emptied the session's memory: nothing to read
+    working.clear = lambda session_id: None
+    memory.forget(TURN["session_id"])  # the runner emptied the session's memory: nothing to read
     assert asyncio.run(agent.assemble(turns[0])).working == [] and working.recalls == 5

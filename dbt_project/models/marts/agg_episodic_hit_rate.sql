@@ -5,7 +5,7 @@
 with partitions as (
     select model, condition, wave_size
     from {{ ref('stg_partition_summaries') }}
-    where wave_size is not null
+    where wave_size is not null and benchmark = '{{ var("paper_benchmark") }}'
 ),
 
 turns as (

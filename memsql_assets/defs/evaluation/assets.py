@@ -9,7 +9,11 @@ from typing import Any
 
 import dagster as dg
 
-from memsql_assets.defs.evaluation.automation import EVALUATE_WHEN_OUT_OF_DATE, model_registry
+from memsql_assets.defs.evaluation.automation import (
+    EVALUATE_WHEN_OUT_OF_DATE,
+    condition_registry,
+    model_registry,
+)
 from memsql_assets.defs.evaluation.partitions import evaluation_partitions
 from memsql_assets.defs.evaluation.resources import EvaluationSettings
 from memsql_assets.defs.jobs import BENCHMARK_ASSETS, TURN_RESULTS
@@ -80,6 +84,10 @@ def turn_results_asset(benchmark: str) -> dg.AssetsDefinition:
             dg.AssetDep(
                 model_registry,
                 partition_mapping=dg.MultiToSingleDimensionPartitionMapping(partition_dimension_name="model"),
+            ),
+            dg.AssetDep(
+                condition_registry,
+                partition_mapping=dg.MultiToSingleDimensionPartitionMapping(partition_dimension_name="condition"),
             ),
         ],
         code_version=code_version(*HARNESS_CODE, exclude=own_code),

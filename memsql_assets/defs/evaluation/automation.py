@@ -6,6 +6,8 @@ configuration is, and when a turn_results partition is materialized.
   and removes it when it is disabled, unavailable or gone, so automation never requests it.
 - `model_registry` observes each model's configuration (litellm id, params, reasoning) as a data
   version: an edited entry shows in the UI as a new data version and marks its partitions stale.
+- `condition_registry` does the same for each condition of the conditions file (its memory
+  implementation, parameters, tools, a plug-in's source).
 - `turn_results` is materialized when a partition is missing, when the harness code version changes,
   or when an upstream data version changes (benchmark, sources, memories, the model's configuration).
 """
@@ -14,9 +16,15 @@ from __future__ import annotations
 
 import dagster as dg
 
-from memsql_assets.defs.evaluation.partitions import evaluation_partitions, model_partitions
-from memsql_assets.defs.jobs import OBSERVE_MODELS_JOB, TURN_RESULTS
+from memsql_assets.defs.evaluation.partitions import (
+    condition_partitions,
+    evaluation_partitions,
+    model_partitions,
+)
+from memsql_assets.defs.jobs import OBSERVE_CONDITIONS_JOB, OBSERVE_MODELS_JOB, TURN_RESULTS
+from memsql_assets.defs.planning import DATA_VERSION_TAG
 from memsql_assets.defs.resources import model_api_keys
+from memsql_assets.lib.agent.conditions import CONDITIONS
 from memsql_assets.lib.code_versions import digest
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.models.registry import Registry, load_registry
@@ -46,6 +54,51 @@ def model_registry(context: dg.AssetExecutionContext) -> dg.DataVersionsByPartit
     return dg.DataVersionsByPartition(
         {k: dg.DataVersion(v) for k, v in registry_versions(registry, keys).items()}
     )
+
+
+@dg.observable_source_asset(
+    name="condition_registry",
+    group_name="evaluation",
+    partitions_def=condition_partitions,
+    description="Each condition of the conditions file (conditions.yaml, and MEMSQL_CONDITIONS_FILE's) as a data "
+    "version per `condition` partition: its memory implementation, parameters and tools, and a plug-in's source. "
+    "Editing a condition, or upgrading its plug-in, marks that condition's turn_results partitions stale.",
+)
+def condition_registry(context: dg.AssetExecutionContext) -> dg.DataVersionsByPartition:
+    return dg.DataVersionsByPartition({name: dg.DataVersion(v) for name, v in condition_versions().items()})
+
+
+def observe_conditions(instance: dg.DagsterInstance) -> None:
+    """What the observation job records, without a run: each condition's data version. `memsql run`
+    does this first, where a whole Dagster run for a handful of events would be most of the work."""
+    for name, version in condition_versions().items():
+        instance.report_runless_asset_event(
+            dg.AssetObservation("condition_registry", partition=name, tags={DATA_VERSION_TAG: version})
+        )
+
+
+def condition_versions() -> dict[str, str]:
+    from memsql_assets.lib.memory.plugins import condition_fingerprint
+
+    return {name: condition_fingerprint(c) for name, c in CONDITIONS.items()}
+
+
+@dg.sensor(
+    minimum_interval_seconds=60,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    job_name=OBSERVE_CONDITIONS_JOB,
+    description="Observes `condition_registry` whenever a condition of the conditions file changes (its memory, "
+    "parameters, tools, a plug-in's source); the automation condition of turn_results then re-evaluates that "
+    "condition's partitions.",
+)
+def condition_registry_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
+    try:
+        fingerprint = digest(condition_versions())
+    except MemsqlError as exc:
+        return dg.SkipReason(f"conditions file is invalid: {exc}")
+    if fingerprint == context.cursor:
+        return dg.SkipReason("the conditions are unchanged")
+    return dg.SensorResult(run_requests=[dg.RunRequest()], cursor=fingerprint)
 
 
 def sync_model_partitions(instance: dg.DagsterInstance, registry: Registry) -> tuple[list[str], list[str]]:

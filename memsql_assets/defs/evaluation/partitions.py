@@ -1,4 +1,5 @@
-"""turn_results partitions: model (dynamic, synced from the registry) × condition (static)."""
+"""turn_results partitions: model (dynamic, synced from the registry) × condition (static: the conditions
+file's, so a condition added there is a column of the UI's grid)."""
 
 import dagster as dg
 

@@ -1,8 +1,12 @@
-"""`run_turn`: the condition-aware agent of SPEC §2.
+"""`run_turn`: the condition-aware agent of SPEC §2, over the condition's memory (lib/memory/protocol.py).
 
-The retrievals (working-memory recall, episodic top-k, semantic top-1, the trajectory lookup of
-condition E) and context resolution over the first two feed the prompt; the model is called through
-the gateway, the SQL is scored, and the turn's payload is persisted to the stores the condition uses.
+The memory retrieves (working-memory recall, episodic top-k, semantic top-1, the trajectory lookup of
+condition E, a summary, a plug-in's blocks) and, where it resolves nothing itself, context resolution
+walks the retrieved turns; the prompt is built from both; the model is called through the gateway,
+the SQL is scored, and the turn's payload is persisted to the memory. A memory that raises (a
+plug-in's bug, a library's error) gives that turn a `MemoryFailure` instead of a crash: the turn is
+recorded as a memory error and the partition goes on. A store that is down (`MemoryServiceError`)
+still stops the partition, as it would any condition.
 """
 
 from __future__ import annotations
@@ -13,42 +17,29 @@ import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from memsql_assets.lib.agent.conditions import Condition
-from memsql_assets.lib.agent.context import Resolution, resolve_context
 from memsql_assets.lib.agent.prompts import PromptParts, build_messages
 from memsql_assets.lib.benchmark.store import turn_id
-
-Payload = dict[str, Any]
-
-
-class WorkingStore(Protocol):
-    def append(self, session_id: str, payload: Payload, window: int) -> list[Payload]: ...
-    def recall(self, session_id: str, window: int) -> list[Payload]: ...
+from memsql_assets.lib.memory.errors import MemoryServiceError
+from memsql_assets.lib.memory.protocol import Memory, MemoryTurn, Retrieval
+from memsql_assets.lib.memory.resolution import Payload, Resolution, resolve_context
 
 
-class EpisodicStore(Protocol):
-    def add(self, payload: Payload, embedding: list[float] | None = None) -> None: ...
-    def query(
-        self,
-        text: str,
-        k: int = 3,
-        source: str | None = None,
-        exclude_session: str | None = None,
-        embedding: list[float] | None = None,
-        session_id: str | None = None,
-    ) -> list[Payload]: ...
+@dataclass(frozen=True)
+class MemoryFailure:
+    """The condition's memory raised during a turn: in which step, and what."""
 
+    step: str  # retrieve | persist
+    error: str  # the exception's type and message
 
-class SemanticStore(Protocol):
-    def query(
-        self, text: str, source: str, k: int = 1, embedding: list[float] | None = None
-    ) -> list[dict[str, Any]]: ...
+    @classmethod
+    def of(cls, step: str, exc: BaseException) -> MemoryFailure:
+        return cls(step, f"{type(exc).__name__}: {exc}")
 
-
-# (source prefix, question, question vector or None) -> markdown or None
-TrajectoryLookup = Callable[[str, str, list[float] | None], str | None]
+    def message(self) -> str:
+        return f"memory error during {self.step}: {self.error}"
 
 
 @dataclass
@@ -59,6 +50,7 @@ class TurnPrompt:
     retrieval_s: float
     working: list[Payload] = field(default_factory=list)
     episodic: list[Payload] = field(default_factory=list)
+    memory_failure: MemoryFailure | None = None  # retrieval failed: the model is not asked
 
 
 def prompt_hash(messages: list[dict[str, str]]) -> str:
@@ -79,57 +71,60 @@ def turn_context(turn: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def memory_turn(turn: Mapping[str, Any]) -> MemoryTurn:
+    """What the memory may see of a benchmark turn."""
+    return MemoryTurn(
+        session_id=turn["session_id"],
+        turn_index=turn["turn_index"],
+        source=turn["source"],
+        question=turn["question"],
+        referenced_keys=tuple(turn["referenced_context_keys"]),
+    )
+
+
+async def _retrieve(memory: Memory, turn: MemoryTurn, vector: list[float] | None) -> Retrieval:
+    """The memory's retrieval: its own async form where it has one (MemoryBase), else `retrieve`."""
+    aretrieve = getattr(memory, "aretrieve", None)
+    if aretrieve is not None:
+        return await aretrieve(turn, vector)
+    if getattr(memory, "blocking", False):
+        return await asyncio.to_thread(memory.retrieve, turn, vector)
+    return memory.retrieve(turn, vector)
+
+
 @dataclass
 class Agent:
     condition: Condition
     schemas: Mapping[str, str]  # source prefix -> schema text
-    working: WorkingStore | None = None
-    episodic: EpisodicStore | None = None
-    semantic: SemanticStore | None = None
-    trajectories: TrajectoryLookup | None = None
-    episodic_k: int = 3
+    memory: Memory
     embed: Callable[[str], list[float]] | None = None  # question -> vector, shared by all vector stores
-    # session -> (turn_index, window): what Redis replied to that turn's append, which is what the
-    # session's next turn would recall (only this session writes its key), without another round trip.
-    _appended: dict[str, tuple[int, list[Payload]]] = field(default_factory=dict, init=False, repr=False)
 
     def _vector(self, question: str) -> list[float] | None:
-        uses_vectors = self.condition.episodic or self.condition.semantic or self.condition.trajectory
-        return self.embed(question) if uses_vectors and self.embed else None
+        return self.embed(question) if getattr(self.memory, "uses_vectors", False) and self.embed else None
 
     async def assemble(self, turn: Mapping[str, Any]) -> TurnPrompt:
         started = time.perf_counter()
-        sid, question, source = turn["session_id"], turn["question"], turn["source"]
-        c = self.condition
-        vector = self._vector(question)
-
-        working: list[Payload] = []
-        if c.window and self.working:
-            index, known = self._appended.pop(sid, (None, None))
-            if known is not None and index == turn["turn_index"] - 1:
-                working = known[: c.window]
-            else:  # the session's first turn (or a redone one): ask Redis
-                working = await asyncio.to_thread(self.working.recall, sid, c.window)
-        # The other stores answer in process in well under a millisecond (episodic from its mirror,
-        # semantic and trajectory from the answers warmed up front): a thread hand-off costs more.
-        episodic = (
-            self.episodic.query(question, self.episodic_k, source, None, vector, sid)
-            if c.episodic and self.episodic
-            else []
-        )
-        semantic_hits = self.semantic.query(question, source, 1, vector) if c.semantic and self.semantic else []
-        trajectory = self.trajectories(source, question, vector) if c.trajectory and self.trajectories else None
-        resolution = resolve_context(turn["referenced_context_keys"], working, episodic)
+        question = turn["question"]
+        failure = None
+        try:
+            retrieval = await _retrieve(self.memory, memory_turn(turn), self._vector(question))
+        except MemoryServiceError:
+            raise  # a store is down: the partition stops, as under any condition
+        except Exception as exc:  # the memory's own failure: this turn's memory_error
+            retrieval, failure = Retrieval(), MemoryFailure.of("retrieve", exc)
+        working, episodic = list(retrieval.recent), list(retrieval.similar)
+        resolution = retrieval.resolution or resolve_context(turn["referenced_context_keys"], working, episodic)
         parts = PromptParts(
-            source=source,
-            schema=self.schemas[source],
+            source=turn["source"],
+            schema=self.schemas[turn["source"]],
             question=question,
             output_requirements=turn.get("output_requirements", ""),
-            semantic_hints=[h["text"] for h in semantic_hits],
+            semantic_hints=list(retrieval.hints),
             episodic=episodic,
             working=working,
-            trajectory=trajectory or None,
+            trajectory=retrieval.trajectory or None,
             resolved=resolution.values or None,
+            blocks=tuple(b.render() for b in retrieval.blocks),
         )
         messages = build_messages(parts)
         return TurnPrompt(
@@ -139,15 +134,12 @@ class Agent:
             retrieval_s=time.perf_counter() - started,
             working=working,
             episodic=episodic,
+            memory_failure=failure,
         )
 
-    def cleared(self, session_id: str, first_turn: int) -> None:
-        """The session's working memory was just emptied: its `first_turn` recalls nothing (no round trip)."""
-        self._appended[session_id] = (first_turn - 1, [])
-
-    def persist(self, turn: Mapping[str, Any], generated_sql: str | None, result_summary: str) -> None:
-        """Write the turn's payload to the stores this condition uses (semantic memory is read-only).
-        Blocking (Redis): the runner calls it in the worker thread that scored the turn."""
+    def persist(self, turn: Mapping[str, Any], generated_sql: str | None, result_summary: str) -> MemoryFailure | None:
+        """Write the turn's payload to the condition's memory; its failure, if it raised. Blocking for
+        a memory that waits on I/O (Redis): the runner calls it in a worker thread then."""
         payload: Payload = {
             "session_id": turn["session_id"],
             "turn_index": turn["turn_index"],
@@ -157,8 +149,10 @@ class Agent:
             "result_summary": result_summary,
             "state_updates": dict(turn["state_updates"]),
         }
-        if self.condition.window and self.working:
-            window = self.working.append(turn["session_id"], payload, self.condition.window)
-            self._appended[turn["session_id"]] = (turn["turn_index"], window)
-        if self.condition.episodic and self.episodic:  # in process until the runner's commit
-            self.episodic.add(payload, self._vector(turn["question"]))
+        try:
+            self.memory.persist(payload)
+        except MemoryServiceError:
+            raise
+        except Exception as exc:
+            return MemoryFailure.of("persist", exc)
+        return None

@@ -1,45 +1,145 @@
-"""Memory conditions (SPEC §2, DESIGN decision 5): what each one reads and writes."""
+"""Memory conditions (SPEC §2, DESIGN decisions 5 and 13), declared as data in `conditions.yaml`.
+
+Each condition names its memory implementation with that implementation's parameters
+(lib/memory/plugins.py resolves and validates them), whether its turns run through the agent loop
+with tools, whether the paper evaluates it, and whether `memsql run` evaluates it. The file beside
+models.yaml holds the built-in conditions; `MEMSQL_CONDITIONS_FILE` names a user's file whose
+conditions are added after them (a name the built-in file uses is refused there). Everything else
+derives from this table: the vocabulary's names, the Dagster `condition` partitions, dbt's accepted
+values and the report.
+
+The file's shape is checked when this module is imported (every process reads it once); whether
+each implementation can be imported and accepts its parameters is checked before anything runs
+(`check_conditions` in lib/memory/plugins.py).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Annotated, Any
 
-from memsql_assets.lib.errors import MemsqlError
+from pydantic import AfterValidator, Field, ValidationError
+
+from memsql_assets.lib.config_files import FieldProblem, Strict, config_error, read_yaml
+from memsql_assets.lib.errors import ConfigError, MemsqlError
+
+CONDITIONS_FILE_ENV = "MEMSQL_CONDITIONS_FILE"
+BUILTIN_CONDITIONS_FILE = Path(__file__).resolve().parents[3] / "conditions.yaml"
+# A partition key that is also a safe folder name (condition=<name>) and SQL string.
+CONDITION_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,31}$")
+
+
+def _condition_name(name: str) -> str:
+    if not CONDITION_NAME_RE.match(name):
+        raise FieldProblem("", "expected a name of letters, digits and _ starting with a letter (at most 32)")
+    return name
+
+
+class MemorySpec(Strict):
+    """Which memory implementation a condition's turns read and write, and its parameters."""
+
+    implementation: str = Field(min_length=1)
+    """A built-in name (none, window, episodic, trajectory, summary, mem0), the name of an entry point of
+    the group `memsql.memory`, or `package.module:Class` of an installed package."""
+    params: dict[str, Any] = Field(default_factory=dict)
+    """The implementation's parameters; its own schema (`Params`) validates them before anything runs."""
+
+
+class ConditionSpec(Strict):
+    """One memory condition: a Dagster `condition` partition."""
+
+    memory: MemorySpec
+    """The memory implementation and its parameters."""
+    description: str = ""
+    """What a person should know about the condition."""
+    tools: bool = False
+    """Each turn runs through the agent loop with the exploration tools (lib/agent/loop.py)."""
+    paper: bool = False
+    """The paper evaluates this condition: its claims are checked in these (dbt var `paper_conditions`)."""
+    main_run: bool = True
+    """`memsql run` evaluates the reference models under it (conditions with tools never: `memsql eval`)."""
+
+
+class ConditionsFile(Strict):
+    """The whole file: exactly one top-level key."""
+
+    conditions: dict[Annotated[str, AfterValidator(_condition_name)], ConditionSpec] = Field(min_length=1)
+    """Condition name (its partition key) -> condition, in report order."""
 
 
 @dataclass(frozen=True)
 class Condition:
     name: str
-    window: int  # working-memory turns (0 = stateless)
-    episodic: bool = False
-    semantic: bool = False
-    trajectory: bool = False
-    tools: bool = False  # the turn runs through the agent loop, with the exploration tools
+    implementation: str
+    params: Mapping[str, Any] = field(default_factory=dict)
     description: str = ""
+    tools: bool = False  # the turn runs through the agent loop, with the exploration tools
+    paper: bool = False
+    main_run: bool = True
+    file: Path = BUILTIN_CONDITIONS_FILE  # where it is declared: errors about it name this file
 
-    @property
-    def cross_session(self) -> bool:
-        """Conditions whose memory spans sessions must run sessions in order, one at a time."""
-        return self.episodic
+    def field_path(self, *parts: str) -> str:
+        """`conditions.<name>.<parts>`: how an error names one of this condition's fields."""
+        return ".".join(("conditions", self.name, *parts))
 
 
-CONDITIONS: dict[str, Condition] = {
-    c.name: c
-    for c in (
-        Condition("A", 0, description="stateless"),
-        Condition("B", 2, description="working memory, last 2 turns"),
-        Condition("B_wm5", 5, description="working memory, last 5 turns"),
-        Condition("C", 5, episodic=True, description="working memory (5) + episodic top-k"),
-        Condition(
-            "D", 5, episodic=True, semantic=True, description="working (5) + episodic top-k + semantic top-1"
-        ),
-        Condition("E", 5, trajectory=True, description="working (5) + retrieved exploration trajectory"),
-        Condition(
-            "T", 5, tools=True, description="working (5) + the exploration tools: the agent loop, read-only"
-        ),
-    )
-}
+def _schema_at(loc: list[str]) -> type[Strict] | None:
+    nested: dict[tuple[str, ...], type[Strict]] = {(): ConditionSpec, ("memory",): MemorySpec}
+    if not loc:
+        return ConditionsFile
+    if loc[0] != "conditions" or len(loc) < 2:
+        return None
+    return nested.get(tuple(loc[2:]))
+
+
+def read_conditions_file(path: Path) -> dict[str, Condition]:
+    """The conditions one file declares, validated (an error names the file and the field)."""
+    data = read_yaml(path, "conditions file")
+    if not isinstance(data, dict) or "conditions" not in data:
+        raise ConfigError(path, "conditions", "expected a top-level mapping with exactly one key, 'conditions'")
+    try:
+        parsed = ConditionsFile.model_validate(data)
+    except ValidationError as exc:
+        empty = {"conditions": "expected a non-empty mapping of condition name -> condition"}
+        raise config_error(path, exc.errors()[0], _schema_at, empty=empty) from None
+    return {
+        name: Condition(
+            name=name,
+            implementation=spec.memory.implementation,
+            params=MappingProxyType(dict(spec.memory.params)),
+            description=spec.description,
+            tools=spec.tools,
+            paper=spec.paper,
+            main_run=spec.main_run,
+            file=path,
+        )
+        for name, spec in parsed.conditions.items()
+    }
+
+
+def load_conditions(user_file: Path | str | None = None) -> Mapping[str, Condition]:
+    """The built-in conditions, then those of `user_file` (default: $MEMSQL_CONDITIONS_FILE, if set)."""
+    table = read_conditions_file(BUILTIN_CONDITIONS_FILE)
+    extra = user_file if user_file is not None else os.environ.get(CONDITIONS_FILE_ENV) or None
+    if extra is not None:
+        path = Path(extra).expanduser()
+        for name, condition in read_conditions_file(path).items():
+            if name in table:
+                raise ConfigError(
+                    path,
+                    condition.field_path(),
+                    f"clashes with the built-in condition {name} of {BUILTIN_CONDITIONS_FILE}; choose another name",
+                )
+            table[name] = condition
+    return MappingProxyType(table)
+
+
+CONDITIONS: Mapping[str, Condition] = load_conditions()
 
 
 class UnknownConditionError(MemsqlError):

@@ -68,6 +68,7 @@ class PromptParts:
     working: Sequence[Mapping[str, Any]] = ()
     trajectory: str | None = None
     resolved: Mapping[str, Any] | None = None
+    blocks: Sequence[str] = ()  # a memory's other blocks, each its header line and text (a summary)
 
     def __post_init__(self) -> None:
         if not self.output_requirements.strip():
@@ -91,15 +92,15 @@ def render_resolved(resolved: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def build_messages(parts: PromptParts) -> list[dict[str, str]]:
-    """System prompt (A.1) + one user message: guidance, schema, memory blocks, Resolved, question,
-    output requirements (the same text for every model and condition, SPEC §2 / paper §5.6)."""
-    guidance = "\n".join(f"- {line}" for line in SOURCE_GUIDANCE[parts.source])
-    blocks = [f"Source guidance:\n{guidance}", f"Schema:\n{parts.schema}"]
+def memory_blocks(parts: PromptParts) -> list[str]:
+    """The blocks a condition's memory contributes, in prompt order: hints, trajectory, the memory's
+    own blocks, similar past turns, recent conversation, Resolved (empty under A)."""
+    blocks = []
     if parts.semantic_hints:
         blocks.append("Semantic hints:\n" + "\n".join(f"- {h}" for h in parts.semantic_hints))
     if parts.trajectory:
         blocks.append("Reference trajectory from a similar solved question:\n" + parts.trajectory)
+    blocks += [b for b in parts.blocks if b]
     if parts.episodic:
         blocks.append("Similar past turns:\n" + "\n\n".join(_turn_lines(p) for p in parts.episodic))
     if parts.working:
@@ -108,6 +109,15 @@ def build_messages(parts: PromptParts) -> list[dict[str, str]]:
         blocks.append("Recent conversation:\n" + history)
     if parts.resolved:
         blocks.append(render_resolved(parts.resolved))
+    return blocks
+
+
+def build_messages(parts: PromptParts) -> list[dict[str, str]]:
+    """System prompt (A.1) + one user message: guidance, schema, the memory's blocks (`memory_blocks`),
+    question, output requirements (the same text for every model and condition, SPEC §2 / paper §5.6)."""
+    guidance = "\n".join(f"- {line}" for line in SOURCE_GUIDANCE[parts.source])
+    blocks = [f"Source guidance:\n{guidance}", f"Schema:\n{parts.schema}"]
+    blocks += memory_blocks(parts)
     blocks.append(f"Question: {parts.question}")
     blocks.append(f"{OUTPUT_REQUIREMENTS_HEADER}\n{parts.output_requirements}")
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": "\n\n".join(blocks)}]

@@ -1,9 +1,14 @@
-"""The exclusive error classes of a turn: the six of SPEC §3 for an answer, and `model_error` for
-a turn that got no answer, and the rule that picks one.
+"""The exclusive error classes of a turn: the six of SPEC §3 for an answer, `model_error` for a turn
+that got no answer, `memory_error` for a turn whose memory failed, and the rule that picks one.
 
 `model_error` is set by the harness, not by `classify`: the model call failed (connection, timeout,
 rate limit, a 400, a malformed reply...) and the row's `model_error_type` says which. Counting such
 a turn as `empty` would blame the model for its endpoint.
+
+`memory_error` is set by the harness too: the condition's memory raised while retrieving for the turn
+(the model is then not asked) or while storing it (the answer is kept in the row, its verdicts are
+false): the condition did not work on that turn. The row's `error_message` names the step and the
+exception; the partition goes on.
 
 Precedence for an answer, first match wins:
 

@@ -8,6 +8,7 @@ the raw message, so every reply is redacted here before it becomes a row, a chec
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import time
@@ -34,6 +35,7 @@ from memsql_assets.lib.harness.sample import sample_turns
 from memsql_assets.lib.harness.services import TrajectoryFactory, open_services
 from memsql_assets.lib.harness.settings import EvalSettings, check_epochs, resolve_wave_size
 from memsql_assets.lib.harness.summary import summarize
+from memsql_assets.lib.memory.plugins import check_conditions
 from memsql_assets.lib.models.gateway import ModelGateway, ModelReply
 from memsql_assets.lib.models.registry import ModelEntry, Registry, load_registry
 from memsql_assets.lib.models.request_store import RequestStore, evaluation_cell, redact
@@ -155,7 +157,7 @@ def evaluate_partition(
     api_keys = os.environ if api_keys is None else api_keys
     registry = registry or load_registry()
     epochs = _epochs(home, model_key, condition_name, settings, benchmark)  # before anything is written
-    condition, entry = _runnable(registry, model_key, condition_name, settings, api_keys, home, trajectory_factory)
+    condition, entry = _runnable(registry, model_key, condition_name, settings, api_keys, home)
     limits = AgentLimits(settings.agent_max_steps, settings.agent_time_limit_s)  # below 1: one line
     all_turns = read_turns(benchmark_dir(home, benchmark))
     turns = sample_turns(all_turns, settings.sessions)  # a bad size fails here, before anything is written
@@ -164,25 +166,24 @@ def evaluate_partition(
     gateway = gateway or ModelGateway(
         registry, RequestStore.at_home(home), home=home, environ=api_keys, retry_errors=settings.retry_errors
     )
-    run = _PartitionRun(home, entry, condition, settings, benchmark, progress, trajectory_factory, gateway, limits)
+    run = _PartitionRun(
+        home, entry, condition, settings, benchmark, progress, trajectory_factory, gateway, limits, registry
+    )
     started = time.monotonic()
     rows: list[dict[str, Any]] = []
-    resumed = redone = 0
+    stats_by_epoch: list[RunStats] = []
     # Epoch by epoch, each with its own memory and checkpoints: a finished epoch is resumed from its
     # checkpoints, or re-run from the request store (no model call) when its partition was published.
     for epoch in range(1, epochs + 1):
         runner, epoch_rows, stats = run.epoch(epoch, turns, retries.get(epoch, {}))
         rows += epoch_rows
-        resumed += stats.resumed_sessions
-        redone += stats.redone_sessions
+        stats_by_epoch.append(stats)
     summary = summarize(
         rows, model_key, condition.name, time.monotonic() - started, reasoning_expected=entry.reasoning.expected
     )
     summary.update(
         benchmark=benchmark,
         benchmark_version=run.version,
-        resumed_sessions=resumed,  # sessions x epochs
-        redone_sessions=redone,
         retried_turns=sum(1 for r in rows if r["retries"]),
         model_calls_this_run=gateway.calls,
         model_fingerprint=entry.fingerprint(),
@@ -190,11 +191,24 @@ def evaluate_partition(
         epochs=epochs,
         complete=len(turns) == len(all_turns),
         sample_sessions=sorted({t["session_id"] for t in turns}) if sample is not None else None,
-        # C/D rows are a function of W (runner.py); conditions without shared memory have no waves.
-        wave_size=runner.wave_size if condition.cross_session else None,
+        # Rows of a shared memory (C, D) are a function of W (runner.py); per-session memory has no waves.
+        wave_size=runner.wave_size if runner.shared else None,
+        memory_implementation=condition.implementation,
+        **_epoch_counts(stats_by_epoch),
     )
     path = runner.finish(rows, summary)
     return PartitionOutcome(summary=summary, result_path=path, rows=rows)
+
+
+def _epoch_counts(stats: list[RunStats]) -> dict[str, int]:
+    """Summed over the epochs: sessions resumed and redone, and what the memory held (a shared one after
+    the run, a per-session one over its sessions as each ended; resumed sessions are not measured again)."""
+    return {
+        "resumed_sessions": sum(s.resumed_sessions for s in stats),  # sessions x epochs
+        "redone_sessions": sum(s.redone_sessions for s in stats),
+        "memory_store_entries": sum(s.store.entries for s in stats),
+        "memory_store_bytes": sum(s.store.bytes for s in stats),
+    }
 
 
 def _epochs(home: Path, model_key: str, condition_name: str, settings: EvalSettings, benchmark: str) -> int:
@@ -212,7 +226,6 @@ def _runnable(
     settings: EvalSettings,
     api_keys: Mapping[str, str],
     home: Path,
-    trajectory_factory: TrajectoryFactory | None,
 ) -> tuple[Condition, ModelEntry]:
     """The condition and the registry entry, once everything a run needs is known to be there."""
     condition = get_condition(condition_name)
@@ -221,8 +234,7 @@ def _runnable(
     ok, reason = registry.available(model_key, api_keys, home)
     if not ok:
         raise ModelUnavailableError(f"model {entry.key} is unavailable: {reason}")
-    if condition.trajectory and trajectory_factory is None:
-        raise MemsqlError("condition E needs the trajectory store: materialize trajectory_store first")
+    check_conditions([condition.name])  # its memory imports and takes its params, before anything runs
     return condition, entry
 
 
@@ -239,12 +251,23 @@ class _PartitionRun:
     trajectory_factory: TrajectoryFactory | None
     gateway: ModelGateway
     limits: AgentLimits
+    registry: Registry
 
     def __post_init__(self) -> None:
         self.version = benchmark_version(self.home, self.benchmark)
         self.db_paths = {prefix: source_db_path(self.home, name) for prefix, name in SOURCE_BY_PREFIX.items()}
         self.schemas = {prefix: schema_text(path) for prefix, path in self.db_paths.items()}
         self.call_model = _redacting(self.gateway.acomplete, self.gateway.store.secrets)  # the keys' values
+
+    async def ask_model(self, epoch: int, model_key: str, messages: list[dict[str, str]], cell: Mapping[str, Any]) -> str:
+        """A memory's question to a registry model (a summary's writer), as its own request-store cell
+        of this partition and epoch; a failed call raises (the turn's memory_error)."""
+        cell = {**cell, "model": model_key, "condition": self.condition.name, "epoch": epoch}
+        self.registry.get(model_key)  # an unknown key: the registry's error, naming its file
+        reply = await self.call_model(model_key, messages, {}, cell=cell)
+        if not reply.ok:
+            raise MemsqlError(f"{model_key} did not answer the memory's request ({reply.error_type}): {reply.error_message}")
+        return reply.text
 
     def epoch(
         self, epoch: int, turns: list[dict[str, Any]], retries: dict[str, int]
@@ -265,6 +288,7 @@ class _PartitionRun:
             epoch=epoch,
             sample=s.sessions,
             benchmark=self.benchmark,
+            ask_model=functools.partial(self.ask_model, epoch),
         ) as services:
             self.gateway.store.make_shards()  # once the services are up: a run that cannot start writes nothing
             runner = PartitionRunner(

@@ -48,9 +48,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memsql_assets.lib.agent.agent import Agent, TurnPrompt, turn_context
+from memsql_assets.lib.agent.agent import Agent, MemoryFailure, TurnPrompt, turn_context
 from memsql_assets.lib.agent.agent_turn import agent_turn, turn_reply
-from memsql_assets.lib.agent.context import retrieved_sessions
 from memsql_assets.lib.agent.loop import AgentLimits, AgentTrace, trace_json
 from memsql_assets.lib.agent.turn_tools import TurnTools
 from memsql_assets.lib.atomic import write_text_atomic
@@ -68,9 +67,10 @@ from memsql_assets.lib.harness.results import (
     write_results,
     write_session_checkpoint,
 )
-from memsql_assets.lib.harness.services import PartitionMemory
 from memsql_assets.lib.harness.settings import resolve_wave_size
 from memsql_assets.lib.harness.turn_result import SCHEMA_VERSION, TurnResult
+from memsql_assets.lib.memory.protocol import Memory, StoreSize, Visibility
+from memsql_assets.lib.memory.resolution import retrieved_sessions
 from memsql_assets.lib.models.gateway import ENDPOINT_FAILURES, ModelReply
 from memsql_assets.lib.paths import benchmark_dir, sql_cache_path
 from memsql_assets.lib.sources.sqlite_db import check_sqlite_file, open_readonly
@@ -106,6 +106,23 @@ def agent_columns(trace: AgentTrace | None) -> dict[str, Any]:
     return {**measures, "agent_trace": trace_json(trace, measurements=False)}
 
 
+def not_asked() -> ModelReply:
+    """The reply of a turn whose memory failed before the model was asked: no text, no call, no cost."""
+    return ModelReply(
+        text="",
+        reasoning="",
+        prompt_tokens=0,
+        completion_tokens=0,
+        latency_s=0.0,
+        cost_usd=0.0,
+        cache_hit=False,
+        attempts=0,
+        error_type=None,
+        error_message=None,
+        request_key="",
+    )
+
+
 @dataclass
 class RunStats:
     total_turns: int
@@ -115,6 +132,9 @@ class RunStats:
     redone_sessions: int = 0
     epoch: int = 1
     started: float = field(default_factory=time.monotonic)
+    # What the memory held: a shared memory after the run; a per-session one summed over its sessions,
+    # each measured as it ended (before it was forgotten).
+    store: StoreSize = field(default_factory=StoreSize)
 
     @property
     def ex(self) -> float:
@@ -192,7 +212,7 @@ class PartitionRunner:
     timeout_s: float = 10.0
     row_cap: int = 100_000
     progress: Progress | None = None
-    memory: PartitionMemory | None = None  # None: the condition keeps no memory
+    memory: Memory | None = None  # None: the condition keeps no memory
     stop_after_failures: int = STOP_AFTER_FAILURES
     wave_size: int | None = None  # C/D: sessions per wave; None: the concurrency
     epoch: int = 1  # which independent sample of every turn this run is (1-based; its own checkpoints)
@@ -206,6 +226,8 @@ class PartitionRunner:
     def __post_init__(self) -> None:
         self.wave_size = resolve_wave_size(self.wave_size, self.concurrency)
         self.condition = self.agent.condition
+        # Memory shared by a source's sessions runs in waves (W); per-session memory runs sessions freely.
+        self.shared = getattr(self.agent.memory, "visibility", Visibility.SESSION) == Visibility.WAVES
         self.out_dir = output_dir(self.home, self.model_key, self.condition.name, self.sample, self.benchmark)
         self.progress_dir = progress_dir(
             self.home, self.model_key, self.condition.name, self.epoch, self.sample, self.benchmark
@@ -215,6 +237,7 @@ class PartitionRunner:
         self._stats: dict[str, SchemaStats] = {}  # the agent's tools: each source's, read once
         self._pools_lock = threading.Lock()
         self._streak: tuple[str | None, int] = (None, 0)  # (endpoint failure, consecutive turns)
+        self._store = StoreSize()  # per-session memory: each session's, summed as sessions end
         self._hold_checkpoints = False  # cross-session: a session was not checkpointed, nor is any later
         self._other_profile_sql = OtherProfileSQL(benchmark_dir(self.home, self.benchmark), self.benchmark)
 
@@ -253,7 +276,7 @@ class PartitionRunner:
 
     def _score_and_persist(
         self, turn: Mapping[str, Any], raw: str | None, supplying: Sequence[str] = ()
-    ) -> TurnScore:
+    ) -> tuple[TurnScore, MemoryFailure | None]:
         """In a worker thread, with everything that touches the database: the file check on first
         use and opening a connection (its pragmas) would otherwise stall every session's loop. The
         turn's memory writes follow in the same thread: each hand-off costs milliseconds under load."""
@@ -264,14 +287,13 @@ class PartitionRunner:
             score = score_turn(
                 turn, raw, conn, self._results[source], self.timeout_s, self.row_cap, provenance
             )
-        self.agent.persist(turn, score.extracted_sql, score.result_summary)
-        return score
+        return score, self.agent.persist(turn, score.extracted_sql, score.result_summary)
 
     def _prepare_progress(self) -> dict[str, list[dict[str, Any]]]:
         meta_path = self.progress_dir / "_meta.json"
         # Checkpoints of another benchmark version, or (C/D) of other waves, are void.
         meta: dict[str, Any] = {"benchmark_version": self.benchmark_version}
-        if self.condition.cross_session:
+        if self.shared:
             meta.update(wave_size=self.wave_size, waves=WAVES)
         if meta_path.exists() and json.loads(meta_path.read_text(encoding="utf-8")) != meta:
             shutil.rmtree(self.progress_dir)
@@ -285,7 +307,7 @@ class PartitionRunner:
             sessions[t["session_id"]].append(t)
         order = sorted(sessions)
         done = self._prepare_progress()
-        if self.condition.cross_session:
+        if self.shared:
             chains = waves(order, self.wave_size, {s: sessions[s][0]["source"] for s in order})
             done = whole_waves(chains, done)
         else:
@@ -297,13 +319,15 @@ class PartitionRunner:
                 stats.done_turns += len(done[sid])
                 stats.correct += sum(1 for r in done[sid] if r["ex_strict"])
         if self.memory is not None:
-            self.memory.start(set(done))
+            self.memory.reset(set(done))
         # Every session in flight hands its SQL and file writes to a thread; asyncio's default pool
         # (CPU count + 4 threads) would queue them behind one another at high concurrency.
         workers = max(1, self.concurrency) + 4
         asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(workers, "memsql-turn"))
         schedule = Schedule(self, sessions, done, stats, PriorityGate(max(1, self.concurrency)))
         await schedule.run(chains)
+        if self.memory is not None:
+            stats.store = await asyncio.to_thread(self.memory.size) if self.shared else self._store
         rows = [r for sid in order for r in done[sid]]
         return rows, stats
 
@@ -322,7 +346,6 @@ class PartitionRunner:
             identity = None
             if memory is not None:
                 identity = await asyncio.to_thread(fresh_start)
-                self.agent.cleared(sid, ordered[0]["turn_index"])
             rows = []
             for turn in ordered:
                 rows.append(await self._run_turn(turn, sent))
@@ -346,11 +369,17 @@ class PartitionRunner:
             self.memory.commit()
         for sid, rows in sessions:
             if any(r["model_error_type"] in ENDPOINT_FAILURES for r in rows):
-                self._hold_checkpoints = self.condition.cross_session
+                self._hold_checkpoints = self.shared
             elif not self._hold_checkpoints:
                 write_session_checkpoint(self.progress_dir, sid, rows)
-            if self.memory is not None and not self.condition.cross_session:
-                self.memory.forget(sid)  # working memory is per session
+            if self.memory is not None and not self.shared:
+                self._measure(self.memory.size(sid))
+                self.memory.forget(sid)  # per-session memory
+
+    def _measure(self, size: StoreSize) -> None:
+        """Add one session's memory, as it ended, to the run's store size (per-session memory)."""
+        with self._pools_lock:
+            self._store = StoreSize(self._store.entries + size.entries, self._store.bytes + size.bytes)
 
     def _count_failure(self, error_type: str | None, message: str | None) -> None:
         """Stop the partition at the Nth consecutive turn that failed with the same endpoint failure."""
@@ -368,7 +397,8 @@ class PartitionRunner:
 
     async def _run_turn(self, turn: Mapping[str, Any], sent: asyncio.Event | None = None) -> dict[str, Any]:
         """The turn pipeline: assemble the prompt, call the model (under a condition with tools, run
-        the agent loop), score the answer, persist what memory keeps of the turn, and build its row."""
+        the agent loop), score the answer, persist what memory keeps of the turn, and build its row.
+        A memory that failed to retrieve leaves the model unasked (memory_error)."""
         trace: AgentTrace | None = None
         if self.condition.tools:
             prompt, trace = await self._agent_turn(turn, sent)
@@ -377,11 +407,14 @@ class PartitionRunner:
             prompt = await self.agent.assemble(turn)
             if sent is not None:
                 sent.set()
-            reply = await self.call_model(self.model_key, prompt.messages, turn_context(turn))
+            if prompt.memory_failure is not None:
+                reply = not_asked()
+            else:
+                reply = await self.call_model(self.model_key, prompt.messages, turn_context(turn))
         self._count_failure(reply.error_type, reply.error_message)
         raw = reply.text if reply.ok else None
-        score = await self._score_and_remember(turn, raw, prompt.resolution.supplying_sessions)
-        return self._row(turn, prompt, reply, score, trace).as_row()
+        score, failure = await self._score_and_remember(turn, raw, prompt.resolution.supplying_sessions)
+        return self._row(turn, prompt, reply, score, trace, prompt.memory_failure or failure).as_row()
 
     async def _agent_turn(
         self, turn: Mapping[str, Any], sent: asyncio.Event | None
@@ -413,17 +446,16 @@ class PartitionRunner:
 
     async def _score_and_remember(
         self, turn: Mapping[str, Any], raw: str | None, supplying: Sequence[str]
-    ) -> TurnScore:
+    ) -> tuple[TurnScore, MemoryFailure | None]:
         """The turn's score, after its memory writes: on the event loop when every result it needs
         is cached, else in a worker thread with the SQL."""
         score = self._score_here(turn, raw, supplying)
         if score is None:
-            score = await asyncio.to_thread(self._score_and_persist, turn, raw, supplying)
-        elif self.condition.window:  # Redis: a restart can hold a write for seconds, never on the loop
-            await asyncio.to_thread(self.agent.persist, turn, score.extracted_sql, score.result_summary)
-        else:
-            self.agent.persist(turn, score.extracted_sql, score.result_summary)
-        return score
+            return await asyncio.to_thread(self._score_and_persist, turn, raw, supplying)
+        persist = functools.partial(self.agent.persist, turn, score.extracted_sql, score.result_summary)
+        if getattr(self.agent.memory, "blocking", False):  # Redis: a restart can hold a write for seconds
+            return score, await asyncio.to_thread(persist)
+        return score, persist()
 
     def _row(
         self,
@@ -432,9 +464,23 @@ class PartitionRunner:
         reply: ModelReply,
         score: TurnScore,
         trace: AgentTrace | None = None,
+        memory_failure: MemoryFailure | None = None,
     ) -> TurnResult:
+        verdicts = (score.ex_strict, score.ex_bag, score.ex_set)
+        error_message: str | None
+        if memory_failure is not None:  # the condition did not work on this turn: it counts as failed
+            verdicts = (False, False, False)
+            error_class, error_message = ErrorClass.MEMORY_ERROR.value, memory_failure.message()
+        elif reply.ok:
+            error_class, error_message = score.error_class, score.error_message
+        else:
+            error_class = ErrorClass.MODEL_ERROR.value
+            error_message = f"model error ({reply.error_type}): {reply.error_message}"
         return TurnResult(
             **agent_columns(trace),
+            ex_strict=verdicts[0],
+            ex_bag=verdicts[1],
+            ex_set=verdicts[2],
             session_id=turn["session_id"],
             source=turn["source"],
             tier=turn["tier"],
@@ -445,13 +491,8 @@ class PartitionRunner:
             condition=self.condition.name,
             raw_output=reply.text if reply.ok else None,
             extracted_sql=score.extracted_sql,
-            ex_strict=score.ex_strict,
-            ex_bag=score.ex_bag,
-            ex_set=score.ex_set,
-            error_class=score.error_class if reply.ok else ErrorClass.MODEL_ERROR.value,
-            error_message=score.error_message
-            if reply.ok
-            else f"model error ({reply.error_type}): {reply.error_message}",
+            error_class=error_class,
+            error_message=error_message,
             contaminated=score.contaminated,
             contamination_source=score.contamination_source,
             fallback_match=score.fallback_match,
@@ -516,7 +557,7 @@ class Schedule:
         ahead = [max(len(self.sessions[s]) for s in wave) for wave in chain]
         for i, wave in enumerate(chain):
             await self.wave(wave, sum(ahead[i:]))
-            if self.runner.condition.cross_session:
+            if self.runner.shared:
                 if self.runner.memory is not None:
                     self.runner.memory.end_wave(wave)
                 self.batch += wave
@@ -540,7 +581,7 @@ class Schedule:
             await after.wait()  # never set by a session that failed first: the wave stops starting
         async with self.gate.slot(-urgency):
             self.done[sid] = await self.runner._run_session(self.sessions[sid], self.stats, sent)
-            if not self.runner.condition.cross_session:
+            if not self.runner.shared:
                 await self.runner._commit([(sid, self.done[sid])])
         sent.set()
 

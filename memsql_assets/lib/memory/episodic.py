@@ -34,6 +34,7 @@ import numpy as np
 from memsql_assets.lib.memory.chroma import open_collection, recreate_collection
 from memsql_assets.lib.memory.embeddings import embedding_function
 from memsql_assets.lib.memory.errors import MemoryPayloadError, MemoryServiceError
+from memsql_assets.lib.memory.protocol import StoreSize
 from memsql_assets.lib.memory.working import validate_payload
 
 DEFAULT_TOP_K = 3
@@ -96,6 +97,12 @@ class EpisodicMemory:
 
     def count(self) -> int:
         return len(self._entries) + sum(len(turns) for turns in self._staged.values())
+
+    def size(self) -> StoreSize:
+        """Every turn held (published and staged): its payload's bytes plus its vector's."""
+        with self._lock:
+            entries = [*self._entries.values(), *(e for t in self._staged.values() for e in t.values())]
+        return StoreSize(len(entries), sum(len(meta["payload"].encode()) + vec.nbytes for vec, meta in entries))
 
     def publish(self, sessions: Iterable[str]) -> None:
         """Make these sessions' turns visible to every session (the runner: their wave has finished;

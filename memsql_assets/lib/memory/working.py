@@ -15,17 +15,18 @@ from typing import Any, TypeVar
 import redis
 
 from memsql_assets.lib.memory.errors import MemoryPayloadError, MemoryServiceError
+from memsql_assets.lib.memory.protocol import StoreSize
 
 PAYLOAD_FIELDS = ("session_id", "turn_index", "question", "sql", "result_summary", "state_updates")
 KEY_PREFIX = "memsql:wm"
 # A shared Redis (MEMSQL_REDIS_URL) must not accumulate keys of crashed runs forever.
 DEFAULT_TTL_S = 7 * 24 * 3600
 # append in one round trip, atomic on the server: push unless the head already is this entry (a
-# retry after a lost reply), trim to the window, renew the TTL; reply with the window, which is what
-# the session's next recall would read.
+# retry after a lost reply), trim to the window (0: keep every turn), renew the TTL; reply with the
+# window, which is what the session's next recall would read.
 APPEND_SCRIPT = """
 if redis.call('LINDEX', KEYS[1], 0) ~= ARGV[1] then redis.call('LPUSH', KEYS[1], ARGV[1]) end
-redis.call('LTRIM', KEYS[1], 0, tonumber(ARGV[2]) - 1)
+if tonumber(ARGV[2]) > 0 then redis.call('LTRIM', KEYS[1], 0, tonumber(ARGV[2]) - 1) end
 if tonumber(ARGV[3]) > 0 then redis.call('EXPIRE', KEYS[1], ARGV[3]) end
 return redis.call('LRANGE', KEYS[1], 0, -1)
 """
@@ -65,9 +66,12 @@ def _decode(key: str, raw: Any) -> list[dict[str, Any]]:
     return out
 
 
-def _check_window(window: int) -> None:
+def _check_window(window: int | None) -> None:
+    """A window of N >= 1 turns, or None: every turn of the session."""
+    if window is None:
+        return
     if isinstance(window, bool) or not isinstance(window, int) or window < 1:
-        raise MemoryPayloadError(f"working-memory window must be an int >= 1, got {window!r}")
+        raise MemoryPayloadError(f"working-memory window must be an int >= 1 or None (every turn), got {window!r}")
 
 
 class WorkingMemory:
@@ -117,8 +121,8 @@ class WorkingMemory:
                 delay *= 2
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def append(self, session_id: str, payload: dict[str, Any], window: int) -> list[dict[str, Any]]:
-        """Push the payload as the newest entry and trim to `window`, atomically (APPEND_SCRIPT);
+    def append(self, session_id: str, payload: dict[str, Any], window: int | None) -> list[dict[str, Any]]:
+        """Push the payload as the newest entry and trim to `window` (None: keep all), atomically (APPEND_SCRIPT);
         returns the window as Redis holds it now, most recent first (`recall` after the append).
 
         The push is idempotent: a retry after a lost reply sees its own entry at the head and does not
@@ -127,19 +131,34 @@ class WorkingMemory:
         validate_payload(payload, session_id)
         _check_window(window)
         entry = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
-        args = [entry, window, self.ttl_s or 0]
+        args = [entry, window or 0, self.ttl_s or 0]
         key = self.key(session_id)
         return _decode(key, self._retry("append", lambda: self._append(keys=[key], args=args)))
 
-    def recall(self, session_id: str, window: int) -> list[dict[str, Any]]:
-        """At most `window` payloads, most recent first."""
+    def recall(self, session_id: str, window: int | None) -> list[dict[str, Any]]:
+        """At most `window` payloads (None: all), most recent first."""
         _check_window(window)
         key = self.key(session_id)
-        return _decode(key, self._retry("recall", lambda: self.client.lrange(key, 0, window - 1)))
+        last = -1 if window is None else window - 1
+        return _decode(key, self._retry("recall", lambda: self.client.lrange(key, 0, last)))
 
     def clear(self, session_id: str) -> None:
         key = self.key(session_id)
         self._retry("clear", lambda: self.client.delete(key))
+
+    def size(self) -> StoreSize:
+        """Entries and bytes of every key of this run (SCAN and LRANGE: after the run, not per turn)."""
+        pattern = f"{_glob_escape(KEY_PREFIX)}:{_glob_escape(self.run_id)}:*"
+
+        def measure() -> StoreSize:
+            entries = size = 0
+            for key in self.client.scan_iter(match=pattern, count=500):
+                items = self.client.lrange(key, 0, -1)
+                entries += len(items)
+                size += sum(len(i) for i in items)
+            return StoreSize(entries, size)
+
+        return self._retry("size", measure)
 
     def clear_run(self) -> int:
         """Delete this run's keys only (SCAN, never KEYS/FLUSHDB: the Redis may be shared). Returns the count."""

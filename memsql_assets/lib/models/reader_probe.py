@@ -2,7 +2,8 @@
 referenced value from anywhere in the prompt as build_messages (lib/agent/prompts.py) assembles it.
 
 Sources, in priority order: the Resolved block; the turns of the Recent conversation, most recent
-first; the Similar past turns, in retrieval order. A past turn gives values when its SQL (and, to
+first (under H, every earlier turn); the turns of an extractive Summary of earlier turns (S), most
+recent first; the Similar past turns, in retrieval order (C, D, M0). A past turn gives values when its SQL (and, to
 tell templates with the same SQL apart, its question) matches one of its source's turn templates,
 which the probe knows: for the matched template, a key k gets a value when k is in its `binds`
 (the value of its source placeholder, or of its `let` constant) or k is one of its refs used as a
@@ -14,6 +15,10 @@ LLM runs answered so: with the window past the turn that stated the older year, 
 before the newer one). It is right whenever the pair is consecutive, as the paper benchmark's
 profiles choose it, and wrong where a correction or a gap made it otherwise. The probe never sees a
 value by any other path: the gateway hands it only the fields in BUILTIN_CONTEXT_FIELDS.
+
+What it does not read, where a careful LLM would: free-form SQL (a real model's own earlier SQL that
+no template matches), `Result:` lines, a summary a model wrote in prose (S with `model:`), hints,
+trajectories, and blocks a plug-in adds under headers of its own.
 """
 
 from __future__ import annotations
@@ -26,9 +31,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from memsql_assets.lib.benchmark.templates import TEMPLATES_DIR, TurnTemplate, load_tier_template
+from memsql_assets.lib.memory.summary import SUMMARY_HEADER
 from memsql_assets.lib.vocabulary import SOURCE_PREFIXES
 
-# Headers of the past-turn blocks (prompts.build_messages) and the lines of one turn (_turn_lines).
+# Headers of the past-turn blocks (prompts.build_messages, summary.py) and the lines of one turn (_turn_lines).
 RECENT_HEADER = "Recent conversation:"
 SIMILAR_HEADER = "Similar past turns:"
 # A SQL literal as generate.sql_literal writes one, or a key a probe left unfilled (`{key}`).
@@ -101,19 +107,27 @@ def parse_sql_literal(text: str) -> Any:
 
 
 def past_turns(texts: list[str], header: str) -> list[PastTurn]:
-    """The turns of every `header` block of the messages' `texts`, in the order the prompt shows them."""
+    """The turns of every `header` block of the messages' `texts`, in the order the prompt shows them.
+    A turn is its `Q:` line, its `SQL:` line (and the SQL's continuation lines) and an optional
+    `Result:` line; after a blank line, anything but the next `Q:` line ends the block (a summary's
+    turns have no result line, and the next block's header follows them)."""
     turns: list[dict[str, str]] = []
     for text in texts:
-        in_block, current = False, None
+        in_block, current, blank = False, None, False
         for line in text.splitlines():
             if line.strip() == header:
-                in_block = True
+                in_block, blank = True, False
                 continue
-            if not in_block or not line.strip():
+            if not in_block:
+                continue
+            if not line.strip():
+                blank = True
                 continue
             if line.startswith("Q: "):
                 current = {"question": line[3:], "sql": ""}
                 turns.append(current)
+            elif blank:
+                in_block, current = False, None
             elif current is not None and line.startswith("SQL: "):
                 current["sql"] = line[5:]
             elif current is not None and line.startswith("Result: "):
@@ -122,6 +136,7 @@ def past_turns(texts: list[str], header: str) -> list[PastTurn]:
                 current["sql"] += " " + line
             else:
                 in_block = False
+            blank = False
     return [PastTurn(t["question"], t["sql"]) for t in turns]
 
 
@@ -156,7 +171,8 @@ def read_prompt(
     in the priority of the module docstring; `resolved` is the prompt's Resolved block."""
     found = {k: resolved[k] for k in keys if k in resolved}
     recent = list(reversed(past_turns(texts, RECENT_HEADER)))
-    for turn in recent + past_turns(texts, SIMILAR_HEADER):
+    summary = list(reversed(past_turns(texts, SUMMARY_HEADER)))
+    for turn in recent + summary + past_turns(texts, SIMILAR_HEADER):
         if len(found) == len(keys):
             break
         for key, value in turn_values(prefix, turn).items():

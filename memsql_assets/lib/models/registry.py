@@ -22,18 +22,16 @@ from types import MappingProxyType
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-import yaml
 from pydantic import (
     AfterValidator,
     BaseModel,
-    ConfigDict,
     Field,
     PrivateAttr,
     ValidationError,
     model_validator,
 )
-from pydantic_core import ErrorDetails
 
+from memsql_assets.lib.config_files import FieldProblem, Strict, config_error, read_yaml
 from memsql_assets.lib.errors import ConfigError, MemsqlError
 from memsql_assets.lib.models.builtin_names import (
     BUILTIN_NAMES,
@@ -73,19 +71,6 @@ NON_SECRET_NAMES = frozenset(
 def is_secret_name(name: str) -> bool:
     """A param/header name that may carry a credential (shared with the request store's scrubber)."""
     return name.lower() not in NON_SECRET_NAMES and bool(SECRET_NAME_RE.search(name))
-
-
-class FieldProblem(ValueError):
-    """A validator's complaint about `field` (a dotted path below the value it validates)."""
-
-    def __init__(self, field: str, problem: str):
-        self.field = field
-        self.problem = problem
-        super().__init__(problem)
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
 def _partition_key(key: str) -> str:
@@ -159,7 +144,7 @@ def _simulated_latency(kind: str, value: Any) -> None:
         raise FieldProblem(field, f"expected a number of milliseconds >= 0, got {value!r}")
 
 
-class Reasoning(_Strict):
+class Reasoning(Strict):
     """How a model reasons, turned into provider params by `litellm_params`."""
 
     type: Literal["none", "default", "enabled", "adaptive"]
@@ -209,7 +194,7 @@ class Reasoning(_Strict):
         return {}
 
 
-class Prices(_Strict):
+class Prices(Strict):
     """List prices in USD per million tokens; cost = prices × tokens (no remote cost map)."""
 
     input: float = Field(ge=0)
@@ -218,7 +203,7 @@ class Prices(_Strict):
     """USD per million completion tokens."""
 
 
-class ModelEntry(_Strict):
+class ModelEntry(Strict):
     """One model: how to call it, how it reasons, its concurrency, prices and API key's env var."""
 
     litellm_model: Annotated[str, AfterValidator(_litellm_id)]
@@ -325,7 +310,7 @@ class ModelEntry(_Strict):
         ) / 1e6
 
 
-class RegistryFile(_Strict):
+class RegistryFile(Strict):
     """The whole file: exactly one top-level key."""
 
     models: dict[Annotated[str, AfterValidator(_partition_key)], ModelEntry] = Field(min_length=1)
@@ -381,92 +366,24 @@ def default_models_file() -> Path:
     return Path(env).expanduser() if env else DEFAULT_MODELS_FILE
 
 
-# libyaml where PyYAML has it: the pure-Python loader is far slower per read of the registry
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
 def load_registry(path: Path | str | None = None) -> Registry:
     """Read and validate the registry (default: $MEMSQL_MODELS_FILE, else models.yaml at the repo root)."""
     path = Path(path) if path is not None else default_models_file()
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(path, "(file)", f"cannot read the models registry: {exc.strerror or exc}") from None
-    try:
-        root_node = yaml.compose(text, Loader=_YAML_LOADER)
-    except yaml.YAMLError as exc:
-        raise ConfigError(path, "(file)", f"malformed YAML: {exc}") from None
-    if root_node is not None:
-        _reject_duplicate_keys(path, root_node, "")
-    data = yaml.load(text, Loader=_YAML_LOADER)
+    data = read_yaml(path, "models registry")
     if not isinstance(data, dict) or "models" not in data:
         raise ConfigError(path, "models", "expected a top-level mapping with exactly one key, 'models'")
     try:
         parsed = RegistryFile.model_validate(data)
     except ValidationError as exc:
-        raise _config_error(path, exc.errors()[0]) from None
+        raise config_error(
+            path,
+            exc.errors()[0],
+            _schema_at,
+            empty={"models": "expected a non-empty mapping of partition key -> model entry"},
+        ) from None
     for key, entry in parsed.models.items():
         entry._key = key
     return Registry(path=path, entries=MappingProxyType(dict(parsed.models)))
-
-
-def _reject_duplicate_keys(path: Path, node: yaml.Node, where: str) -> None:
-    """PyYAML keeps the last of duplicate keys silently; a duplicated model entry would hide one."""
-    if isinstance(node, yaml.MappingNode):
-        seen: dict[str, int] = {}
-        for key_node, value_node in node.value:
-            name = str(key_node.value)
-            here = f"{where}.{name}" if where else name
-            line = key_node.start_mark.line + 1
-            if name in seen:
-                raise ConfigError(
-                    path, here, f"duplicate key (lines {seen[name]} and {line}); expected each key once"
-                )
-            seen[name] = line
-            _reject_duplicate_keys(path, value_node, here)
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            _reject_duplicate_keys(path, item, f"{where}[{i}]")
-
-
-# What each pydantic error type means for a person editing the file.
-_EXPECTED = {
-    "int_type": "expected an integer",
-    "int_from_float": "expected an integer",
-    "float_type": "expected a number",
-    "bool_type": "expected true or false",
-    "string_type": "expected a string",
-    "dict_type": "expected a mapping",
-    "model_type": "expected a mapping",
-}
-
-
-def _config_error(path: Path, error: ErrorDetails) -> ConfigError:
-    """The first validation error as file + `models.<key>.<field>` + what was expected."""
-    loc = [str(part) for part in error["loc"] if part != "[key]"]
-    value, kind, ctx = error.get("input"), error["type"], error.get("ctx") or {}
-    if isinstance(ctx.get("error"), FieldProblem):
-        problem: FieldProblem = ctx["error"]
-        loc += [p for p in problem.field.split(".") if p]
-        return ConfigError(path, ".".join(loc), problem.problem)
-    where = ".".join(loc)
-    if kind == "missing":
-        return ConfigError(path, where, "missing required field")
-    if kind == "extra_forbidden":
-        parent = _schema_at(loc[:-1])
-        names = ", ".join(parent.model_fields) if parent else "none"
-        return ConfigError(path, where, f"unknown field; expected one of {names}")
-    if kind == "literal_error":
-        options = "|".join(re.findall(r"'([^']*)'", ctx.get("expected", "")))
-        return ConfigError(path, where, f"expected one of {options}, got {value!r}")
-    if kind in ("greater_than_equal", "less_than_equal"):
-        op, bound = (">=", ctx["ge"]) if "ge" in ctx else ("<=", ctx["le"])
-        what = "an integer" if isinstance(bound, int) else "a number"  # the field's type, via its bound
-        return ConfigError(path, where, f"expected {what} {op} {bound:g}, got {value!r}")
-    if kind == "too_short" and where == "models":
-        return ConfigError(path, where, "expected a non-empty mapping of partition key -> model entry")
-    expected = _EXPECTED.get(kind, error["msg"])
-    return ConfigError(path, where, f"{expected}, got {type(value).__name__} {value!r}")
 
 
 def _schema_at(loc: list[str]) -> type[BaseModel] | None:

@@ -31,6 +31,7 @@ from memsql_assets.lib.vocabulary import (
     REFERENCE_AGENT,
     REFERENCE_MODELS,
     REPORT_SOURCES,
+    WINDOW_CONDITION,
 )
 
 DBT_DIR = REPO_ROOT / "dbt_project"
@@ -60,6 +61,7 @@ def dbt_vars() -> dict[str, Any]:
         "must_score_100": list(MUST_SCORE_100),
         "guess_probe": GUESS_PROBE,
         "floor_condition": FLOOR_CONDITION,
+        "window_condition": WINDOW_CONDITION,
         "guess_floor_max_pct": GUESS_FLOOR_MAX_PCT,
         "benchmarks": list(BENCHMARKS),
         "paper_benchmark": PAPER_BENCHMARK,

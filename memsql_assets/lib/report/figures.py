@@ -27,6 +27,19 @@ CONDITION_COLORS = {
     "D": "#d62728",
     "E": "#9467bd",
 }
+# Conditions without a colour of their own (T, H, S, a user's) take one of these by their place in the
+# conditions file, so that adding a condition needs no edit here.
+EXTRA_COLORS = ("#8c564b", "#e377c2", "#17becf", "#bcbd22", "#393b79", "#637939", "#8c6d31", "#843c39")
+
+
+def condition_color(condition: str) -> str:
+    if condition in CONDITION_COLORS:
+        return CONDITION_COLORS[condition]
+    others = [c for c in CONDITIONS if c not in CONDITION_COLORS]
+    index = others.index(condition) if condition in others else len(others)
+    return EXTRA_COLORS[index % len(EXTRA_COLORS)]
+
+
 CLASS_COLORS = {
     "correct": "#2ca02c",
     "wrong_result": "#ff7f0e",
@@ -35,6 +48,7 @@ CLASS_COLORS = {
     "runtime_error": "#8c564b",
     "empty": "#7f7f7f",
     "model_error": "#17becf",
+    "memory_error": "#bcbd22",
 }
 ABLATION_TERMS = (
     ("win_pp", "Win"),
@@ -97,7 +111,7 @@ def mbs_hook(m: Marts) -> Figure:
                     capsize=2,
                     elinewidth=0.8,
                     label=cond,
-                    color=CONDITION_COLORS[cond],
+                    color=condition_color(cond),
                 )
         ax.axhline(0, color="black", lw=0.8)
         ax.set_title(model)
@@ -206,7 +220,7 @@ def contamination(m: Marts) -> Figure:
     ax.barh(
         labels,
         df["contamination_rate_pct"].astype(float),
-        color=[CONDITION_COLORS.get(c, "C0") for c in df["condition"]],
+        color=[condition_color(c) for c in df["condition"]],
     )
     ax.invert_yaxis()
     ax.set_xlabel("contaminated turns, % of all turns")
@@ -227,7 +241,7 @@ def cost(m: Marts) -> Figure:
     ]
     fig = Figure(figsize=(12, 0.35 * len(labels) + 1.5), layout="constrained")
     axes = fig.subplots(1, len(panels), sharey=True)
-    colors = [CONDITION_COLORS.get(c, "C0") for c in df["condition"]]
+    colors = [condition_color(c) for c in df["condition"]]
     for ax, (col, title) in zip(axes, panels, strict=True):
         values = df[col].astype(float).fillna(0.0)
         ax.barh(labels, values, color=colors)

@@ -46,6 +46,8 @@ MARTS = (
     "agg_guess_rate",
     "agg_ex_by_phenomenon",
     "agg_agent_steps",
+    "agg_condition_contrasts",
+    "agg_memory_cost",
 )
 # Marts with a `benchmark` column: their paper rows are the report's paper tables, their extended
 # rows the extended benchmark's, shown beside them (never pooled).
@@ -78,6 +80,8 @@ class Marts:
     guess_rate: pd.DataFrame
     ex_by_phenomenon: pd.DataFrame  # extended benchmark only
     agent_steps: pd.DataFrame  # turns through the agent loop only (conditions with tools); every benchmark
+    condition_contrasts: pd.DataFrame  # every benchmark (its column), every condition against B_wm5 and A
+    memory_cost: pd.DataFrame  # every benchmark (its column)
     extended_condition_summary: pd.DataFrame
     extended_ex_by_turn_depth: pd.DataFrame
     extended_ex_by_source: pd.DataFrame

@@ -10,6 +10,7 @@ from pathlib import Path
 from memsql_assets.lib.report.figures import FIGURES
 from memsql_assets.lib.report.fmt import Table
 from memsql_assets.lib.viewer.server import viewer_url
+from memsql_assets.lib.vocabulary import FLOOR_CONDITION, WINDOW_CONDITION
 
 CSS = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
@@ -38,6 +39,8 @@ SECTIONS: tuple[tuple[str, str | None, str], ...] = (
     ("Error taxonomy", "error_taxonomy", "error_taxonomy"),
     ("Contamination", "contamination", "contamination"),
     ("Tokens, latency and cost", "cost", "cost"),
+    (f"Memory conditions against {WINDOW_CONDITION} and {FLOOR_CONDITION}", None, "contrasts"),
+    ("The cost of memory", None, "memory_cost"),
     ("Agents", None, "agents"),
 )
 
