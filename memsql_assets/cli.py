@@ -352,7 +352,7 @@ def _evaluate_out_of_date(
     epochs: the re-run of one evaluated with several asks the model only for what changed. `say`: one
     progress line per stage and partition (default stderr); `wave_size`: the W of C and D (None: each
     model's max_concurrency)."""
-    from memsql_assets.defs.evaluation.concurrent_runs import in_run_worker, run_cells, slots
+    from memsql_assets.defs.evaluation.concurrent_runs import run_cells, slots
     from memsql_assets.lib.memory.redis_service import redis_connection
 
     say = say or _to_stderr
@@ -370,10 +370,12 @@ def _evaluate_out_of_date(
     progress = _condition_progress(todo, say)
 
     def run(model: str, condition: str) -> dict[str, Any]:
-        return in_run_worker(_evaluate_here, model, condition, epochs[(model, condition)], benchmark, wave_size)
+        return _evaluate_in_run_worker(
+            model, condition, epochs=epochs[(model, condition)], benchmark=benchmark, wave_size=wave_size
+        )
 
     # One Redis for all the runs: a private server stops when its first user's block ends.
-    with redis_connection(memsql_home()):
+    with redis_connection(memsql_home()) if len(todo) > 1 else contextlib.nullcontext():
         done = run_cells(todo, run, threads, on_result=progress)
     out.update({cell: {**result, "benchmark": benchmark, "why": why[cell]} for cell, result in done.items()})
     return [out[cell] for cell in cells]
@@ -453,6 +455,15 @@ def _wave_size_now(model: str, requested: int | None) -> int:
     from memsql_assets.lib.models.registry import load_registry
 
     return resolve_wave_size(requested, load_registry().get(model).max_concurrency)
+
+
+def _evaluate_in_run_worker(
+    model: str, condition: str, epochs: int | None = None, benchmark: str = PAPER_BENCHMARK, wave_size: int | None = None
+) -> dict[str, Any]:
+    """`_evaluate` of one partition in a run worker of its own (concurrent_runs)."""
+    from memsql_assets.defs.evaluation.concurrent_runs import in_run_worker
+
+    return in_run_worker(_evaluate_here, model, condition, epochs, benchmark, wave_size)
 
 
 def _evaluate_here(

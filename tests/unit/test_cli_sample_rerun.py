@@ -20,7 +20,7 @@ def _write_summary(home, **fields):
 def test_a_current_sample_is_evaluated_in_full_and_a_complete_one_is_not(tmp_path, monkeypatch):
     monkeypatch.setenv("MEMSQL_HOME", str(tmp_path))
     ran = []
-    monkeypatch.setattr(cli, "_evaluate", lambda instance, m, c, **kw: ran.append((m, c)) or {"model": m})
+    monkeypatch.setattr(cli, "_evaluate_in_run_worker", lambda m, c, **kw: ran.append((m, c)) or {"model": m})
     _write_summary(tmp_path, complete=False, sessions=30)
     out = cli._evaluate_out_of_date(None, [CELL], {CELL: None})[0]
     assert ran == [("gold", "A")] and out["why"].startswith("a sample of 30 sessions")
@@ -35,7 +35,7 @@ def test_a_partition_run_in_waves_of_another_size_is_evaluated_again(tmp_path, m
     # rows of C and D are a function of the wave size, which Dagster does not observe
     monkeypatch.setenv("MEMSQL_HOME", str(tmp_path))
     ran = []
-    monkeypatch.setattr(cli, "_evaluate", lambda instance, m, c, **kw: ran.append((m, c)) or {"model": m})
+    monkeypatch.setattr(cli, "_evaluate_in_run_worker", lambda m, c, **kw: ran.append((m, c)) or {"model": m})
     _write_summary(tmp_path, complete=True, wave_size=3)
     out = cli._evaluate_out_of_date(None, [CELL], {CELL: None}, wave_size=5)[0]
     assert out["why"] == "ran in waves of 3, now 5"
@@ -46,7 +46,7 @@ def test_a_partition_run_in_waves_of_another_size_is_evaluated_again(tmp_path, m
 def test_a_partition_is_evaluated_again_with_the_epochs_it_has(tmp_path, monkeypatch):
     monkeypatch.setenv("MEMSQL_HOME", str(tmp_path))
     ran = []
-    monkeypatch.setattr(cli, "_evaluate", lambda instance, m, c, epochs=None, benchmark=None, wave_size=None: ran.append(epochs) or {"model": m})
+    monkeypatch.setattr(cli, "_evaluate_in_run_worker", lambda m, c, epochs=None, benchmark=None, wave_size=None: ran.append(epochs) or {"model": m})
     _write_summary(tmp_path, complete=True, epochs=2)
     assert cli._evaluate_out_of_date(None, [CELL], {CELL: None})[0]["skipped"] == "up to date"
     cli._evaluate_out_of_date(None, [CELL], {CELL: "has a new code version"})
