@@ -9,7 +9,9 @@ import shutil
 
 import pytest
 
+from memsql_assets.lib.benchmark.generate import instantiate
 from memsql_assets.lib.benchmark.store import write_benchmark
+from memsql_assets.lib.benchmark.templates import load_tier_template
 from memsql_assets.lib.evaluation.contamination import OtherProfileSQL
 from memsql_assets.lib.evaluation.score import score_turn
 from memsql_assets.lib.harness.evaluate import evaluate_partition
@@ -46,12 +48,18 @@ def turn_of(embedded_turns, session_id: str, turn_index: int) -> dict:
     return next(t for t in embedded_turns if (t["session_id"], t["turn_index"]) == (session_id, turn_index))
 
 
-def test_a_turn_answered_with_another_sessions_values_is_contaminated(sec_home, embedded_dbs, embedded_turns):
+def test_a_turn_answered_with_another_sessions_values_is_contaminated(
+    sec_home, embedded_dbs, embedded_turns, embedded_sessions
+):
     turn = turn_of(embedded_turns, "SEC-3-001", 7)
     provenance = OtherProfileSQL(benchmark_dir(sec_home)).for_turn(turn, ["SEC-3-001", "SEC-2-021"])
     assert list(provenance) == ["SEC-2-021"]  # the turn's own session is never a candidate
     leaked = provenance["SEC-2-021"]
     assert leaked != turn["gt_sql"]
+    # Written with the benchmark: the turn's variant walked with the other session's profile.
+    own, other = (next(s for s in embedded_sessions if s.session_id == sid) for sid in ("SEC-3-001", "SEC-2-021"))
+    variant = next(v for v in load_tier_template("sec_edgar", 3).variants if v.id == own.variant_id)
+    assert leaked == instantiate(variant, other.profile, 7)[-1].sql
     conn = open_readonly(embedded_dbs["sec_edgar"])
     try:
         s = score_turn(turn, leaked, conn, provenance=provenance)

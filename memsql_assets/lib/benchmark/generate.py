@@ -6,9 +6,11 @@ variants by index arithmetic, and nothing depends on time, hashing order or rand
 
 from __future__ import annotations
 
+import itertools
 import math
 import string
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,23 +98,24 @@ class RenderedTurn:
 
 def instantiate(variant: Variant, profile: Profile, n_turns: int) -> list[RenderedTurn]:
     """Walk the variant's turns, carrying the session state that `binds` build up."""
+    return list(itertools.islice(walk(variant, profile), n_turns))
+
+
+def walk(variant: Variant, profile: Profile) -> Iterator[RenderedTurn]:
+    """The variant's turns rendered one after another; KeyError at the first one `profile` cannot fill."""
     state: dict[str, Any] = {}
-    rendered = []
-    for turn in variant.turns[:n_turns]:
+    for turn in variant.turns:
         ns = _namespace(turn, profile, state)
         updates = {key: ns[src] for key, src in turn.binds}
         stated = {k: ns[k] for k in sorted(turn.stated_keys() & turn.sql_keys)}
-        rendered.append(
-            RenderedTurn(
-                question=render(turn.question, ns, literal=False),
-                sql=render(turn.sql, ns, literal=True),
-                paraphrase=render(turn.paraphrase, ns, literal=True),
-                state_updates=updates,
-                stated_values=stated,
-            )
+        yield RenderedTurn(
+            question=render(turn.question, ns, literal=False),
+            sql=render(turn.sql, ns, literal=True),
+            paraphrase=render(turn.paraphrase, ns, literal=True),
+            state_updates=updates,
+            stated_values=stated,
         )
         state.update(updates)
-    return rendered
 
 
 def bound_states(variant: Variant, profile: Profile, n_turns: int) -> list[dict[str, Any]]:

@@ -16,7 +16,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from memsql_assets.lib.atomic import atomic_path, write_text_atomic
+from memsql_assets.lib.benchmark.extended import ExtendedTurn
 from memsql_assets.lib.benchmark.generate import Session
+from memsql_assets.lib.benchmark.other_profiles import (
+    OTHER_PROFILES_FILE,
+    extended_walk,
+    other_profile_table,
+    paper_walk,
+)
 from memsql_assets.lib.benchmark.profiles import Profile
 from memsql_assets.lib.errors import SourceError
 
@@ -111,6 +118,7 @@ def write_benchmark(
         "turns_jsonl": out_dir / "turns.jsonl",
         "turns_parquet": out_dir / "turns.parquet",
         "sessions_parquet": out_dir / "sessions.parquet",
+        "other_profile_sql": out_dir / OTHER_PROFILES_FILE,
     }
     write_text_atomic(paths["turns_jsonl"], "".join(_dumps(t) + "\n" for t in turns))
     turn_cols = {f.name: [] for f in turns_schema}
@@ -125,6 +133,9 @@ def write_benchmark(
             value = getattr(s, name)
             sess_cols[name].append(_dumps(value) if name == "profile" else value)
     _write_parquet(paths["sessions_parquet"], pa.table(sess_cols, schema=SESSIONS_SCHEMA))
+    extended = any(isinstance(t, ExtendedTurn) for s in sessions for t in s.turns)
+    walk = extended_walk() if extended else paper_walk()
+    _write_parquet(paths["other_profile_sql"], other_profile_table(sessions, walk))
     return paths
 
 

@@ -15,7 +15,6 @@ Both compare strictly, like the headline EX; a correct turn is never contaminate
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -23,17 +22,9 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from memsql_assets.lib.benchmark.extended import (
-    EXTENDED_DIR,
-    ExtendedTemplate,
-    instantiate_extended,
-    load_extended_template,
-)
-from memsql_assets.lib.benchmark.generate import instantiate
-from memsql_assets.lib.benchmark.templates import TEMPLATES_DIR, TierTemplate, load_tier_template
-from memsql_assets.lib.errors import SourceError, TemplateError
+from memsql_assets.lib.benchmark.other_profiles import OTHER_PROFILES_FILE
+from memsql_assets.lib.errors import SourceError
 from memsql_assets.lib.sql.compare import Rows, strict_equal
-from memsql_assets.lib.vocabulary import EXTENDED_BENCHMARK, PAPER_BENCHMARK
 
 
 def equals_other_answer(correct: bool, generated_rows: Rows | None, other_rows: Rows | None) -> bool:
@@ -46,103 +37,52 @@ def equals_other_answer(correct: bool, generated_rows: Rows | None, other_rows: 
 
 
 class OtherProfileSQL:
-    """A turn's ground truth instantiated with another session's profile.
-
-    Reads the benchmark's `sessions.parquet` (each session's source, variant and profile) on first
-    use, so that conditions without episodic memory never read it, and instantiates the templates
-    that generated it. A session whose profile lacks a key the turn's variant needs (another tier's
-    profile query) has no such SQL: `sql` returns None for it. Thread-safe (scoring threads).
+    """A turn's ground truth as it reads with another session's profile, from the benchmark's own
+    output: `sessions.parquet` gives each session's source and variant, `other_profile_sql.parquet`
+    (lib/benchmark/other_profiles.py) each variant's turns filled from every session's profile.
+    Both are read on first use, so that conditions without episodic memory never read them. A session
+    whose profile cannot fill the turn (another tier's profile query) has no such SQL: `sql` returns
+    None for it. Thread-safe (scoring threads).
     """
 
-    def __init__(self, bench_dir: Path, benchmark: str = PAPER_BENCHMARK, templates_dir: Path | None = None):
-        self._path = bench_dir / "sessions.parquet"
-        self._benchmark = benchmark
-        self._templates_dir = templates_dir
+    def __init__(self, bench_dir: Path):
+        self._sessions_path = bench_dir / "sessions.parquet"
+        self._sql_path = bench_dir / OTHER_PROFILES_FILE
         self._sessions: dict[str, dict[str, Any]] | None = None
-        self._templates: dict[tuple[str, int], TierTemplate] = {}
-        self._extended: dict[str, ExtendedTemplate] = {}
+        self._sql: dict[tuple[str, int, str], str] = {}
         self._lock = threading.Lock()
 
-    def _read_sessions(self) -> dict[str, dict[str, Any]]:
-        if not self._path.exists():
-            raise SourceError(
-                self._path, "benchmark sessions file does not exist", "the output of the sessions asset"
-            )
-        columns = ["session_id", "source_name", "tier", "variant_id", "profile"]
-        sessions = {}
-        for r in pq.read_table(self._path, columns=columns).to_pylist():
-            try:
-                r["profile"] = json.loads(r["profile"])
-            except (TypeError, ValueError) as exc:
-                raise SourceError(
-                    self._path,
-                    f"session {r['session_id']}: field 'profile' is not JSON ({exc})",
-                    "a JSON object",
-                ) from None
-            sessions[r["session_id"]] = r
-        return sessions
+    def _read(self) -> None:
+        for path, what in ((self._sessions_path, "sessions"), (self._sql_path, "other-profile ground truths")):
+            if not path.exists():
+                raise SourceError(path, f"benchmark {what} file does not exist", "the output of the sessions asset")
+        columns = ["session_id", "source_name", "variant_id"]
+        self._sessions = {r["session_id"]: r for r in pq.read_table(self._sessions_path, columns=columns).to_pylist()}
+        table = pq.read_table(self._sql_path).to_pydict()
+        keys = zip(table["variant_id"], table["turn_index"], table["session_id"], strict=True)
+        self._sql = dict(zip(keys, table["sql"], strict=True))
 
     @property
     def loaded(self) -> bool:
-        """Whether the sessions file has been read (the first `sql` or `for_turn` reads it)."""
+        """Whether the files have been read (the first `sql` or `for_turn` reads them)."""
         return self._sessions is not None
 
     def _session(self, session_id: str) -> Mapping[str, Any]:
         with self._lock:
             if self._sessions is None:
-                self._sessions = self._read_sessions()
+                self._read()
+        assert self._sessions is not None
         if session_id not in self._sessions:
             raise SourceError(
-                self._path, f"session {session_id!r} is not in the benchmark", "every evaluated session"
+                self._sessions_path, f"session {session_id!r} is not in the benchmark", "every evaluated session"
             )
         return self._sessions[session_id]
-
-    def _template(self, source_name: str, tier: int) -> TierTemplate:
-        with self._lock:
-            if (source_name, tier) not in self._templates:
-                self._templates[source_name, tier] = load_tier_template(
-                    source_name, tier, self._templates_dir or TEMPLATES_DIR
-                )
-            return self._templates[source_name, tier]
-
-    def _extended_sql(self, turn: Mapping[str, Any], own: Mapping[str, Any], other: Mapping[str, Any]) -> str | None:
-        """The extended turn's ground truth walked with the other session's profile (a correction
-        included: the value it leaked is the other session's state at this turn)."""
-        with self._lock:
-            name = own["source_name"]
-            if name not in self._extended:
-                self._extended[name] = load_extended_template(name, self._templates_dir or EXTENDED_DIR)
-            template = self._extended[name]
-        variant = next((v for v in template.variants if v.id == own["variant_id"]), None)
-        if variant is None:
-            raise TemplateError(
-                template.path, f"variant {own['variant_id']}", f"needed by session {turn['session_id']}: not found"
-            )
-        try:
-            rendered = instantiate_extended(variant, other["profile"], 0)  # the wording never changes the SQL
-        except KeyError:
-            return None
-        return rendered[int(turn["turn_index"]) - 1].sql
 
     def sql(self, turn: Mapping[str, Any], session_id: str) -> str | None:
         own, other = self._session(turn["session_id"]), self._session(session_id)
         if other["source_name"] != own["source_name"]:
             return None
-        if self._benchmark == EXTENDED_BENCHMARK:
-            return self._extended_sql(turn, own, other)
-        template = self._template(own["source_name"], int(own["tier"]))
-        variant = next((v for v in template.variants if v.id == own["variant_id"]), None)
-        if variant is None:
-            raise TemplateError(
-                template.path,
-                f"variant {own['variant_id']}",
-                f"needed by session {turn['session_id']}: not found",
-            )
-        try:
-            rendered = instantiate(variant, other["profile"], int(turn["turn_index"]))
-        except KeyError:  # the other profile lacks a key this variant needs
-            return None
-        return rendered[-1].sql
+        return self._sql.get((own["variant_id"], int(turn["turn_index"]), session_id))
 
     def for_turn(self, turn: Mapping[str, Any], sessions: Iterable[str]) -> dict[str, str]:
         """{other session: the turn's ground truth with its profile} for each of `sessions` that has one."""

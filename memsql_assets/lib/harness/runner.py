@@ -239,7 +239,7 @@ class PartitionRunner:
         self._streak: tuple[str | None, int] = (None, 0)  # (endpoint failure, consecutive turns)
         self._store = StoreSize()  # per-session memory: each session's, summed as sessions end
         self._hold_checkpoints = False  # cross-session: a session was not checkpointed, nor is any later
-        self._other_profile_sql = OtherProfileSQL(benchmark_dir(self.home, self.benchmark), self.benchmark)
+        self._other_profile_sql = OtherProfileSQL(benchmark_dir(self.home, self.benchmark))
 
     def _pool(self, source: str) -> ConnectionPool:
         with self._pools_lock:  # worker threads: the first turn of each source checks its file once
