@@ -1,5 +1,5 @@
-"""Does an incremental `fct_turn_evaluations` pay? The plain table against the incremental model it
-replaced (delete+insert per changed partition, as of commit 78103e0), on a full-size grid.
+"""Does an incremental `fct_turn_evaluations` pay? The plain table against the incremental model of
+commit 78103e0 (delete+insert per changed partition), on a full-size grid.
 
 The grid: the full 300-session / 1,400-turn benchmark on the embedded sources, one real `gold × A`
 partition copied to 5 models × 6 conditions = 30 partitions = 42,000 result rows (the paper's grid).

@@ -4,14 +4,13 @@ Not a test. The model is the `gold` built-in with `simulated_latency_ms: 200` an
 `max_concurrency: 16` in a temporary models.yaml (so W = 16 by default), called in-process by the
 gateway; every run starts from a fresh copy of the full 300-session / 1,400-turn home (empty request
 store, no results), so every turn waits for the model, in a fresh in-process SQL result cache. The
-home's persistent SQL result cache holds the ground truth's results, as after `memsql run` (the
-benchmark's checks put them there): the done-when's `memsql eval --condition C` after command 1.
-`--cold-sql-cache` empties it, so each partition also runs every ground-truth query once. What is timed:
+home's persistent SQL result cache holds the ground truth's results, as it does for a `memsql eval
+--condition C` after `memsql run` (the benchmark's checks put them there). `--cold-sql-cache` empties it, so each partition also runs every ground-truth query once. What is timed:
 
     run_s        the runner's run alone (sessions, waves, commits), partition setup excluded
     partition_s  evaluate_partition end to end (services, embeddings warm-up, run, publish)
 
-against three figures: `ideal` = 1,400 × 0.2 s / 16 (the issue's: every slot busy all the time),
+against three figures: `ideal` = 1,400 × 0.2 s / 16 (every slot busy all the time),
 `schedule` = the runner's schedule if everything but the model calls took no time (each source's
 waves one after another, the sources side by side: `scheduled_s`), and `sequential` = 1,400 × 0.2 s
 (W = 1, one session at a time: the paper's order).

@@ -1,6 +1,6 @@
 """Model faults through a whole partition.
 
-One partition (a fake API model × B) meets, in a fixed order, every fault of the issue: connection
+One partition (a fake API model × B) meets, in a fixed order, every fault below: connection
 resets (once, and on every attempt), 429 with and without Retry-After, 5xx, a provider error
 timeout and a real hang past the gateway's deadline, and malformed responses (no choices, None
 content, non-UTF-8 text, 3 MB of text), plus one permanent 400. The run must complete with every

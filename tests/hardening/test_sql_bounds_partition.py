@@ -1,8 +1,8 @@
 """Runaway SQL from a model through a whole partition.
 
-A scripted API model answers its first turns with the statements of the issue's hostile run: an
-instr() per row that the old progress handler let run for hours, and json_group_array, which
-grew to ~1.3 GB and crashed the partition with an uncaught MemoryError (the second variant, with
+A scripted API model answers its first turns with hostile statements: an instr() per row, which a
+time limit checked by a progress handler would let run for hours, and json_group_array, which grows
+to ~1.3 GB and, without the heap cap, raises an uncaught MemoryError (the second variant, with
 200 KB values, reaches the 512 MiB heap cap in about 2 s on an idle machine, so it ends either
 way; tests/unit/test_sql_execute.py checks the memory limit itself). Every other turn gets "SELECT 1". The
 partition must complete with every turn, each hostile turn a runtime_error whose message says

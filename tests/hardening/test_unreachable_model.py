@@ -31,7 +31,7 @@ from memsql_assets.lib.models.registry import MODELS_FILE_ENV, load_registry
 from memsql_assets.lib.models.request_store import RequestStore
 from memsql_assets.lib.paths import REPO_ROOT, benchmark_dir
 
-FAIL_FAST_S = 60  # the bound, with the default retry policy (jitter and all)
+FAIL_FAST_S = 60  # the fail-fast bound (docs/hardening.md, M1), default retry policy (jitter and all)
 
 
 def write_registry(path: Path, port: int) -> Path:

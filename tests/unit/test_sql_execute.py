@@ -60,7 +60,7 @@ def test_syntax_error_is_reported(tmp_path):
 
 
 # --- hard bounds --------------------------------------------------------------------
-# The statements of the hostile run: each row costs ~0.3 s inside one instr() call, and
+# Hostile statements (docs/hardening.md, test 15): each row costs ~0.3 s inside one instr() call, and
 # json_group_array grows without the value-length check until the aggregate finishes.
 INSTR_BOMB = (
     "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c "

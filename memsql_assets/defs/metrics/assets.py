@@ -33,7 +33,7 @@ class MetricsTranslator(DagsterDbtTranslator):
         self, dbt_resource_props: Mapping[str, Any]
     ) -> dg.AutomationCondition | None:
         # A newly landed turn_results partition (or benchmark) rebuilds the metrics: a full rebuild's
-        # data work is small next to dbt's start-up (bench/README.md).
+        # data work is small next to dbt's start-up (docs/performance.md).
         return dg.AutomationCondition.eager()
 
 

@@ -170,7 +170,7 @@ class Episodic(Window):
             self.semantic.warm(_queries(ctx), self.params.semantic_top_k)  # one batched query per source
 
     def _stores(self, turn: MemoryTurn, vector: list[float] | None, recent: list[Payload]) -> Retrieval:
-        # In process in well under a millisecond (episodic from its mirror, semantic from the answers
+        # In process and cheap (episodic from its mirror, semantic from the answers
         # warmed up front): a thread hand-off costs more.
         q, source, sid = turn.question, turn.source, turn.session_id
         similar = self.episodic.query(q, self.k, source, None, vector, sid)

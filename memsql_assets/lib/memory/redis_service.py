@@ -100,7 +100,8 @@ def unix_client(socket_path: Path, connect_timeout_s: float = CONNECT_TIMEOUT_S)
 
 
 def connect_url(url: str) -> redis.Redis:
-    """A client for a configured Redis, checked with PING; unreachable fails within ~2 s, never hangs."""
+    """A client for a configured Redis, checked with PING; unreachable fails within CONNECT_TIMEOUT_S and
+    never hangs."""
     shown = redact_url(url)
     try:
         client = redis.Redis.from_url(

@@ -189,7 +189,7 @@ def fetch_smollm2(home: Path) -> Path:
 
 
 class _SmolLM2:
-    """The local model, loaded once per process (≈14 s, 1.2 GB) and used under a lock: generate
+    """The local model, loaded once per process (slow to load, 1.2 GB) and used under a lock: generate
     is CPU-bound and not thread-safe, and its registry entry has max_concurrency 1 anyway."""
 
     _lock = threading.Lock()

@@ -68,7 +68,7 @@ from memsql_assets.lib.paths import memsql_home
 
 @functools.cache
 def _litellm() -> Any:
-    """litellm, imported on the first call of an external model: the import takes about 2 s in every
+    """litellm, imported on the first call of an external model: the import takes seconds in every
     process, and the built-ins never reach it."""
     import litellm
 
@@ -641,7 +641,7 @@ class ModelGateway:
             cost_usd=cost,
         )
         # On the loop, as the lookup above: writing a few-KB file costs less than a thread hand-off
-        # there and back under a busy GIL (bench/README.md).
+        # there and back under a busy GIL (docs/performance.md).
         self.store.put(key, record)
         return ModelReply(
             got.text, got.reasoning, got.prompt_tokens, got.completion_tokens, latency, cost, False, attempts,

@@ -97,8 +97,8 @@ MAX_VALUE_BYTES = 256 << 10
 
 Source values are far smaller (the largest, Northwind's photos, are ~12 KB). The cap also bounds
 the one thing the time limit cannot interrupt: a single built-in call such as
-instr() or replace() on two huge values is quadratic and runs as one VM instruction: its
-worst case is under a second at 256 KiB, ~8 s at 1 MiB, hours at 16 MiB.
+instr() or replace() on two huge values is quadratic and runs as one VM instruction, so the
+cap keeps that worst case short (docs/hardening.md, "Bounds on untrusted SQL").
 """
 MAX_SQL_BYTES = 1 << 20  # SQLITE_LIMIT_SQL_LENGTH: no benchmark or model query comes near this
 MAX_SQLITE_HEAP_BYTES = 512 << 20
@@ -112,8 +112,8 @@ the statement that grows is the one whose allocation fails. The pragma only ever
 """
 MAX_LIKE_PATTERN = 1000
 """SQLITE_LIMIT_LIKE_PATTERN_LENGTH. Matching is one VM instruction whose cost grows with value
-length x pattern length (a 40,000-character GLOB class against a 256 KiB string runs for a minute);
-real patterns are a few dozen characters."""
+length x pattern length (a 40,000-character GLOB class against a 256 KiB string runs far past any
+time limit); real patterns are a few dozen characters."""
 
 # PRAGMAs that only read, whatever their argument (table_info(t), index_list(t), ...).
 READONLY_PRAGMAS = frozenset(
@@ -327,7 +327,7 @@ def guarded_printf(conn: sqlite3.Connection):
 
     SQLite 3.40's printf builds `%.Nc` (N copies of a character) one character at a time and
     does not stop when the result passes the length limit: `printf('%.*c', 2147483647, 'x')`
-    runs ~30 s in a single VM instruction, out of the time limit's reach, and then yields
+    runs for a long time in a single VM instruction, out of the time limit's reach, and then yields
     NULL. Any N above the length limit yields NULL, so this wrapper returns NULL for those
     without running them; every other call is computed by SQLite's own printf on a private
     in-memory connection with the same length limit, so results are exactly SQLite's.

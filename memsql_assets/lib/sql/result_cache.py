@@ -1,7 +1,7 @@
 """Results of deterministic SQL on one database content, shared by partitions, processes and runs.
 
 The same ground-truth queries run in the ground_truth_executes and answers_unambiguous checks and
-then in every partition (18 per `memsql run`, each turn's GT plus the next session's fallback), and
+then in every partition of a `memsql run` (each turn's GT plus the next session's fallback), and
 a model writes much the same SQL under every condition and epoch (the paraphrase model: the
 paraphrases answers_unambiguous already ran). The source databases are read-only files, so a query's
 rows are a function of the file's content, the SQL text and the SQLite library: computing them once

@@ -2,8 +2,8 @@
 
 `Connection.interrupt()` (sqlite3_interrupt) is thread-safe, and the engine checks its flag on
 every loop jump, so a statement stops within one row's work of its deadline. A progress handler
-looks at the clock only every N VM instructions: rows that each spend 0.3 s in instr() put those
-looks minutes apart, and a smaller N makes every query take the GIL far more often.
+looks at the clock only every N VM instructions: rows that each spend long in one instr() call put
+those looks far apart, and a smaller N makes every query take the GIL far more often.
 
 The thread sleeps until the earliest pending deadline. A finished query stays queued until the
 thread wakes anyway, so a query costs one lock and one heap push, not a thread hand-off.
