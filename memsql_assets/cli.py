@@ -34,6 +34,7 @@ from memsql_assets.lib.vocabulary import (
     FLOOR_CONDITION,
     GUESS_PROBE,
     PAPER_BENCHMARK,
+    REFERENCE_AGENT,
     REFERENCE_MODELS,
     REPORT_SOURCES,
 )
@@ -43,14 +44,19 @@ from memsql_assets.lib.vocabulary import (
 atexit.register(gc.freeze)
 
 # The reference models `memsql run` evaluates on each benchmark, and under which conditions (None: every
-# condition of the conditions file marked for the main run and without tools: an agent condition's
-# partitions, T's, are run with `memsql eval`, and so are those marked `main_run: false`).
-# The probes read the prompt, so each condition has its own figure. paraphrase and guess-probe answer
-# the same whatever memory holds: A gives their figures (the comparator check, the floor), and
-# `memsql eval` runs them anywhere else. On the paper's benchmark gold checks the harness under every
-# condition; on the extended one, A checks its ground truths and reader-probe measures the conditions.
+# condition of the conditions file marked for the main run and without tools; those marked
+# `main_run: false` are left to `memsql eval`). The probes read the prompt, so each condition has its
+# own figure. paraphrase and guess-probe answer the same whatever memory holds: A gives their figures
+# (the comparator check, the floor), and `memsql eval` runs them anywhere else. On the paper's benchmark
+# gold checks the harness under every condition, and the reference agent the conditions with tools (T
+# and E: AgentSM's steps saved, model-free) on its registry entry's sample of sessions; on the extended
+# one, A checks its ground truths and reader-probe measures the conditions.
+AGENT_RUN_CONDITIONS: tuple[str, ...] = tuple(n for n, c in CONDITIONS.items() if c.tools and c.main_run)
 RUN_MODELS: dict[str, dict[str, tuple[str, ...] | None]] = {
-    PAPER_BENCHMARK: {m: (FLOOR_CONDITION,) if m in ("paraphrase", GUESS_PROBE) else None for m in REFERENCE_MODELS},
+    PAPER_BENCHMARK: {
+        **{m: (FLOOR_CONDITION,) if m in ("paraphrase", GUESS_PROBE) else None for m in REFERENCE_MODELS},
+        REFERENCE_AGENT: AGENT_RUN_CONDITIONS,
+    },
     EXTENDED_BENCHMARK: {"gold": (FLOOR_CONDITION,), "reader-probe": None},
 }
 
@@ -59,6 +65,7 @@ def run_cells(benchmark: str, conditions: Sequence[str]) -> list[tuple[str, str]
     """The (model, condition) partitions `memsql run` evaluates on `benchmark`."""
     plain = [c for c in conditions if CONDITIONS[c].main_run and not CONDITIONS[c].tools]
     return [(m, c) for m, only in RUN_MODELS[benchmark].items() for c in conditions if c in (only or plain)]
+
 
 # The status of a check execution that passed, as the instance records it (the status enum's value).
 CHECK_SUCCEEDED = "SUCCEEDED"
