@@ -2,7 +2,9 @@
 memory implementations, give every reference model exactly the rows they gave before.
 
 `golden/rows_before_protocol.json` holds, per reference model × condition, a digest of every session's
-comparable rows (every column but the measurements: timings, cache hits, attempts; harness/results.py)
+comparable rows: every column but the measurements (timings, cache hits, attempts; harness/results.py)
+and the request key, which carries the built-ins' code version and so changes with any edit to them
+(`prompt_hash` still pins the prompt),
 over a copy of the small benchmark with its own trajectory store, recorded with the code as it was
 before the protocol (`MEMSQL_RECORD_GOLDEN=1` writes the file instead of comparing). A condition whose
 rows change on purpose (a new semantics) is re-recorded, and the commit says why.
@@ -82,7 +84,7 @@ def test_rows_of_the_conditions_before_the_protocol_are_unchanged(golden_home):
         from memsql_assets.lib.harness.results import MEASUREMENT_COLUMNS
         from memsql_assets.lib.harness.turn_result import COLUMNS
 
-        columns = [c for c in COLUMNS if c not in MEASUREMENT_COLUMNS]
+        columns = [c for c in COLUMNS if c not in MEASUREMENT_COLUMNS and c != "request_key"]
     else:
         columns = _golden()["columns"]
     got = {}
