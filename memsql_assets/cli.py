@@ -205,6 +205,28 @@ def _run(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
+def _sensitivity_parser(tsub: Any) -> None:
+    from memsql_assets.lib.trajectories.sensitivity import (
+        DEFAULT_BUDGETS,
+        DEFAULT_SESSIONS,
+        DEFAULT_THETAS,
+        theta_arg,
+    )
+
+    p = tsub.add_parser(
+        "sensitivity",
+        help="θ × N: build a store per pair and run the reference agent under E (and T) on a sample of sessions",
+    )
+    p.add_argument("--thetas", nargs="+", type=theta_arg, default=list(DEFAULT_THETAS))
+    p.add_argument("--budgets", nargs="+", type=int, default=list(DEFAULT_BUDGETS))
+    p.add_argument("--sessions", type=int, default=DEFAULT_SESSIONS, help="the agent's sample of sessions")
+    p.add_argument("--max-len", type=int, default=3)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", help="also write the figures to this JSON file")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_trajectory_sensitivity)
+
+
 def _run_log(home: Path) -> Path:
     from datetime import UTC, datetime
 
@@ -995,6 +1017,26 @@ def _trajectory_search(args: argparse.Namespace) -> int:
     return 0
 
 
+def _trajectory_sensitivity(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from memsql_assets.lib.trajectories.sensitivity import Sweep, sweep, table_lines
+
+    home = memsql_home()
+    if not benchmark_dir(home).exists():
+        print(f"memsql trajectory sensitivity: no benchmark in {home}: run `memsql run` first", file=sys.stderr)
+        return 2
+    spec = Sweep(tuple(args.thetas), tuple(args.budgets), args.sessions, args.max_len, args.seed)
+    from memsql_assets.lib.atomic import write_text_atomic
+
+    with tempfile.TemporaryDirectory(prefix="memsql-sensitivity-") as tmp:
+        result = sweep(home, Path(tmp), spec, say=lambda line: print(line, file=sys.stderr, flush=True))
+    if args.out:
+        write_text_atomic(Path(args.out), json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2) if args.json else "\n".join(table_lines(result)))
+    return 0
+
+
 def _trajectory_coverage(args: argparse.Namespace) -> int:
     from memsql_assets.lib.benchmark.store import read_turns
     from memsql_assets.lib.memory.chroma import chroma_client
@@ -1267,6 +1309,7 @@ def build_parser() -> argparse.ArgumentParser:
     pc = tsub.add_parser("coverage", help="share of benchmark questions whose top-1 trajectory reads their tables")
     pc.add_argument("--json", action="store_true")
     pc.set_defaults(func=_trajectory_coverage)
+    _sensitivity_parser(tsub)
 
     p = sub.add_parser("sources", help="inspect the source databases, fetch the real data")
     ssub = p.add_subparsers(dest="sources_command", required=True)
