@@ -814,6 +814,8 @@ def _print_evaluations(rows: list[dict[str, Any]]) -> None:
         floor_text = "-" if floor is None else f"{floor:.1f}"
         ci_text = interval_text(*e["ex_strict_ci95"]) if e.get("ex_strict_ci95") else "-"
         sample = "" if e.get("complete", True) else f"  (sample of {e['sessions']} sessions)"
+        if e.get("partition_sample"):  # the model's registry entry fixes its partitions' sessions
+            sample += f"  (its fixed sample of {e['partition_sample']} sessions)"
         if e.get("epochs", 1) > 1:
             sample += f"  ({e['epochs']} epochs, {e['n_turns']} rows)"
         if e.get("retried_turns"):
