@@ -142,7 +142,7 @@ def _saved(baseline: Mapping[str, Any], agent: Mapping[str, Any]) -> float | Non
     return baseline["median_steps"] - agent["median_steps"]
 
 
-HEADER = ("θ", "N", "EX E %", "median steps E", "saved vs T", "tables used", "composites", "docs",
+HEADER = ("θ", "N", "EX E %", "median steps E", "mean steps E", "saved vs T", "tables used", "composites", "docs",
           "store MiB", "build s", "coverage")  # fmt: skip
 
 
@@ -150,12 +150,12 @@ def table_lines(result: Mapping[str, Any]) -> list[str]:
     """The sweep as a markdown table, the baseline's figures first."""
     base = result["baseline"] or {}
     lines = [f"{AGENT_BASELINE_CONDITION} (no trajectory): EX {base.get('ex_pct')} %, median steps "
-             f"{base.get('median_steps')} on {result['sessions']} sessions", "",
+             f"{base.get('median_steps')}, mean {base.get('mean_steps')} on {result['sessions']} sessions", "",
              " | ".join(HEADER), " | ".join("---" for _ in HEADER)]  # fmt: skip
     for r in result["rows"]:
         used = r["agent_trajectory_tables_used_rate"]
         lines.append(
-            f"{r['theta']} | {r['N']} | {r['agent_ex_pct']} | {r['agent_median_steps']} | "
+            f"{r['theta']} | {r['N']} | {r['agent_ex_pct']} | {r['agent_median_steps']} | {r['agent_mean_steps']} | "
             f"{r['agent_steps_saved']} | {'-' if used is None else f'{100 * used:.0f} %'} | "
             f"{r['composites_found']} | {r['documents']} | {r['store_bytes'] / 2**20:.1f} | {r['build_s']:.1f} | "
             f"{r['coverage']:.3f}"
