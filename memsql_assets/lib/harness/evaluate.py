@@ -161,7 +161,8 @@ def evaluate_partition(
     limits = AgentLimits(settings.agent_max_steps, settings.agent_time_limit_s)  # below 1: one line
     all_turns = read_turns(benchmark_dir(home, benchmark))
     sample = settings.sessions
-    turns = sample_turns(all_turns, sample if sample is not None else _partition_sample(entry, all_turns))
+    fixed = _partition_sample(entry, all_turns) if sample is None else None  # the reference agent's
+    turns = sample_turns(all_turns, fixed if sample is None else sample)  # a bad size fails here
     retries = retry_counts(home, model_key, condition_name, settings.only_failed, benchmark) if sample is None else {}
     gateway = gateway or ModelGateway(
         registry, RequestStore.at_home(home), home=home, environ=api_keys, retry_errors=settings.retry_errors
@@ -189,9 +190,7 @@ def evaluate_partition(
         model_fingerprint=entry.fingerprint(),
         share_identical_prompts=settings.share_identical_prompts,
         epochs=epochs,
-        complete=sample is None or len(turns) == len(all_turns),
-        partition_sample=_partition_sample(entry, all_turns) if sample is None else None,
-        sample_sessions=sorted({t["session_id"] for t in turns}) if len(turns) < len(all_turns) else None,
+        **_coverage(turns, all_turns, sample, fixed),
         # Rows of a shared memory (C, D) are a function of W (runner.py); per-session memory has no waves.
         wave_size=runner.wave_size if runner.shared else None,
         memory_implementation=condition.implementation,
@@ -209,6 +208,18 @@ def _epoch_counts(stats: list[RunStats]) -> dict[str, int]:
         "redone_sessions": sum(s.redone_sessions for s in stats),
         "memory_store_entries": sum(s.store.entries for s in stats),
         "memory_store_bytes": sum(s.store.bytes for s in stats),
+    }
+
+
+def _coverage(
+    turns: Sequence[Mapping[str, Any]], all_turns: Sequence[Mapping[str, Any]], sample: int | None, fixed: int | None
+) -> dict[str, Any]:
+    """What of the benchmark the run covers: `complete` unless a sample run (`--sessions`) leaves
+    sessions out; the fixed sample of the model's entry; the sessions, when not all."""
+    return {
+        "complete": sample is None or len(turns) == len(all_turns),
+        "partition_sample": fixed,
+        "sample_sessions": sorted({t["session_id"] for t in turns}) if len(turns) < len(all_turns) else None,
     }
 
 
