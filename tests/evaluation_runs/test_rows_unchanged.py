@@ -32,7 +32,7 @@ from memsql_assets.lib.vocabulary import REFERENCE_MODELS
 
 GOLDEN = Path(__file__).with_name("golden") / "rows_before_protocol.json"
 RECORD = os.environ.get("MEMSQL_RECORD_GOLDEN") == "1"
-TRAJECTORY_BUDGET = 12  # synthetic questions of the home's trajectory store (condition E's prompts)
+TRAJECTORY_BUDGET = 12  # synthetic questions of the home's trajectory store (condition E_prompt's prompts)
 
 
 def _golden() -> dict:

@@ -1,7 +1,7 @@
 """`run_turn`: the condition-aware agent of SPEC §2, over the condition's memory (lib/memory/protocol.py).
 
 The memory retrieves (working-memory recall, episodic top-k, semantic top-1, the trajectory lookup of
-condition E, a summary, a plug-in's blocks) and, where it resolves nothing itself, context resolution
+conditions E and E_prompt, a summary, a plug-in's blocks) and, where it resolves nothing itself, context resolution
 walks the retrieved turns; the prompt is built from both; the model is called through the gateway,
 the SQL is scored, and the turn's payload is persisted to the memory. A memory that raises (a
 plug-in's bug, a library's error) gives that turn a `MemoryFailure` instead of a crash: the turn is
