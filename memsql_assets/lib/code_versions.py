@@ -47,10 +47,13 @@ def code_version(*parts: str, root: Path = PACKAGE_ROOT, exclude: tuple[str, ...
 
 # What each asset's result is a function of, besides its upstream data. A change in any of these
 # files makes Dagster report the asset (every partition, for turn_results) stale.
+# The prompts' source guidance is read by the prompts and the synthetic questions, never by the sources'
+# builders: editing it leaves the source databases fresh.
+SOURCE_GUIDANCE_CODE = "lib/sources/guidance.py"
 SOURCES_CODE = ("lib/sources",)
 BENCHMARK_CODE = ("lib/benchmark", "lib/sql", "lib/sources/sqlite_db.py", "lib/sql/compare.py")
 SEMANTIC_CODE = ("lib/memory/semantic.py", "lib/memory/chroma.py", "lib/memory/embeddings.py")
-TRAJECTORY_CODE = ("lib/trajectories", "lib/sql", "lib/sources/sqlite_db.py", "lib/memory")
+TRAJECTORY_CODE = ("lib/trajectories", "lib/sql", "lib/sources/sqlite_db.py", SOURCE_GUIDANCE_CODE, "lib/memory")
 HARNESS_CODE = (
     "lib/agent",
     "lib/benchmark",
@@ -60,6 +63,7 @@ HARNESS_CODE = (
     "lib/models",
     "lib/sql",
     "lib/sources/sqlite_db.py",
+    SOURCE_GUIDANCE_CODE,
     "lib/trajectories",
 )
 REPORT_CODE = ("lib/report",)

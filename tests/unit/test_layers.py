@@ -45,3 +45,9 @@ def test_a_forbidden_import_is_found(tmp_path):
     (tmp_path / "lib").mkdir()
     (tmp_path / "lib" / "x.py").write_text("from memsql_assets.cli import main\n", encoding="utf-8")
     assert offenders("lib", ("memsql_assets.cli",), root=tmp_path) == ["lib/x.py imports memsql_assets.cli"]
+
+
+
+def test_the_agent_uses_the_trajectories_and_the_evaluation_the_benchmark_never_the_reverse():
+    assert offenders("lib/trajectories", ("memsql_assets.lib.agent",)) == []
+    assert offenders("lib/benchmark", ("memsql_assets.lib.evaluation",)) == []

@@ -8,7 +8,7 @@ marks the database built from it stale.
 import dagster as dg
 
 from memsql_assets.defs.resources import MemsqlSettings
-from memsql_assets.lib.code_versions import SOURCES_CODE, code_version, digest
+from memsql_assets.lib.code_versions import SOURCE_GUIDANCE_CODE, SOURCES_CODE, code_version, digest
 from memsql_assets.lib.paths import source_db_path
 from memsql_assets.lib.sources.build import build_source
 from memsql_assets.lib.sources.config import SOURCE_NAMES, SourceSpec
@@ -53,7 +53,7 @@ def _source_asset(name: str) -> dg.AssetsDefinition:
         group_name="sources",
         kinds={"sqlite"},
         deps=[raw_key(name)],
-        code_version=code_version(*SOURCES_CODE),
+        code_version=code_version(*SOURCES_CODE, exclude=(SOURCE_GUIDANCE_CODE,)),
         description=DESCRIPTIONS[name]
         + " Built per sources/sources.yaml (embedded by default, or a real-data adapter).",
     )

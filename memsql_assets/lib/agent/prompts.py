@@ -1,4 +1,6 @@
-"""The paper's prompts, verbatim (Appendix A.1-A.4), and the per-condition prompt composition.
+"""The paper's prompts, verbatim (Appendix A.1; the per-source guidance of A.2-A.4 is in
+lib/sources/guidance.py, which the synthetic questions read too), and the per-condition prompt
+composition.
 
 The extracted paper text lost the spaces around code-formatted words ("inCustomers.CompanyName");
 they are restored here and nothing else is changed. Curly quotes in A.1 are the paper's.
@@ -12,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from memsql_assets.lib.sources.guidance import SOURCE_GUIDANCE
+
 SYSTEM_PROMPT = (
     "You are an expert SQLite analyst. Generate one valid SQLite query for the user’s question. "
     "Return SQL only. No markdown, comments, or explanation. Use only the provided schema and context. "
@@ -19,35 +23,6 @@ SYSTEM_PROMPT = (
     "Match the requested result shape exactly. If the question asks for a total, return a single aggregate "
     "value only, not supporting columns, not grouped rows, and not explanatory text."
 )
-
-SOURCE_GUIDANCE: dict[str, tuple[str, ...]] = {
-    "NW": (
-        "Customer names are stored in Customers.CompanyName.",
-        "Orders.CustomerID joins to Customers.CustomerID.",
-        "Sales totals come from [Order Details] using UnitPrice * Quantity * (1 - Discount).",
-        "For yearly sales questions, use Orders.OrderDate, not Orders.ShippedDate.",
-        "If the question asks for total sales for one customer and one year, return one row with one numeric "
-        "aggregate column only.",
-        "For those total-sales questions, do not return CompanyName, OrderID, or per-order subtotals.",
-        "Do not GROUP BY unless the user explicitly asks for a breakdown.",
-        "Do not confuse customer company names with product names or category names.",
-        "If resolved context contains customer_id, use that exact CustomerID.",
-    ),
-    "SEC": (
-        "annual_financials joins to companies by ticker.",
-        "Company names live in companies.company_name.",
-        "value_billions is the normalized metric used in benchmark queries.",
-        "Metric values must use exact lowercase stored values: revenue, net_income, cash, total_assets, "
-        "total_liabilities.",
-        "If resolved context contains ticker, metric, or years, use them exactly.",
-    ),
-    "BIRD": (
-        "Region names are in district.A3.",
-        "loan joins to account, then disp where type=’OWNER’, then client, then district.",
-        "Loan status values are raw codes A, B, C, D.",
-        "If resolved context contains region or loan_status, use them exactly.",
-    ),
-}
 
 # The contract with the recall-probe model (memsql_assets/lib/models/builtins.py): this header line,
 # then one "- key: <JSON value>" line per resolved key.

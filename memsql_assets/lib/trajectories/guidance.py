@@ -14,8 +14,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from memsql_assets.lib.agent.prompts import SOURCE_GUIDANCE
 from memsql_assets.lib.sources.config import PREFIX
+from memsql_assets.lib.sources.guidance import SOURCE_GUIDANCE
 
 _NAME = r"(\[[^\]]+\]|\w+)"
 _DERIVED = re.compile(rf"^(?P<name>\w+) totals come from {_NAME} using (?P<expr>.+?)\.?$", re.I)
