@@ -1,7 +1,7 @@
 """Sensitivity of AgentSM to θ (composite support) and N (synthetic-question budget), through the agent.
 
 Not a test. Builds the three embedded sources and the benchmark into a temporary home, then runs
-the sweep of memsql_assets/lib/trajectories/sensitivity.py (the one definition; `memsql trajectory
+the sweep of memsql_assets/lib/harness/trajectory_sensitivity.py (the one definition; `memsql trajectory
 sensitivity` runs it over $MEMSQL_HOME): for every (θ, N) a complete store, its statistics (steps
 saved by composites, composites found, store size, build time, coverage of the benchmark) and the
 reference agent's EX and median steps under E on a sample of sessions, against T. The embedding
@@ -23,11 +23,7 @@ from pathlib import Path
 from memsql_assets.lib.atomic import write_text_atomic
 from memsql_assets.lib.benchmark.pipeline import build_sessions, extract_all_profiles
 from memsql_assets.lib.benchmark.store import write_benchmark
-from memsql_assets.lib.memory.embeddings import embedding_function
-from memsql_assets.lib.paths import benchmark_dir, source_db_path
-from memsql_assets.lib.sources.build import build_source
-from memsql_assets.lib.sources.config import SOURCE_NAMES, load_sources
-from memsql_assets.lib.trajectories.sensitivity import (
+from memsql_assets.lib.harness.trajectory_sensitivity import (
     DEFAULT_BUDGETS,
     DEFAULT_SESSIONS,
     DEFAULT_THETAS,
@@ -36,6 +32,10 @@ from memsql_assets.lib.trajectories.sensitivity import (
     table_lines,
     theta_arg,
 )
+from memsql_assets.lib.memory.embeddings import embedding_function
+from memsql_assets.lib.paths import benchmark_dir, source_db_path
+from memsql_assets.lib.sources.build import build_source
+from memsql_assets.lib.sources.config import SOURCE_NAMES, load_sources
 
 RESULTS = Path(__file__).resolve().parent / "results" / "trajectory_sensitivity.json"
 

@@ -206,7 +206,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _sensitivity_parser(tsub: Any) -> None:
-    from memsql_assets.lib.trajectories.sensitivity import (
+    from memsql_assets.lib.harness.trajectory_sensitivity import (
         DEFAULT_BUDGETS,
         DEFAULT_SESSIONS,
         DEFAULT_THETAS,
@@ -1022,7 +1022,7 @@ def _trajectory_search(args: argparse.Namespace) -> int:
 def _trajectory_sensitivity(args: argparse.Namespace) -> int:
     import tempfile
 
-    from memsql_assets.lib.trajectories.sensitivity import Sweep, sweep, table_lines
+    from memsql_assets.lib.harness.trajectory_sensitivity import Sweep, sweep, table_lines
 
     home = memsql_home()
     if not benchmark_dir(home).exists():

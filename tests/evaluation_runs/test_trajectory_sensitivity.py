@@ -1,5 +1,5 @@
 """The θ × N sensitivity through the agent: per (θ, N) a store of its own, and the reference agent's
-EX and median steps under E against T on a sample of sessions (lib/trajectories/sensitivity.py, the
+EX and median steps under E against T on a sample of sessions (lib/harness/trajectory_sensitivity.py, the
 one definition behind `memsql trajectory sensitivity` and bench/trajectory_sensitivity.py)."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from __future__ import annotations
 import shutil
 
 from memsql_assets.cli import build_parser
+from memsql_assets.lib.harness.trajectory_sensitivity import Sweep, sweep, table_lines
 from memsql_assets.lib.paths import trajectories_dir
-from memsql_assets.lib.trajectories.sensitivity import Sweep, sweep, table_lines
 
 
 def test_each_theta_and_budget_gets_a_store_and_the_agents_ex_and_steps(small_home, tmp_path):
