@@ -19,11 +19,12 @@ from memsql_assets.defs.trajectories.assets import synthetic_questions, trajecto
 from memsql_assets.defs.trajectories.resources import TrajectorySettings
 from memsql_assets.lib.agent.conditions import CONDITIONS
 from memsql_assets.lib.agent.loop import AgentLimitError, TurnOutcome
+from memsql_assets.lib.agent.tool_specs import LOAD_PHASE_TOOL
 from memsql_assets.lib.harness.evaluate import evaluate_partition
 from memsql_assets.lib.harness.results import comparable_rows, partition_dir
 from memsql_assets.lib.harness.settings import EvalSettings
 from memsql_assets.lib.models.registry import load_registry
-from memsql_assets.lib.trajectories.lookup import trajectory_lookup
+from memsql_assets.lib.trajectories.lookup import load_composites, trajectory_lookup
 from memsql_assets.lib.vocabulary import (
     AGENT_BASELINE_CONDITION,
     AGENT_CONDITIONS,
@@ -52,6 +53,17 @@ def agentsm_home(small_home, tmp_path_factory):
     return home
 
 
+def offered_tools(home) -> dict[str, set[str]]:
+    """Per condition, every tool name the reference agent's stored requests offered."""
+    offered: dict[str, set[str]] = {}
+    for path in (home / "requests").glob("??/*.json"):
+        record = json.loads(path.read_text(encoding="utf-8"))
+        if record["model_key"] == AGENT:
+            names = {t["function"]["name"] for t in record["request"]["params"].get("tools", [])}
+            offered.setdefault(record["cell"]["condition"], set()).update(names)
+    return offered
+
+
 def test_agentsm_saves_the_reference_agents_steps_and_both_score_100(agentsm_home):
     t, e = (
         evaluate_partition(agentsm_home, AGENT, c, SAMPLE, trajectory_factory=trajectory_lookup)
@@ -65,6 +77,10 @@ def test_agentsm_saves_the_reference_agents_steps_and_both_score_100(agentsm_hom
     )
     first_steps = [json.loads(r["agent_trace"])["steps"][0] for r in e.rows]
     assert all(s["tool_uses"] for s in first_steps)
+    offered = offered_tools(agentsm_home)
+    composites = {c.name for c in load_composites(agentsm_home)}
+    assert composites and composites | {LOAD_PHASE_TOOL} <= offered[AGENTSM_CONDITION]
+    assert not (composites | {LOAD_PHASE_TOOL}) & offered[AGENT_BASELINE_CONDITION]
     again = evaluate_partition(agentsm_home, AGENT, AGENTSM_CONDITION, SAMPLE, trajectory_factory=trajectory_lookup)
     assert again.summary["model_calls_this_run"] == 0
     assert comparable_rows(again.rows) == comparable_rows(e.rows)
