@@ -34,6 +34,7 @@ from memsql_assets.lib.vocabulary import (
     FLOOR_CONDITION,
     GUESS_PROBE,
     PAPER_BENCHMARK,
+    REFERENCE_AGENT,
     REFERENCE_MODELS,
     REPORT_SOURCES,
 )
@@ -43,14 +44,19 @@ from memsql_assets.lib.vocabulary import (
 atexit.register(gc.freeze)
 
 # The reference models `memsql run` evaluates on each benchmark, and under which conditions (None: every
-# condition of the conditions file marked for the main run and without tools: an agent condition's
-# partitions, T's, are run with `memsql eval`, and so are those marked `main_run: false`).
-# The probes read the prompt, so each condition has its own figure. paraphrase and guess-probe answer
-# the same whatever memory holds: A gives their figures (the comparator check, the floor), and
-# `memsql eval` runs them anywhere else. On the paper's benchmark gold checks the harness under every
-# condition; on the extended one, A checks its ground truths and reader-probe measures the conditions.
+# condition of the conditions file marked for the main run and without tools; those marked
+# `main_run: false` are left to `memsql eval`). The probes read the prompt, so each condition has its
+# own figure. paraphrase and guess-probe answer the same whatever memory holds: A gives their figures
+# (the comparator check, the floor), and `memsql eval` runs them anywhere else. On the paper's benchmark
+# gold checks the harness under every condition, and the reference agent the conditions with tools (T
+# and E: AgentSM's steps saved, model-free) on its registry entry's sample of sessions; on the extended
+# one, A checks its ground truths and reader-probe measures the conditions.
+AGENT_RUN_CONDITIONS: tuple[str, ...] = tuple(n for n, c in CONDITIONS.items() if c.tools and c.main_run)
 RUN_MODELS: dict[str, dict[str, tuple[str, ...] | None]] = {
-    PAPER_BENCHMARK: {m: (FLOOR_CONDITION,) if m in ("paraphrase", GUESS_PROBE) else None for m in REFERENCE_MODELS},
+    PAPER_BENCHMARK: {
+        **{m: (FLOOR_CONDITION,) if m in ("paraphrase", GUESS_PROBE) else None for m in REFERENCE_MODELS},
+        REFERENCE_AGENT: AGENT_RUN_CONDITIONS,
+    },
     EXTENDED_BENCHMARK: {"gold": (FLOOR_CONDITION,), "reader-probe": None},
 }
 
@@ -59,6 +65,7 @@ def run_cells(benchmark: str, conditions: Sequence[str]) -> list[tuple[str, str]
     """The (model, condition) partitions `memsql run` evaluates on `benchmark`."""
     plain = [c for c in conditions if CONDITIONS[c].main_run and not CONDITIONS[c].tools]
     return [(m, c) for m, only in RUN_MODELS[benchmark].items() for c in conditions if c in (only or plain)]
+
 
 # The status of a check execution that passed, as the instance records it (the status enum's value).
 CHECK_SUCCEEDED = "SUCCEEDED"
@@ -196,6 +203,28 @@ def _run(args: argparse.Namespace) -> int:
     else:
         _print_summary(summary)
     return 0 if ok else 1
+
+
+def _sensitivity_parser(tsub: Any) -> None:
+    from memsql_assets.lib.harness.trajectory_sensitivity import (
+        DEFAULT_BUDGETS,
+        DEFAULT_SESSIONS,
+        DEFAULT_THETAS,
+        theta_arg,
+    )
+
+    p = tsub.add_parser(
+        "sensitivity",
+        help="θ × N: build a store per pair and run the reference agent under E (and T) on a sample of sessions",
+    )
+    p.add_argument("--thetas", nargs="+", type=theta_arg, default=list(DEFAULT_THETAS))
+    p.add_argument("--budgets", nargs="+", type=int, default=list(DEFAULT_BUDGETS))
+    p.add_argument("--sessions", type=int, default=DEFAULT_SESSIONS, help="the agent's sample of sessions")
+    p.add_argument("--max-len", type=int, default=3)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", help="also write the figures to this JSON file")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_trajectory_sensitivity)
 
 
 def _run_log(home: Path) -> Path:
@@ -785,6 +814,8 @@ def _print_evaluations(rows: list[dict[str, Any]]) -> None:
         floor_text = "-" if floor is None else f"{floor:.1f}"
         ci_text = interval_text(*e["ex_strict_ci95"]) if e.get("ex_strict_ci95") else "-"
         sample = "" if e.get("complete", True) else f"  (sample of {e['sessions']} sessions)"
+        if e.get("partition_sample"):  # the model's registry entry fixes its partitions' sessions
+            sample += f"  (its fixed sample of {e['partition_sample']} sessions)"
         if e.get("epochs", 1) > 1:
             sample += f"  ({e['epochs']} epochs, {e['n_turns']} rows)"
         if e.get("retried_turns"):
@@ -985,6 +1016,26 @@ def _trajectory_search(args: argparse.Namespace) -> int:
     if best is not None:
         print(f"\n--- trajectory of {best.question_id}{f' ({args.phase})' if args.phase else ''} ---\n")
         print(best.markdown)
+    return 0
+
+
+def _trajectory_sensitivity(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from memsql_assets.lib.harness.trajectory_sensitivity import Sweep, sweep, table_lines
+
+    home = memsql_home()
+    if not benchmark_dir(home).exists():
+        print(f"memsql trajectory sensitivity: no benchmark in {home}: run `memsql run` first", file=sys.stderr)
+        return 2
+    spec = Sweep(tuple(args.thetas), tuple(args.budgets), args.sessions, args.max_len, args.seed)
+    from memsql_assets.lib.atomic import write_text_atomic
+
+    with tempfile.TemporaryDirectory(prefix="memsql-sensitivity-") as tmp:
+        result = sweep(home, Path(tmp), spec, say=lambda line: print(line, file=sys.stderr, flush=True))
+    if args.out:
+        write_text_atomic(Path(args.out), json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2) if args.json else "\n".join(table_lines(result)))
     return 0
 
 
@@ -1260,6 +1311,7 @@ def build_parser() -> argparse.ArgumentParser:
     pc = tsub.add_parser("coverage", help="share of benchmark questions whose top-1 trajectory reads their tables")
     pc.add_argument("--json", action="store_true")
     pc.set_defaults(func=_trajectory_coverage)
+    _sensitivity_parser(tsub)
 
     p = sub.add_parser("sources", help="inspect the source databases, fetch the real data")
     ssub = p.add_subparsers(dest="sources_command", required=True)

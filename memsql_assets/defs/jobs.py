@@ -35,7 +35,7 @@ extended_evaluate_job = dg.define_asset_job(
 )
 EVALUATE_JOBS = {PAPER_BENCHMARK: EVALUATE_JOB, EXTENDED_BENCHMARK: EXTENDED_EVALUATE_JOB}
 # Each benchmark's sessions asset and evaluations asset. The paper's sessions are built whichever
-# benchmarks are chosen: the trajectory store (condition E of both) is derived from them.
+# benchmarks are chosen: the trajectory store (conditions E and E_prompt of both) is derived from them.
 BENCHMARK_ASSETS = {PAPER_BENCHMARK: "sessions", EXTENDED_BENCHMARK: "extended_sessions"}
 TURN_RESULTS = {PAPER_BENCHMARK: "turn_results", EXTENDED_BENCHMARK: "extended_turn_results"}
 

@@ -40,6 +40,16 @@ def samples_root(home: Path, benchmark: str = PAPER_BENCHMARK) -> Path:
     return home / ("samples" if benchmark == PAPER_BENCHMARK else f"samples_{benchmark}")
 
 
+def trajectories_dir(home: Path) -> Path:
+    """The trajectory store's files (questions, JSON copies, composite tools) beside its ChromaDB."""
+    return home / "trajectories"
+
+
+def composite_tools_path(home: Path) -> Path:
+    """The composite tools mined with the trajectory store (the `composite_tools` asset)."""
+    return trajectories_dir(home) / "composite_tools.json"
+
+
 def dagster_home(home: Path) -> Path:
     return home / "dagster_home"
 

@@ -53,8 +53,9 @@ ERROR_CLASSES: tuple[str, ...] = tuple(c.value for c in ErrorClass)
 # guess-probe what a model without memory scores by filling in the most common values (the floor).
 # They are the registry's `builtin` kind.
 REFERENCE_MODELS: tuple[str, ...] = ("gold", "paraphrase", "recall-probe", "reader-probe", "guess-probe")
-# The offline reference agent (lib/models/reference_agent.py): the conditions with tools' gold, a
-# reference run as the models above are, but run by `memsql eval` only (never by `memsql run`).
+# The offline reference agent (lib/models/reference_agent.py): the conditions with tools' gold. `memsql
+# run` evaluates it under the agent conditions on a fixed sample of sessions (its registry entry's
+# `sessions`); `memsql eval` anywhere.
 REFERENCE_AGENT = "gold-agent"
 # The reference model whose memory-critical EX under condition A is the benchmark's guess floor.
 GUESS_PROBE = REFERENCE_MODELS[-1]
@@ -62,6 +63,15 @@ FLOOR_CONDITION = CONDITION_NAMES[0]
 # The paper's working-memory window of five turns: besides A, what every condition is compared with
 # (agg_condition_contrasts), the paper's ablation keeping its own terms (agg_ablation).
 WINDOW_CONDITION = "B_wm5"
+# AgentSM (seed 004): the agent with the retrieved trajectory, its segments loaded per phase and the
+# store's composite tools; its agent baseline, the same agent with the window's memory and no
+# trajectory (Traj = AGENTSM − AGENT_BASELINE measures trajectory reuse); and the single-shot variant
+# that pastes the whole trajectory into one prompt (Traj_prompt = PROMPT_TRAJECTORY − WINDOW_CONDITION).
+AGENTSM_CONDITION = "E"
+AGENT_BASELINE_CONDITION = "T"
+PROMPT_TRAJECTORY_CONDITION = "E_prompt"
+# The agent conditions' pair as the marts and the report compare them: (baseline, AgentSM).
+AGENT_CONDITIONS: tuple[str, str] = (AGENT_BASELINE_CONDITION, AGENTSM_CONDITION)
 # The most a memory-critical turn may be guessed right without memory, in %: the design target of
 # the paper benchmark for the guess floor and for the mean guess_rate (docs/reference_models.md).
 GUESS_FLOOR_MAX_PCT = 5.0

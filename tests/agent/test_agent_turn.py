@@ -1,5 +1,6 @@
 """A turn through Agent.assemble and the agent loop: the condition's prompt is the agent's first
-message (E's trajectory included), and the trace sums into the reply a turn row is built from."""
+message (E's trajectory: its explore segment; the others load per phase), and the trace sums into the
+reply a turn row is built from."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from memsql_assets.lib.agent.loop import AgentLimits, AgentTrace, TurnOutcome, g
 from memsql_assets.lib.agent.turn_tools import TurnTools
 from memsql_assets.lib.memory.plugins import build_memory
 from memsql_assets.lib.models.request_store import evaluation_cell
+from memsql_assets.lib.vocabulary import AGENT_BASELINE_CONDITION, AGENTSM_CONDITION
 
 TURN_ROW = {
     "session_id": "BIRD-1-001",
@@ -46,18 +48,23 @@ def condition_turn(home, tools, condition, markdown):
 
 def test_the_trajectory_of_condition_e_saves_the_reference_agents_steps(bird, tmp_path):
     markdown = explored_trajectory(bird)
-    prompt_t, trace_t = condition_turn(tmp_path, bird, "B_wm5", markdown)
-    prompt_e, trace_e = condition_turn(tmp_path, bird, "E", markdown)
-    assert "Reference trajectory" in prompt_e.messages[-1]["content"]
+    prompt_t, trace_t = condition_turn(tmp_path, bird, AGENT_BASELINE_CONDITION, markdown)
+    prompt_e, trace_e = condition_turn(tmp_path, bird, AGENTSM_CONDITION, markdown)
+    first = prompt_e.messages[-1]["content"]
+    assert "Reference trajectory" in first and "## Explore" in first
+    assert "## Execute" not in first and "## Final SQL" not in first  # loaded per phase, not up front
+    assert set(prompt_e.trajectory) == {"explore", "execute"} and not prompt_t.trajectory
     assert "Reference trajectory" not in prompt_t.messages[-1]["content"]
     assert (len(trace_t.steps), len(trace_e.steps)) == (7, 2)
+    # its one call, validate_result, enters the validate phase, which this trajectory has no segment of
+    assert [s.loaded for s in trace_e.steps] == [(), ()]
     for trace in (trace_t, trace_e):
         reply = turn_reply(trace)
         assert reply.ok and reply.text == GT_SQL and reply.request_key == trace.steps[-1].request_key
         assert reply.prompt_tokens == sum(s.prompt_tokens for s in trace.steps) > 0
         assert (reply.attempts, reply.cache_hit) == (len(trace.steps), False)
     # the same turns again: every step from the request store
-    _, replayed = condition_turn(tmp_path, bird, "E", markdown)
+    _, replayed = condition_turn(tmp_path, bird, AGENTSM_CONDITION, markdown)
     assert turn_reply(replayed).cache_hit and turn_reply(replayed).attempts == 0
 
 

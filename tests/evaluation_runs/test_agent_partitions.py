@@ -1,24 +1,101 @@
-"""Condition T's partitions: each turn through the agent loop with the exploration tools, its steps
-and trace in the row; the step budget from the settings; `memsql run` leaves T to `memsql eval`."""
+"""The agent conditions' partitions (T, and E: AgentSM): each turn through the agent loop with the
+exploration tools, its steps and trace in the row; the step budget from the settings; `memsql run`
+evaluates only the reference agent under them, on its registry entry's fixed sample of sessions."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
+import statistics
 
+import dagster as dg
 import pytest
 
 from memsql_assets.cli import run_cells
 from memsql_assets.defs.evaluation.partitions import condition_partitions
+from memsql_assets.defs.resources import MemsqlSettings
+from memsql_assets.defs.trajectories.assets import synthetic_questions, trajectory_store
+from memsql_assets.defs.trajectories.resources import TrajectorySettings
 from memsql_assets.lib.agent.conditions import CONDITIONS
 from memsql_assets.lib.agent.loop import AgentLimitError, TurnOutcome
+from memsql_assets.lib.agent.tool_specs import LOAD_PHASE_TOOL
 from memsql_assets.lib.harness.evaluate import evaluate_partition
 from memsql_assets.lib.harness.results import comparable_rows, partition_dir
 from memsql_assets.lib.harness.settings import EvalSettings
-from memsql_assets.lib.vocabulary import BENCHMARKS, REFERENCE_AGENT
+from memsql_assets.lib.models.registry import load_registry
+from memsql_assets.lib.trajectories.lookup import load_composites, trajectory_lookup
+from memsql_assets.lib.vocabulary import (
+    AGENT_BASELINE_CONDITION,
+    AGENT_CONDITIONS,
+    AGENTSM_CONDITION,
+    BENCHMARKS,
+    PAPER_BENCHMARK,
+    REFERENCE_AGENT,
+)
 
 SAMPLE = EvalSettings(sessions=9)  # one session of each source x tier
 AGENT = REFERENCE_AGENT
+
+
+@pytest.fixture(scope="module")
+def agentsm_home(small_home, tmp_path_factory):
+    """A copy of the small benchmark with its own trajectory store and composite tools (E reads them)."""
+    home = tmp_path_factory.mktemp("agentsm_home") / "home"
+    shutil.copytree(small_home, home, ignore=shutil.ignore_patterns("results", "redis", "dbt", "report", "requests"))
+    with dg.instance_for_test() as instance:
+        built = dg.materialize(
+            [synthetic_questions, trajectory_store],
+            instance=instance,
+            resources={"memsql": MemsqlSettings(home=str(home)), "trajectories": TrajectorySettings(budget=12)},
+        )
+        assert built.success
+    return home
+
+
+def offered_tools(home) -> dict[str, set[str]]:
+    """Per condition, every tool name the reference agent's stored requests offered."""
+    offered: dict[str, set[str]] = {}
+    for path in (home / "requests").glob("??/*.json"):
+        record = json.loads(path.read_text(encoding="utf-8"))
+        if record["model_key"] == AGENT:
+            names = {t["function"]["name"] for t in record["request"]["params"].get("tools", [])}
+            offered.setdefault(record["cell"]["condition"], set()).update(names)
+    return offered
+
+
+def test_agentsm_saves_the_reference_agents_steps_and_both_score_100(agentsm_home):
+    t, e = (
+        evaluate_partition(agentsm_home, AGENT, c, SAMPLE, trajectory_factory=trajectory_lookup)
+        for c in (AGENT_BASELINE_CONDITION, AGENTSM_CONDITION)
+    )
+    assert t.summary["ex_strict"] == e.summary["ex_strict"] == 100.0, e.summary["error_classes"]
+    steps = {c.summary["condition"]: [r["steps"] for r in c.rows] for c in (t, e)}
+    assert statistics.median(steps[AGENTSM_CONDITION]) < statistics.median(steps[AGENT_BASELINE_CONDITION])
+    assert {r["trajectory_tables_used"] for r in e.rows} <= {True, False} and any(
+        r["trajectory_tables_used"] for r in e.rows
+    )
+    first_steps = [json.loads(r["agent_trace"])["steps"][0] for r in e.rows]
+    assert all(s["tool_uses"] for s in first_steps)
+    offered = offered_tools(agentsm_home)
+    composites = {c.name for c in load_composites(agentsm_home)}
+    assert composites and composites | {LOAD_PHASE_TOOL} <= offered[AGENTSM_CONDITION]
+    assert not (composites | {LOAD_PHASE_TOOL}) & offered[AGENT_BASELINE_CONDITION]
+    again = evaluate_partition(agentsm_home, AGENT, AGENTSM_CONDITION, SAMPLE, trajectory_factory=trajectory_lookup)
+    assert again.summary["model_calls_this_run"] == 0
+    assert comparable_rows(again.rows) == comparable_rows(e.rows)
+
+
+def test_a_model_whose_entry_fixes_a_sample_evaluates_it_as_its_partition(agentsm_home):
+    registry = load_registry()
+    entry = registry.get(AGENT).model_copy(update={"sessions": 12})
+    fixed = dataclasses.replace(registry, entries={**registry.entries, AGENT: entry})
+    out = evaluate_partition(agentsm_home, AGENT, AGENT_BASELINE_CONDITION, registry=fixed)
+    s = out.summary
+    assert s["complete"] and s["partition_sample"] == 12 and len(s["sample_sessions"]) == 12
+    assert {r["session_id"] for r in out.rows} == set(s["sample_sessions"])
+    assert out.result_path.parent == partition_dir(agentsm_home, AGENT, AGENT_BASELINE_CONDITION)
+    assert entry.fingerprint() != registry.get(AGENT).fingerprint()  # a changed sample makes it stale
 
 
 def test_the_reference_agent_scores_100_under_t_and_a_rerun_asks_no_model(small_home):
@@ -65,13 +142,13 @@ def test_a_condition_without_tools_fills_the_agent_columns_with_zero_and_null(sm
     assert {(r["trajectory_tables_used"], r["agent_trace"]) for r in rows} == {(None, None)}
 
 
-def test_memsql_run_leaves_the_tools_conditions_out_and_dagster_keeps_their_partitions():
+def test_memsql_run_evaluates_only_the_reference_agent_under_the_tools_conditions():
     tools = {name for name, c in CONDITIONS.items() if c.tools}
-    assert tools == {"T"}
+    assert tools == set(AGENT_CONDITIONS)
     for benchmark in BENCHMARKS:
         cells = run_cells(benchmark, list(CONDITIONS))
-        assert cells and not {c for _, c in cells} & tools
-        assert AGENT not in {m for m, _ in cells}
+        agent_cells = {(m, c) for m, c in cells if c in tools or m == AGENT}
+        assert agent_cells == ({(AGENT, c) for c in tools} if benchmark == PAPER_BENCHMARK else set())
     assert tools <= set(condition_partitions.get_partition_keys())
 
 

@@ -23,7 +23,7 @@ from memsql_assets.lib.trajectories.lookup import trajectory_lookup
 
 @pytest.fixture(scope="module")
 def paraphrase_home(small_home, tmp_path_factory):
-    """A copy of the small benchmark with its own trajectory store (condition E reads it)."""
+    """A copy of the small benchmark with its own trajectory store (conditions E and E_prompt read it)."""
     home = tmp_path_factory.mktemp("paraphrase_home") / "home"
     shutil.copytree(small_home, home, ignore=shutil.ignore_patterns("results", "redis", "dbt", "report"))
     with dg.instance_for_test() as instance:

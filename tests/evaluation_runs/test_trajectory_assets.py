@@ -1,4 +1,4 @@
-"""The trajectory store materialized through Dagster, then used by condition E and the CLI."""
+"""The trajectory store materialized through Dagster, then used by condition E_prompt and the CLI."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from memsql_assets.lib.benchmark.store import read_turns
 from memsql_assets.lib.harness.evaluate import evaluate_partition
 from memsql_assets.lib.paths import benchmark_dir
 from memsql_assets.lib.trajectories.lookup import trajectory_lookup
+from memsql_assets.lib.vocabulary import PROMPT_TRAJECTORY_CONDITION
 
 
 def test_store_materializes_and_feeds_condition_e(small_home, monkeypatch):
@@ -48,12 +49,14 @@ def test_store_materializes_and_feeds_condition_e(small_home, monkeypatch):
     markdown = lookup("NW", "What were total sales to Alfreds Futterkiste in 2017?")
     assert markdown and "## " in markdown
 
-    out = evaluate_partition(small_home, "gold", "E", trajectory_factory=trajectory_lookup)
+    out = evaluate_partition(small_home, "gold", PROMPT_TRAJECTORY_CONDITION, trajectory_factory=trajectory_lookup)
     assert out.summary["ex_strict"] == 100.0
-    e_rows = evaluate_partition(small_home, "recall-probe", "E", trajectory_factory=trajectory_lookup).rows
+    e_rows = evaluate_partition(
+        small_home, "recall-probe", PROMPT_TRAJECTORY_CONDITION, trajectory_factory=trajectory_lookup
+    ).rows
     b5_rows = evaluate_partition(small_home, "recall-probe", "B_wm5").rows
     assert [r["ex_strict"] for r in e_rows] == [r["ex_strict"] for r in b5_rows], (
-        "E adds a trajectory to B_wm5's prompt; the probe reads only the Resolved block, so EX must match"
+        "E_prompt adds a trajectory to B_wm5's prompt; the probe reads only the Resolved block, so EX must match"
     )
     assert e_rows[0]["prompt_hash"] != b5_rows[0]["prompt_hash"]
 

@@ -10,9 +10,16 @@ from pathlib import Path
 WAVE_SIZE = 4
 
 
-def run_partition(home: str, model: str, condition: str, env: dict[str, str] | None = None) -> None:
+def run_partition(
+    home: str, model: str, condition: str, env: dict[str, str] | None = None, trajectories: bool = False
+) -> None:
+    """`trajectories`: the run reads the home's trajectory store (conditions E and E_prompt)."""
     os.environ.update(env or {})
     from memsql_assets.lib.harness.evaluate import evaluate_partition
     from memsql_assets.lib.harness.settings import EvalSettings
+    from memsql_assets.lib.trajectories.lookup import trajectory_lookup
 
-    evaluate_partition(Path(home), model, condition, settings=EvalSettings(wave_size=WAVE_SIZE))
+    factory = trajectory_lookup if trajectories else None
+    evaluate_partition(
+        Path(home), model, condition, settings=EvalSettings(wave_size=WAVE_SIZE), trajectory_factory=factory
+    )

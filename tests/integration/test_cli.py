@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from memsql_assets.defs.jobs import MAIN_JOB
+from memsql_assets.lib.vocabulary import PROMPT_TRAJECTORY_CONDITION
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
@@ -140,8 +141,10 @@ def test_eval_sample_run_with_two_epochs(cli_env):
 @pytest.mark.parametrize("n", ["0", "-1"])
 def test_eval_epochs_below_1_is_one_line_and_writes_nothing(cli_env, n):
     home = Path(cli_env["MEMSQL_HOME"])
-    results = home / "results" / "model=gold" / "condition=E"
-    proc = _memsql("eval", "--model", "gold", "--condition", "E", "--epochs", n, env=cli_env, check=False)
+    results = home / "results" / "model=gold" / f"condition={PROMPT_TRAJECTORY_CONDITION}"
+    proc = _memsql(
+        "eval", "--model", "gold", "--condition", PROMPT_TRAJECTORY_CONDITION, "--epochs", n, env=cli_env, check=False
+    )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.strip() == f"memsql eval: --epochs {n}: expected an integer >= 1 (independent samples of every turn)"
     assert not results.exists()

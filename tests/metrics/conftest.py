@@ -39,7 +39,9 @@ PARTITIONS = (
     ("recall-probe", "S"),
     ("guess-probe", "A"),
     ("gold-agent", "T"),  # through the agent loop: agg_agent_steps
+    ("gold-agent", "E"),  # AgentSM against T: agg_agent_steps_saved, the report's "Agents"
 )
+TRAJECTORY_BUDGET = 12  # synthetic questions of the metrics home's trajectory store (E reads it)
 
 
 @dataclass(frozen=True)
@@ -78,9 +80,19 @@ def run_dbt(home: Path, *args: str) -> DbtRun:
 
 @pytest.fixture(scope="session")
 def metrics_home(tmp_path_factory, small_home) -> Path:
+    import dagster as dg
+
+    from memsql_assets.defs.resources import MemsqlSettings
+    from memsql_assets.defs.trajectories.assets import synthetic_questions, trajectory_store
+    from memsql_assets.defs.trajectories.resources import TrajectorySettings
+    from memsql_assets.lib.trajectories.lookup import trajectory_lookup
+
     home = fresh_home(small_home, tmp_path_factory.mktemp("metrics") / "home")
+    with dg.instance_for_test() as instance:
+        resources = {"memsql": MemsqlSettings(home=str(home)), "trajectories": TrajectorySettings(budget=TRAJECTORY_BUDGET)}
+        assert dg.materialize([synthetic_questions, trajectory_store], instance=instance, resources=resources).success
     for model, condition in PARTITIONS:
-        evaluate_partition(home, model, condition)
+        evaluate_partition(home, model, condition, trajectory_factory=trajectory_lookup)
     return home
 
 

@@ -13,7 +13,7 @@ import yaml
 from conftest import PARTITIONS, fresh_home, run_dbt
 
 from memsql_assets.lib.paths import REPO_ROOT
-from memsql_assets.lib.vocabulary import ERROR_CLASSES, REPORT_SOURCES
+from memsql_assets.lib.vocabulary import AGENT_CONDITIONS, ERROR_CLASSES, REPORT_SOURCES
 
 
 def read_results(home) -> pd.DataFrame:
@@ -178,8 +178,8 @@ def test_errors_contamination_cost_comparators_match_pandas(duckdb_path, results
 def test_agent_steps_match_pandas_over_the_agent_turns_only(duckdb_path, results):
     agent = mart(duckdb_path, "agg_agent_steps").set_index(["model", "condition", "source"])
     turns = results[results["steps"] > 0]
-    assert set(turns["condition"]) == {"T"} and len(turns) < len(results)
-    assert set(agent.index.droplevel("source")) == {("gold-agent", "T")}
+    assert set(turns["condition"]) == set(AGENT_CONDITIONS) and len(turns) < len(results)
+    assert set(agent.index.droplevel("source")) == {("gold-agent", c) for c in AGENT_CONDITIONS}
     for (model, cond), g in turns.groupby(["model", "condition"]):
         for source, s in [*g.groupby("source"), ("ALL", g)]:
             row = agent.loc[(model, cond, source)]
@@ -189,7 +189,27 @@ def test_agent_steps_match_pandas_over_the_agent_turns_only(duckdb_path, results
             for phase in ("explore", "execute", "validate"):
                 assert row[f"{phase}_share"] == pytest.approx(s[f"{phase}_share"].mean())
             assert row["composite_uses"] == s["composite_uses"].sum()
+            used = s["trajectory_tables_used"].dropna().astype(float)
+            assert row["n_with_trajectory"] == len(used)
+            assert (pd.isna(row["trajectory_tables_used_rate"]) and used.empty) or row[
+                "trajectory_tables_used_rate"
+            ] == pytest.approx(used.mean())
     assert agent["ex_pct"].eq(100.0).all()  # the reference agent submits the ground truth
+
+
+def test_steps_saved_pair_the_agent_baseline_with_agentsm(duckdb_path, results):
+    saved = mart(duckdb_path, "agg_agent_steps_saved").set_index(["model", "source"])
+    t, e = AGENT_CONDITIONS
+    agent = results[results["steps"] > 0]
+    assert set(saved.index.get_level_values("model")) == {"gold-agent"}
+    for source in (*sorted(agent["source"].unique()), "ALL"):
+        rows = agent if source == "ALL" else agent[agent["source"] == source]
+        median = rows.groupby("condition")["steps"].median()
+        row = saved.loc[("gold-agent", source)]
+        assert (row["median_steps_t"], row["median_steps_e"]) == (median[t], median[e])
+        assert row["steps_saved"] == median[t] - median[e] > 0  # the trajectory covers the exploration
+        assert row["ex_t_pct"] == row["ex_e_pct"] == 100.0 and row["ex_e_ci_lo_pct"] < 100.0
+        assert row["traj_pp"] == 0.0
 
 
 def test_model_pairs_flag_gaps_whose_interval_excludes_zero(duckdb_path, results):
@@ -236,7 +256,7 @@ def test_only_complete_partitions_and_labelled_samples_reach_the_marts(metrics_h
     shutil.rmtree(results / "model=gold")
 
     after = build()
-    kept = {("recall-probe", c) for c in ("A", "B_wm5", "H", "S")} | {("guess-probe", "A"), ("gold-agent", "T")}
+    kept = {("recall-probe", c) for c in ("A", "B_wm5", "H", "S")} | {("guess-probe", "A"), ("gold-agent", "T"), ("gold-agent", "E")}
     assert set(after.index) == kept
     assert bool(after.loc[("recall-probe", "A"), "is_sample"])
     assert not after.loc[("recall-probe", "B_wm5"), "is_sample"]

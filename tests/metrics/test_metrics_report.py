@@ -161,6 +161,7 @@ def test_ablation_errors_contamination_cost_tables_equal_the_marts(page, duckdb_
             ("sem_pp", "Sem"),
             ("net_pp", "Net"),
             ("traj_pp", "Traj"),
+            ("traj_prompt_pp", "Traj_prompt"),
         ):
             assert same(cells[head], rec[col]), (rec["model"], rec["source"], head)
     tax = keyed(page.tables["error_taxonomy"], 2)

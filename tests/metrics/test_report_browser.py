@@ -4,14 +4,17 @@ browser (Debian's chromium, driven by playwright; `.ci/run` installs it). Every 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import duckdb
 import pytest
 
 from memsql_assets.lib.report.figures import FIGURES
+from memsql_assets.lib.vocabulary import AGENT_BASELINE_CONDITION, AGENTSM_CONDITION
 
 CHROMIUM = Path("/usr/bin/chromium")
+SCREENSHOTS = os.environ.get("MEMSQL_SCREENSHOTS")  # a folder: the agents table's screenshot goes there
 
 
 @pytest.fixture(scope="module")
@@ -63,3 +66,27 @@ def test_the_paper_section_is_there_with_the_marts_rows(page, paper_home):
     assert page.locator("#paper_claims tbody tr").count() == n_claims > 3
     sentences = page.locator("#paper_claims").inner_text()
     assert "Turn-1 accuracy is competitive (67.0–73.0% across all five models at Condition A)" in sentences
+
+
+def test_the_agents_section_shows_t_against_e_per_source_with_steps_saved(page, paper_home):
+    headings = page.eval_on_selector_all("h2", "els => els.map(e => e.textContent)")
+    assert "Agents" in headings
+    table = page.locator("#agents")
+    table.scroll_into_view_if_needed()
+    assert table.is_visible()
+    con = duckdb.connect(str(paper_home / "dbt" / "memsql.duckdb"), read_only=True)
+    try:
+        saved = con.execute(
+            "select source, median_steps_t, median_steps_e, steps_saved from main.agg_agent_steps_saved"
+        ).fetchall()
+    finally:
+        con.close()
+    assert page.locator("#agents tbody tr").count() == len(saved) > 1
+    head = page.locator("#agents thead").inner_text()
+    for column in (f"EX {AGENT_BASELINE_CONDITION} 95% CI", f"EX {AGENTSM_CONDITION} 95% CI", "steps saved"):
+        assert column in head
+    rows = {r.split("\t")[2]: r.split("\t") for r in page.locator("#agents tbody tr").all_inner_texts()}
+    for source, steps_t, steps_e, steps in saved:
+        assert steps > 0 and {f"{v:.1f}" for v in (steps_t, steps_e, steps)} <= set(rows[source])
+    if SCREENSHOTS:
+        page.screenshot(path=str(Path(SCREENSHOTS) / "report_agents.png"), clip=table.bounding_box())

@@ -229,6 +229,6 @@ def test_builtin_needs_its_turn_fields(tmp_path, test_registry):
 
 
 def test_the_reference_agent_asked_without_tools_answers_as_gold(tmp_path):
-    """A single-shot condition (A to E) offers no tools: gold-agent answers the ground truth there."""
+    """A single-shot condition (A to D, E_prompt) offers no tools: gold-agent answers the ground truth there."""
     text, _, completion = asyncio.run(answer("gold-agent", [SYSTEM], {"gt_sql": "SELECT 1"}, {}, tmp_path))
     assert text == "SELECT 1" and completion == 2

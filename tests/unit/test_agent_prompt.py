@@ -14,7 +14,7 @@ from memsql_assets.lib.agent.prompts import OUTPUT_REQUIREMENTS_HEADER, SYSTEM_P
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.memory.plugins import build_memory
 from memsql_assets.lib.memory.resolution import resolve_context, retrieved_sessions
-from memsql_assets.lib.vocabulary import REPORT_SOURCES
+from memsql_assets.lib.vocabulary import AGENTSM_CONDITION, PROMPT_TRAJECTORY_CONDITION, REPORT_SOURCES
 
 GOLDEN = Path(__file__).with_name("golden")
 TURN = {
@@ -159,6 +159,19 @@ def test_every_benchmark_turn_prompt_ends_with_its_requirement_in_every_conditio
             )
 
 
+def test_agentsm_puts_only_the_explore_segment_in_the_first_message_and_the_prompt_variant_all():
+    markdown = "# Trajectory: q\n\n## Explore (steps 1-2)\n- list_tables()\n\n## Execute (step 3)\n- execute_sql()\n"
+    prompts = {}
+    for condition in (AGENTSM_CONDITION, PROMPT_TRAJECTORY_CONDITION):
+        agent = _agent(condition)
+        agent.memory.lookup = lambda source, question, vector=None: markdown
+        prompts[condition] = asyncio.run(agent.assemble(TURN))
+    agentsm, single = prompts[AGENTSM_CONDITION], prompts[PROMPT_TRAJECTORY_CONDITION]
+    assert "## Explore" in agentsm.messages[1]["content"] and "## Execute" not in agentsm.messages[1]["content"]
+    assert agentsm.trajectory["execute"].startswith("## Execute") and "explore" in agentsm.trajectory
+    assert "## Execute" in single.messages[1]["content"] and not single.trajectory
+
+
 def test_a_turn_without_output_requirements_is_a_clear_error():
     turn = {k: v for k, v in TURN.items() if k != "output_requirements"}
     with pytest.raises(ValueError, match="no output_requirements.*rematerialize the `sessions` asset"):
@@ -172,7 +185,8 @@ def test_condition_blocks():
     assert "Recent conversation" not in texts["A"] and "Resolved context" not in texts["A"]
     assert texts["B"].count("Q: question") == 2 and texts["B_wm5"].count("Q: question") == 5
     assert "Similar past turns" in texts["C"] and "Semantic hints" not in texts["C"]
-    assert "Semantic hints" in texts["D"] and "Reference trajectory" in texts["E"]
+    assert "Semantic hints" in texts["D"] and "Reference trajectory" in texts[PROMPT_TRAJECTORY_CONDITION]
+    assert "Reference trajectory" in texts[AGENTSM_CONDITION]
     assert '- ticker: "QRVX"' in texts["C"] and '- ticker: "QRVX"' not in texts["B_wm5"]
     assert texts["T"] == texts["B_wm5"], "T's first message is B_wm5's prompt (the loop adds its tools)"
     assert texts["H"].count("Q: question") == 7, "H shows every earlier turn the session has"

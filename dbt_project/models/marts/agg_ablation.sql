@@ -1,10 +1,15 @@
 -- Three-way memory ablation per model x source (and source = 'ALL'), in percentage points of EX:
--- Win = B_wm5 - B, Ep = C - B_wm5, Sem = D - C, Net = D - B, Traj = E - B_wm5.
+-- Win = B_wm5 - B, Ep = C - B_wm5, Sem = D - C, Net = D - B; and trajectory reuse, Traj = E - T
+-- (AgentSM against the same agent without the trajectory) and Traj_prompt = E_prompt - B_wm5 (the
+-- trajectory pasted into a single-shot prompt). The three trajectory conditions come from the vocabulary.
 -- A difference is null when either of its conditions has no result for the model. Each carries a
 -- standard error and 95 % interval by the session bootstrap, paired: both conditions are resampled
 -- with the same sessions, so each turn is compared with itself, each side's epochs resampled from
 -- its own (docs: bootstrap_method). With several epochs, a condition's EX is their mean.
-{%- set terms = [('win', 'B_wm5', 'B'), ('ep', 'C', 'B_wm5'), ('sem', 'D', 'C'), ('net', 'D', 'B'), ('traj', 'E', 'B_wm5')] %}
+{%- set e, t, e_prompt = var('agentsm_condition'), var('agent_baseline_condition'), var('prompt_trajectory_condition') %}
+{%- set terms = [('win', 'B_wm5', 'B'), ('ep', 'C', 'B_wm5'), ('sem', 'D', 'C'), ('net', 'D', 'B'), ('traj', e, t), ('traj_prompt', e_prompt, 'B_wm5')] %}
+{#- (column suffix, condition) of every condition a term reads #}
+{%- set sides = [('b', 'B'), ('b_wm5', 'B_wm5'), ('c', 'C'), ('d', 'D'), ('e', e), ('t', t), ('e_prompt', e_prompt)] %}
 with ex as (
     select * from {{ paper_only(ref('agg_ex_by_source')) }}
 ),
@@ -13,16 +18,12 @@ pivoted as (
     select
         model,
         source,
-        max(ex_pct) filter (where condition = 'B') as ex_b_pct,
-        max(ex_pct) filter (where condition = 'B_wm5') as ex_b_wm5_pct,
-        max(ex_pct) filter (where condition = 'C') as ex_c_pct,
-        max(ex_pct) filter (where condition = 'D') as ex_d_pct,
-        max(ex_pct) filter (where condition = 'E') as ex_e_pct,
-        max(n_turns) filter (where condition = 'B') as n_turns_b,
-        max(n_turns) filter (where condition = 'B_wm5') as n_turns_b_wm5,
-        max(n_turns) filter (where condition = 'C') as n_turns_c,
-        max(n_turns) filter (where condition = 'D') as n_turns_d,
-        max(n_turns) filter (where condition = 'E') as n_turns_e
+        {%- for suffix, cond in sides %}
+        max(ex_pct) filter (where condition = '{{ cond }}') as ex_{{ suffix }}_pct,
+        {%- endfor %}
+        {%- for suffix, cond in sides %}
+        max(n_turns) filter (where condition = '{{ cond }}') as n_turns_{{ suffix }}{{ ',' if not loop.last }}
+        {%- endfor %}
     from ex
     where condition <> 'A'  -- no term uses the stateless baseline: a model with only A has no row
     group by model, source
@@ -66,21 +67,18 @@ intervals as (
 select
     p.model,
     p.source,
-    p.ex_b_pct,
-    p.ex_b_wm5_pct,
-    p.ex_c_pct,
-    p.ex_d_pct,
-    p.ex_e_pct,
-    p.n_turns_b,
-    p.n_turns_b_wm5,
-    p.n_turns_c,
-    p.n_turns_d,
-    p.n_turns_e,
+    {%- for suffix, cond in sides %}
+    p.ex_{{ suffix }}_pct,
+    {%- endfor %}
+    {%- for suffix, cond in sides %}
+    p.n_turns_{{ suffix }},
+    {%- endfor %}
     p.ex_b_wm5_pct - p.ex_b_pct as win_pp,
     p.ex_c_pct - p.ex_b_wm5_pct as ep_pp,
     p.ex_d_pct - p.ex_c_pct as sem_pp,
     p.ex_d_pct - p.ex_b_pct as net_pp,
-    p.ex_e_pct - p.ex_b_wm5_pct as traj_pp,
+    p.ex_e_pct - p.ex_t_pct as traj_pp,
+    p.ex_e_prompt_pct - p.ex_b_wm5_pct as traj_prompt_pp,
     {%- for name, x, y in terms %}
     i.{{ name }}_se_pp,
     i.{{ name }}_ci_lo_pp,

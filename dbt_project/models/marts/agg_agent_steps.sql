@@ -1,7 +1,13 @@
 -- AgentSM's measures per benchmark x model x condition x source, plus source = 'ALL' (grouping sets),
 -- over the turns that ran through the agent loop (steps > 0: conditions with tools): EX % with its 95 %
--- Wilson interval over sessions, median steps, tool calls per step, phase shares and composite uses.
-with agent as (
+-- Wilson interval over sessions, median steps, tool calls per step, phase shares, composite uses and
+-- the rate at which the agent used the retrieved trajectory's tables.
+with turns as (
+    select * from {{ ref('fct_turn_evaluations') }}
+    where steps > 0
+),
+
+agent as (
     select
         benchmark,
         model,
@@ -18,14 +24,19 @@ with agent as (
         avg(execute_share) as execute_share,
         avg(validate_share) as validate_share,
         cast(sum(composite_uses) as bigint) as composite_uses,
-        avg(composite_uses) as mean_composite_uses_per_turn
-    from {{ ref('fct_turn_evaluations') }}
-    where steps > 0
+        avg(composite_uses) as mean_composite_uses_per_turn,
+        count(trajectory_tables_used) as n_with_trajectory,
+        avg(cast(trajectory_tables_used as double)) as trajectory_tables_used_rate
+    from turns
     group by grouping sets ((benchmark, model, condition, source), (benchmark, model, condition))
+),
+
+final as (
+    select
+        *,
+        ex_ci_lo(n_correct, n_turns, n_sessions) as ex_ci_lo_pct,
+        ex_ci_hi(n_correct, n_turns, n_sessions) as ex_ci_hi_pct
+    from agent
 )
 
-select
-    *,
-    ex_ci_lo(n_correct, n_turns, n_sessions) as ex_ci_lo_pct,
-    ex_ci_hi(n_correct, n_turns, n_sessions) as ex_ci_hi_pct
-from agent
+select * from final

@@ -81,6 +81,7 @@ def turn_results_asset(benchmark: str) -> dg.AssetsDefinition:
             BENCHMARK_ASSETS[benchmark],
             semantic_memory,
             "trajectory_store",
+            "composite_tools",
             dg.AssetDep(
                 model_registry,
                 partition_mapping=dg.MultiToSingleDimensionPartitionMapping(partition_dimension_name="model"),
@@ -166,6 +167,15 @@ def _evaluate(
     )
 
 
+def _sampled(s: dict[str, Any]) -> str:
+    """How much of the benchmark the rows cover, when not all of it."""
+    if not s["complete"]:
+        return f"sample of {s['sessions']} sessions: "
+    if s.get("partition_sample"):
+        return f"the model's fixed sample of {s['partition_sample']} sessions: "
+    return ""
+
+
 def _harness_integrity(model: str, s: dict[str, Any], rows: list[dict[str, Any]]) -> dg.AssetCheckResult:
     """Every ground truth ran, and a model that must score 100 % did: else the failing turns."""
     failing = [f"{r['session_id']}#{r['turn_index']}" for r in rows if r["gt_error"]]
@@ -175,7 +185,7 @@ def _harness_integrity(model: str, s: dict[str, Any], rows: list[dict[str, Any]]
     return dg.AssetCheckResult(
         check_name="harness_integrity",
         passed=passed,
-        description=("" if s["complete"] else f"sample of {s['sessions']} sessions: ")
+        description=_sampled(s)
         + f"{s['n_turns']} rows ({s['turns']} turns x {s['epochs']} epochs); gt errors {s['gt_errors']}; EX {s['ex_strict']} %"
         + ("" if passed else f"; failing turns: {', '.join(sorted(set(failing))[:20])}"),
         metadata={
@@ -217,6 +227,8 @@ def _metadata(s: dict[str, Any], path: Path, benchmark: str, model: str, conditi
         "cost_usd": s["cost_usd"],
         "wall_s": s["wall_s"],
         "resumed_sessions": s["resumed_sessions"],
+        "partition_sample": s.get("partition_sample") or "-",  # the registry entry's `sessions`
+        "sample_sessions": dg.MetadataValue.json(s.get("sample_sessions") or []),
         "benchmark_version": s["benchmark_version"],
         "path": dg.MetadataValue.path(str(path)),
         "viewer": dg.MetadataValue.url(partition_url(model, condition, benchmark)),

@@ -12,7 +12,13 @@ from memsql_assets.lib.benchmark.store import read_turns
 from memsql_assets.lib.code_versions import TRAJECTORY_CODE, code_version, digest
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.memory.chroma import chroma_client
-from memsql_assets.lib.paths import benchmark_dir, embeddings_cache_dir, source_db_path
+from memsql_assets.lib.paths import (
+    benchmark_dir,
+    composite_tools_path,
+    embeddings_cache_dir,
+    source_db_path,
+    trajectories_dir,
+)
 from memsql_assets.lib.sources.config import SOURCE_NAMES
 from memsql_assets.lib.trajectories.phases import classifier_accuracy
 from memsql_assets.lib.trajectories.store import (
@@ -26,7 +32,7 @@ from memsql_assets.lib.trajectories.store import (
 
 
 def _dir(memsql: MemsqlSettings):
-    return memsql.home_path / "trajectories"
+    return trajectories_dir(memsql.home_path)
 
 
 def _db_paths(memsql: MemsqlSettings):
@@ -110,7 +116,7 @@ def trajectory_store(memsql: MemsqlSettings, trajectories: TrajectorySettings):
             "trajectories.explorer is 'llm' but trajectories.explorer_model names no registry model"
         )
     report = _build_store(memsql, trajectories)
-    composites_path = _dir(memsql) / "composite_tools.json"
+    composites_path = composite_tools_path(memsql.home_path)
     write_text_atomic(
         composites_path, json.dumps([c.as_json() for c in report.composites], indent=2, sort_keys=True)
     )

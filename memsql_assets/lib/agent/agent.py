@@ -1,7 +1,7 @@
 """`run_turn`: the condition-aware agent of SPEC §2, over the condition's memory (lib/memory/protocol.py).
 
 The memory retrieves (working-memory recall, episodic top-k, semantic top-1, the trajectory lookup of
-condition E, a summary, a plug-in's blocks) and, where it resolves nothing itself, context resolution
+conditions E and E_prompt, a summary, a plug-in's blocks) and, where it resolves nothing itself, context resolution
 walks the retrieved turns; the prompt is built from both; the model is called through the gateway,
 the SQL is scored, and the turn's payload is persisted to the memory. A memory that raises (a
 plug-in's bug, a library's error) gives that turn a `MemoryFailure` instead of a crash: the turn is
@@ -21,6 +21,7 @@ from typing import Any
 
 from memsql_assets.lib.agent.conditions import Condition
 from memsql_assets.lib.agent.prompts import PromptParts, build_messages
+from memsql_assets.lib.agent.turn_tools import markdown_segments
 from memsql_assets.lib.benchmark.store import turn_id
 from memsql_assets.lib.memory.errors import MemoryServiceError
 from memsql_assets.lib.memory.protocol import Memory, MemoryTurn, Retrieval
@@ -51,6 +52,9 @@ class TurnPrompt:
     working: list[Payload] = field(default_factory=list)
     episodic: list[Payload] = field(default_factory=list)
     memory_failure: MemoryFailure | None = None  # retrieval failed: the model is not asked
+    # Under a condition with tools, the retrieved trajectory's segments by phase (turn_tools.markdown_segments):
+    # the explore segment is in `messages`, the others are the agent's to load.
+    trajectory: dict[str, str] = field(default_factory=dict)
 
 
 def prompt_hash(messages: list[dict[str, str]]) -> str:
@@ -113,6 +117,7 @@ class Agent:
         except Exception as exc:  # the memory's own failure: this turn's memory_error
             retrieval, failure = Retrieval(), MemoryFailure.of("retrieve", exc)
         working, episodic = list(retrieval.recent), list(retrieval.similar)
+        segments = markdown_segments(retrieval.trajectory) if retrieval.trajectory and self.condition.tools else {}
         resolution = retrieval.resolution or resolve_context(turn["referenced_context_keys"], working, episodic)
         parts = PromptParts(
             source=turn["source"],
@@ -122,7 +127,7 @@ class Agent:
             semantic_hints=list(retrieval.hints),
             episodic=episodic,
             working=working,
-            trajectory=retrieval.trajectory or None,
+            trajectory=segments.get("explore") if segments else retrieval.trajectory or None,
             resolved=resolution.values or None,
             blocks=tuple(b.render() for b in retrieval.blocks),
         )
@@ -135,6 +140,7 @@ class Agent:
             working=working,
             episodic=episodic,
             memory_failure=failure,
+            trajectory=segments,
         )
 
     def persist(self, turn: Mapping[str, Any], generated_sql: str | None, result_summary: str) -> MemoryFailure | None:

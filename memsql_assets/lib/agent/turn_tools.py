@@ -10,6 +10,8 @@ Besides the exploration tools and `submit_sql` (tool_specs.py), a turn may offer
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -25,7 +27,7 @@ from memsql_assets.lib.agent.tool_specs import (
     parse_arguments,
     phase_load_spec,
 )
-from memsql_assets.lib.models.reference_agent import SUBMIT_TOOL
+from memsql_assets.lib.models.reference_agent import SUBMIT_TOOL, sql_tables
 from memsql_assets.lib.sql.execute import TIMEOUT_ERROR
 from memsql_assets.lib.trajectories.composites import CompositeTool
 from memsql_assets.lib.trajectories.phases import PHASES, RuleSet, default_rules
@@ -34,6 +36,9 @@ from memsql_assets.lib.trajectories.trace import Call, clip
 
 SQL_REFUSED_ERROR = "not authorized"  # sql/execute.py's words for a statement the sandbox refuses
 LOADED_PHASES = ("execute", "validate")  # the explore segment is in the first message
+# One rendered call of a trajectory's markdown (trajectories/markdown.py): `tool` `{json args}`
+_CALL_RE = re.compile(r"`([A-Za-z_]\w*)` `(\{.*?\})`")
+_SQL_BLOCK_RE = re.compile(r"```sql\n(.*?)```", re.S)
 
 
 class CallOutcome(StrEnum):
@@ -82,6 +87,22 @@ def markdown_segments(markdown: str) -> dict[str, str]:
             phase = "execute" if word == "final" else word if word in PHASES else phase
         parts.setdefault(phase, []).append(line)
     return {p: "\n".join(lines).strip() + "\n" for p, lines in parts.items()}
+
+
+def trajectory_tables(segments: Mapping[str, str]) -> set[str]:
+    """The tables (lowercased) a trajectory's segments name: its calls' `table` arguments and the tables
+    its SQL reads (the final SQL's included)."""
+    out: set[str] = set()
+    for text in segments.values():
+        for call in _CALL_RE.finditer(text):
+            try:
+                args = json.loads(call.group(2))
+            except ValueError:
+                continue
+            out |= {str(args["table"]).lower()} if "table" in args else set()
+            out |= {t.lower() for t in sql_tables(str(args.get("sql", "")))}
+        out |= {t.lower() for block in _SQL_BLOCK_RE.findall(text) for t in sql_tables(block)}
+    return out
 
 
 def _sql_outcome(error: str) -> CallOutcome:

@@ -12,7 +12,7 @@ import functools
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -31,7 +31,7 @@ from memsql_assets.lib.harness.results import (
     read_results,
 )
 from memsql_assets.lib.harness.runner import PartitionRunner, Progress, RunStats
-from memsql_assets.lib.harness.sample import sample_turns
+from memsql_assets.lib.harness.sample import allowed_range, sample_turns
 from memsql_assets.lib.harness.services import TrajectoryFactory, open_services
 from memsql_assets.lib.harness.settings import EvalSettings, check_epochs, resolve_wave_size
 from memsql_assets.lib.harness.summary import summarize
@@ -160,8 +160,9 @@ def evaluate_partition(
     condition, entry = _runnable(registry, model_key, condition_name, settings, api_keys, home)
     limits = AgentLimits(settings.agent_max_steps, settings.agent_time_limit_s)  # below 1: one line
     all_turns = read_turns(benchmark_dir(home, benchmark))
-    turns = sample_turns(all_turns, settings.sessions)  # a bad size fails here, before anything is written
     sample = settings.sessions
+    fixed = _partition_sample(entry, all_turns) if sample is None else None  # the reference agent's
+    turns = sample_turns(all_turns, fixed if sample is None else sample)  # a bad size fails here
     retries = retry_counts(home, model_key, condition_name, settings.only_failed, benchmark) if sample is None else {}
     gateway = gateway or ModelGateway(
         registry, RequestStore.at_home(home), home=home, environ=api_keys, retry_errors=settings.retry_errors
@@ -189,8 +190,7 @@ def evaluate_partition(
         model_fingerprint=entry.fingerprint(),
         share_identical_prompts=settings.share_identical_prompts,
         epochs=epochs,
-        complete=len(turns) == len(all_turns),
-        sample_sessions=sorted({t["session_id"] for t in turns}) if sample is not None else None,
+        **_coverage(turns, all_turns, sample, fixed),
         # Rows of a shared memory (C, D) are a function of W (runner.py); per-session memory has no waves.
         wave_size=runner.wave_size if runner.shared else None,
         memory_implementation=condition.implementation,
@@ -209,6 +209,26 @@ def _epoch_counts(stats: list[RunStats]) -> dict[str, int]:
         "memory_store_entries": sum(s.store.entries for s in stats),
         "memory_store_bytes": sum(s.store.bytes for s in stats),
     }
+
+
+def _coverage(
+    turns: Sequence[Mapping[str, Any]], all_turns: Sequence[Mapping[str, Any]], sample: int | None, fixed: int | None
+) -> dict[str, Any]:
+    """What of the benchmark the run covers: `complete` unless a sample run (`--sessions`) leaves
+    sessions out; the fixed sample of the model's entry; the sessions, when not all."""
+    return {
+        "complete": sample is None or len(turns) == len(all_turns),
+        "partition_sample": fixed,
+        "sample_sessions": sorted({t["session_id"] for t in turns}) if len(turns) < len(all_turns) else None,
+    }
+
+
+def _partition_sample(entry: ModelEntry, turns: Sequence[Mapping[str, Any]]) -> int | None:
+    """The sample a model's entry fixes for its partitions (the reference agent's), None for every
+    session; a benchmark with no more sessions than that is evaluated whole."""
+    if entry.sessions is None or entry.sessions >= allowed_range(turns)[1]:
+        return None
+    return entry.sessions
 
 
 def _epochs(home: Path, model_key: str, condition_name: str, settings: EvalSettings, benchmark: str) -> int:

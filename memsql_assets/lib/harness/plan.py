@@ -32,7 +32,7 @@ from memsql_assets.lib.models.request_store import requests_dir, scrub
 from memsql_assets.lib.vocabulary import PAPER_BENCHMARK
 
 # The largest prompt the benchmark assembles without model-written text, in UTF-8 bytes, rounded up
-# (condition E with a trajectory comes to about 13 KB).
+# (condition E_prompt with a whole trajectory comes to about 13 KB).
 PROMPT_BYTES_BOUND = 16_384
 # Model-written entries one prompt can carry: five working-memory turns and three episodic ones.
 MEMORY_ENTRIES = 8

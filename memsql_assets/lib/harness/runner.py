@@ -51,7 +51,7 @@ from typing import Any
 from memsql_assets.lib.agent.agent import Agent, MemoryFailure, TurnPrompt, turn_context
 from memsql_assets.lib.agent.agent_turn import agent_turn, turn_reply
 from memsql_assets.lib.agent.loop import AgentLimits, AgentTrace, trace_json
-from memsql_assets.lib.agent.turn_tools import TurnTools
+from memsql_assets.lib.agent.turn_tools import TurnTools, trajectory_tables
 from memsql_assets.lib.atomic import write_text_atomic
 from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.benchmark.store import turn_id
@@ -75,6 +75,8 @@ from memsql_assets.lib.models.gateway import ENDPOINT_FAILURES, ModelReply
 from memsql_assets.lib.paths import benchmark_dir, sql_cache_path
 from memsql_assets.lib.sources.sqlite_db import check_sqlite_file, open_readonly
 from memsql_assets.lib.sql.result_cache import RESULTS, DatabaseResults, NotCached
+from memsql_assets.lib.trajectories.composites import CompositeTool
+from memsql_assets.lib.trajectories.lookup import load_composites
 from memsql_assets.lib.trajectories.phases import PHASES
 from memsql_assets.lib.trajectories.schema_stats import SchemaStats, introspect
 from memsql_assets.lib.trajectories.tools import DbTools
@@ -90,8 +92,9 @@ STOP_AFTER_FAILURES = 5
 WAVES = "consecutive sessions of one source"
 
 
-def agent_columns(trace: AgentTrace | None) -> dict[str, Any]:
-    """The row's agent measures (AgentTrace.measures) and trace; 0 and null for a turn without tools."""
+def agent_columns(trace: AgentTrace | None, trajectory: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The row's agent measures (AgentTrace.measures, with the retrieved trajectory's tables) and trace;
+    0 and null for a turn without tools."""
     if trace is None:
         return {
             "steps": 0,
@@ -101,7 +104,7 @@ def agent_columns(trace: AgentTrace | None) -> dict[str, Any]:
             "trajectory_tables_used": None,
             "agent_trace": None,
         }
-    measures = trace.measures()
+    measures = trace.measures(trajectory_tables(trajectory or {}))
     measures.pop("tool_calls_per_step")  # the marts compute it over their groups
     return {**measures, "agent_trace": trace_json(trace, measurements=False)}
 
@@ -235,6 +238,7 @@ class PartitionRunner:
         self._pools: dict[str, ConnectionPool] = {}
         self._results: dict[str, DatabaseResults] = {}
         self._stats: dict[str, SchemaStats] = {}  # the agent's tools: each source's, read once
+        self._composite_tools: tuple[CompositeTool, ...] | None = None
         self._pools_lock = threading.Lock()
         self._streak: tuple[str | None, int] = (None, 0)  # (endpoint failure, consecutive turns)
         self._store = StoreSize()  # per-session memory: each session's, summed as sessions end
@@ -431,7 +435,17 @@ class PartitionRunner:
         stats = await asyncio.to_thread(self._schema_stats, source)
         with self._pools[source].connection() as conn:
             db = DbTools(conn, SOURCE_BY_PREFIX[source], stats, sql_timeout_s=self.timeout_s)
-            return await agent_turn(self.agent, turn, TurnTools(db), complete, self.agent_limits)
+            tools = TurnTools(db, composites=self._composites())
+            return await agent_turn(self.agent, turn, tools, complete, self.agent_limits)
+
+    def _composites(self) -> tuple[CompositeTool, ...]:
+        """The store's composite tools when the condition's memory retrieves its trajectories (E), read once."""
+        if not getattr(self.agent.memory, "offers_composites", False):
+            return ()
+        with self._pools_lock:
+            if self._composite_tools is None:
+                self._composite_tools = load_composites(self.home)
+            return self._composite_tools
 
     def _schema_stats(self, source: str) -> SchemaStats:
         """The source's schema statistics for the agent's tools, read once (its pool checks the file first)."""
@@ -477,7 +491,7 @@ class PartitionRunner:
             error_class = ErrorClass.MODEL_ERROR.value
             error_message = f"model error ({reply.error_type}): {reply.error_message}"
         return TurnResult(
-            **agent_columns(trace),
+            **agent_columns(trace, prompt.trajectory),
             ex_strict=verdicts[0],
             ex_bag=verdicts[1],
             ex_set=verdicts[2],

@@ -1,4 +1,4 @@
-"""The built-in memory implementations of the paper's conditions and E, and of H (the protocol: protocol.py).
+"""The built-in memory implementations of the paper's conditions, of E and E_prompt, and of H (the protocol: protocol.py).
 
 - `none` (A): keeps nothing.
 - `window` (B, B_wm5, T, H): working memory, the session's last N turns in Redis (`turns: all`: every
@@ -6,7 +6,7 @@
 - `episodic` (C, D): working memory plus the top-k similar past turns of the source (Chroma, shared
   by the sessions of a partition run, published wave by wave), and with `semantic_top_k` the
   source's nearest semantic hints (D).
-- `trajectory` (E): working memory plus the AgentSM trajectory of the most similar synthetic question.
+- `trajectory` (E, E_prompt): working memory plus the AgentSM trajectory of the most similar synthetic question.
 
 Working memory follows DESIGN's "state updates are not cumulative": each entry carries its own turn's
 state updates, and the window decides what is visible. Each epoch has its own Redis keys and
@@ -224,10 +224,12 @@ class TrajectoryParams(Strict):
 
 
 class Trajectory(Window):
-    """E: working memory plus the AgentSM trajectory of the most similar synthetic question."""
+    """E and E_prompt: working memory plus the AgentSM trajectory of the most similar synthetic question
+    (with tools, E, the agent turn splits it by phase: agent/agent_turn.py)."""
 
     Params: ClassVar[type[BaseModel]] = TrajectoryParams
     uses_vectors = True
+    offers_composites = True
 
     def __init__(self, params: Any = None):
         MemoryBase.__init__(self, params)

@@ -161,6 +161,9 @@ class MemoryBase:
     uses_vectors: bool = False
     blocking: bool = False
     stateful: bool = True  # False: the memory keeps nothing (the runner skips its per-session work)
+    # True: the memory retrieves trajectories of the trajectory store, so an agent turn is offered the
+    # composite tools mined with that store (lib/trajectories/lookup.load_composites).
+    offers_composites: bool = False
 
     def __init__(self, params: BaseModel | None = None):
         # Typed by each implementation's `Params`; Any here, so that a subclass reads its own fields.

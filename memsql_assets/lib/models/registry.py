@@ -232,6 +232,10 @@ class ModelEntry(Strict):
     """Sampling temperature, only for non-reasoning models (reasoning.type none)."""
     description: str = ""
     """What a person should know about the entry."""
+    sessions: int | None = Field(default=None, ge=1)
+    """Every partition of the model evaluates this deterministic sample of sessions (harness/sample.py:
+    stratified by source x tier) as its full evaluation, in the partition's own file. Part of the
+    fingerprint: a changed sample makes the model's partitions stale. Absent: every session."""
     max_cost_usd: float | None = Field(default=None, ge=0)
     """The most, in USD, the automation may spend on one partition run of this model (the run's
     upper bound, harness/plan.py); a partition above it is skipped and logged. Absent: no cap."""
@@ -289,8 +293,12 @@ class ModelEntry(Strict):
         return self.litellm_model.split("/", 1)[1] if self.kind != "api" else None
 
     def fingerprint(self) -> str:
-        """Identity of what is called (model id, params, reasoning): a change makes its results stale."""
-        text = json.dumps({"model": self.litellm_model, "params": self.call_params()}, sort_keys=True, default=str)
+        """Identity of what is called (model id, params, reasoning) and of the partitions' sample of
+        sessions: a change makes its results stale."""
+        identity: dict[str, Any] = {"model": self.litellm_model, "params": self.call_params()}
+        if self.sessions is not None:  # what the partitions evaluate, not what is called: not in request keys
+            identity["sessions"] = self.sessions
+        text = json.dumps(identity, sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def call_params(self) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from memsql_assets.lib.report.figures import write_figures
 from memsql_assets.lib.report.fmt import Table
 from memsql_assets.lib.report.marts import Marts, load_marts
 from memsql_assets.lib.report.page import data_uri, render
-from memsql_assets.lib.report.tables import all_tables, summary_table
+from memsql_assets.lib.report.tables import agents_table, all_tables, summary_table
 from memsql_assets.lib.vocabulary import EXTENDED_BENCHMARK
 
 REPORT_FILE = "report.html"
@@ -60,6 +60,9 @@ def build_report(duckdb_path: Path, out_dir: Path) -> ReportPaths:
     if not marts.extended_condition_summary.empty:  # both benchmarks' headlines, one after the other
         extended = summary_table(marts, EXTENDED_BENCHMARK)
         summary += f"\n\n{extended.title}:\n{extended.to_text()}"
+    agents = agents_table(marts)
+    if agents.rows:  # the agent baseline against AgentSM, where both ran
+        summary += f"\n\n{agents.title}:\n{agents.to_text()}"
     summary_path = out_dir / SUMMARY_FILE
     write_text_atomic(summary_path, summary + "\n")
     return ReportPaths(

@@ -16,6 +16,8 @@ from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.harness.turn_result import column_docs, dbt_columns
 from memsql_assets.lib.paths import REPO_ROOT
 from memsql_assets.lib.vocabulary import (
+    AGENT_BASELINE_CONDITION,
+    AGENTSM_CONDITION,
     ALL_SOURCES,
     BENCHMARKS,
     CONDITION_NAMES,
@@ -28,6 +30,7 @@ from memsql_assets.lib.vocabulary import (
     PAPER_BENCHMARK,
     PAPER_CONDITIONS,
     PHENOMENA,
+    PROMPT_TRAJECTORY_CONDITION,
     REFERENCE_AGENT,
     REFERENCE_MODELS,
     REPORT_SOURCES,
@@ -58,10 +61,14 @@ def dbt_vars() -> dict[str, Any]:
         "all_sources": ALL_SOURCES,
         "error_classes": list(ERROR_CLASSES),
         "reference_models": [*REFERENCE_MODELS, REFERENCE_AGENT],
+        "reference_agent": REFERENCE_AGENT,
         "must_score_100": list(MUST_SCORE_100),
         "guess_probe": GUESS_PROBE,
         "floor_condition": FLOOR_CONDITION,
         "window_condition": WINDOW_CONDITION,
+        "agentsm_condition": AGENTSM_CONDITION,
+        "agent_baseline_condition": AGENT_BASELINE_CONDITION,
+        "prompt_trajectory_condition": PROMPT_TRAJECTORY_CONDITION,
         "guess_floor_max_pct": GUESS_FLOOR_MAX_PCT,
         "benchmarks": list(BENCHMARKS),
         "paper_benchmark": PAPER_BENCHMARK,

@@ -17,6 +17,8 @@ from matplotlib.figure import Figure
 
 from memsql_assets.lib.atomic import atomic_path
 from memsql_assets.lib.report.marts import CONDITIONS, ERROR_CLASSES, Marts
+from memsql_assets.lib.report.tables import ABLATION_DEFINITION
+from memsql_assets.lib.vocabulary import AGENTSM_CONDITION
 
 DPI = 110
 CONDITION_COLORS = {
@@ -25,7 +27,7 @@ CONDITION_COLORS = {
     "B_wm5": "#2ca02c",
     "C": "#ff7f0e",
     "D": "#d62728",
-    "E": "#9467bd",
+    AGENTSM_CONDITION: "#9467bd",
 }
 # Conditions without a colour of their own (T, H, S, a user's) take one of these by their place in the
 # conditions file, so that adding a condition needs no edit here.
@@ -56,6 +58,7 @@ ABLATION_TERMS = (
     ("sem_pp", "Sem"),
     ("net_pp", "Net"),
     ("traj_pp", "Traj"),
+    ("traj_prompt_pp", "Traj_prompt"),
 )
 
 
@@ -162,7 +165,7 @@ def per_turn_ex(m: Marts) -> Figure:
 
 
 def ablation(m: Marts) -> Figure:
-    """Win / Ep / Sem / Net / Traj (pp) per model, all sources together."""
+    """Win / Ep / Sem / Net / Traj / Traj_prompt (pp) per model, all sources together."""
     df = m.ablation[m.ablation["source"] == "ALL"]
     terms = [(col, name) for col, name in ABLATION_TERMS if col in df and df[col].notna().any()]
     if df.empty or not terms:
@@ -182,7 +185,7 @@ def ablation(m: Marts) -> Figure:
     ax.set_xticks(range(len(models)), models)
     ax.axhline(0, color="black", lw=0.8)
     ax.set_ylabel("pp of EX")
-    ax.set_title("Ablation: Win = B_wm5 − B, Ep = C − B_wm5, Sem = D − C, Net = D − B, Traj = E − B_wm5")
+    ax.set_title(f"Ablation: {ABLATION_DEFINITION}", fontsize=9)
     ax.legend(fontsize=8)
     ax.grid(axis="y", alpha=0.3)
     return fig

@@ -46,6 +46,7 @@ MARTS = (
     "agg_guess_rate",
     "agg_ex_by_phenomenon",
     "agg_agent_steps",
+    "agg_agent_steps_saved",
     "agg_condition_contrasts",
     "agg_memory_cost",
 )
@@ -80,6 +81,7 @@ class Marts:
     guess_rate: pd.DataFrame
     ex_by_phenomenon: pd.DataFrame  # extended benchmark only
     agent_steps: pd.DataFrame  # turns through the agent loop only (conditions with tools); every benchmark
+    agent_steps_saved: pd.DataFrame  # T against E per benchmark x model x source
     condition_contrasts: pd.DataFrame  # every benchmark (its column), every condition against B_wm5 and A
     memory_cost: pd.DataFrame  # every benchmark (its column)
     extended_condition_summary: pd.DataFrame

@@ -42,6 +42,7 @@ SECTIONS: tuple[tuple[str, str | None, str], ...] = (
     (f"Memory conditions against {WINDOW_CONDITION} and {FLOOR_CONDITION}", None, "contrasts"),
     ("The cost of memory", None, "memory_cost"),
     ("Agents", None, "agents"),
+    ("Agents: AgentSM's measures", None, "agent_measures"),
 )
 
 

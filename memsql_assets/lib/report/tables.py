@@ -13,13 +13,23 @@ from memsql_assets.lib.report.fmt import Table
 from memsql_assets.lib.report.marts import CONDITIONS, ERROR_CLASSES, SOURCES, Marts
 from memsql_assets.lib.trajectories.phases import PHASES
 from memsql_assets.lib.vocabulary import (
+    AGENT_BASELINE_CONDITION,
+    AGENTSM_CONDITION,
     ALL_SOURCES,
     EXTENDED_BENCHMARK,
     FLOOR_CONDITION,
     GUESS_FLOOR_MAX_PCT,
     PAPER_BENCHMARK,
     PHENOMENA,
+    PROMPT_TRAJECTORY_CONDITION,
     WINDOW_CONDITION,
+)
+
+# The ablation's terms as the table's note and the figure's title spell them (agg_ablation computes them).
+ABLATION_DEFINITION = (
+    f"Win = {WINDOW_CONDITION} − B, Ep = C − {WINDOW_CONDITION}, Sem = D − C, Net = D − B, "
+    f"Traj = {AGENTSM_CONDITION} − {AGENT_BASELINE_CONDITION}, "
+    f"Traj_prompt = {PROMPT_TRAJECTORY_CONDITION} − {WINDOW_CONDITION}"
 )
 
 
@@ -157,15 +167,17 @@ def ablation_table(m: Marts) -> Table:
             ("EX B_wm5", "ex_b_wm5_pct", fmt.pct),
             ("EX C", "ex_c_pct", fmt.pct),
             ("EX D", "ex_d_pct", fmt.pct),
-            ("EX E", "ex_e_pct", fmt.pct),
+            (f"EX {AGENT_BASELINE_CONDITION}", "ex_t_pct", fmt.pct),
+            (f"EX {AGENTSM_CONDITION}", "ex_e_pct", fmt.pct),
+            (f"EX {PROMPT_TRAJECTORY_CONDITION}", "ex_e_prompt_pct", fmt.pct),
             ("Win", "win_pp", fmt.pp),
             ("Ep", "ep_pp", fmt.pp),
             ("Sem", "sem_pp", fmt.pp),
             ("Net", "net_pp", fmt.pp),
             ("Traj", "traj_pp", fmt.pp),
+            ("Traj_prompt", "traj_prompt_pp", fmt.pp),
         ],
-        "Win = B_wm5 − B, Ep = C − B_wm5, Sem = D − C, Net = D − B, Traj = E − B_wm5; "
-        "– where a condition has not been evaluated (agg_ablation).",
+        f"{ABLATION_DEFINITION}; – where a condition has not been evaluated (agg_ablation).",
     )
 
 
@@ -520,17 +532,60 @@ def benchmarks_table(m: Marts) -> Table:
     )
 
 
-def agent_table(m: Marts) -> Table:
-    """AgentSM's measures per benchmark x model x condition x source, over the turns of the agent loop."""
-    df = m.agent_steps.copy()
-    df["ex_ci95"] = [
-        fmt.interval(lo, hi) for lo, hi in zip(df["ex_ci_lo_pct"], df["ex_ci_hi_pct"], strict=True)
-    ]
-    for phase in PHASES:
-        df[f"{phase}_pct"] = 100.0 * df[f"{phase}_share"]
+def agents_table(m: Marts) -> Table:
+    """The agent baseline against AgentSM per model x source: EX with intervals, median steps, steps saved."""
+    df = _paper_first(m.agent_steps_saved)
+    t, e = AGENT_BASELINE_CONDITION, AGENTSM_CONDITION
+    df = df.assign(
+        ex_t_ci95=_intervals(df, "ex_t_ci_lo_pct", "ex_t_ci_hi_pct"),
+        ex_e_ci95=_intervals(df, "ex_e_ci_lo_pct", "ex_e_ci_hi_pct"),
+        traj_ci95=_intervals(df, "traj_ci_lo_pp", "traj_ci_hi_pp"),
+        explore_pct_t=100.0 * df["explore_share_t"],
+        explore_pct_e=100.0 * df["explore_share_e"],
+    )
     return _table(
         "agents",
-        "Agents: EX and steps per model × condition × source",
+        f"Agents: {t} (the agent baseline) against {e} (AgentSM) per source",
+        df,
+        [
+            ("benchmark", "benchmark", _text),
+            ("model", "model", _text),
+            ("source", "source", _text),
+            ("turns", "n_turns_e", fmt.count),
+            (f"EX {t} %", "ex_t_pct", fmt.pct),
+            (f"EX {t} 95% CI", "ex_t_ci95", _text),
+            (f"EX {e} %", "ex_e_pct", fmt.pct),
+            (f"EX {e} 95% CI", "ex_e_ci95", _text),
+            (f"Traj = {e} − {t}", "traj_pp", fmt.pp),
+            ("Traj 95% CI", "traj_ci95", _text),
+            (f"median steps {t}", "median_steps_t", fmt.number),
+            (f"median steps {e}", "median_steps_e", fmt.number),
+            ("steps saved", "steps_saved", fmt.number),
+            ("steps saved %", "steps_saved_pct", fmt.pct),
+            (f"explore % {t}", "explore_pct_t", fmt.pct),
+            (f"explore % {e}", "explore_pct_e", fmt.pct),
+        ],
+        f"agg_agent_steps_saved: the same agent with the window's memory ({t}) and with AgentSM's retrieved "
+        f"trajectory ({e}: its explore segment in the first message, the others loaded per phase, the store's "
+        "composite tools offered). Steps saved = median steps of the baseline − of AgentSM. EX 95% CI: Wilson, "
+        "the number of sessions as n; Traj's: paired session bootstrap (agg_ablation, paper benchmark). The "
+        "reference agent runs on its registry entry's fixed sample of sessions.",
+    )
+
+
+def _intervals(df: pd.DataFrame, lo: str, hi: str) -> list[str]:
+    return [fmt.interval(a, b) for a, b in zip(df[lo], df[hi], strict=True)]
+
+
+def agent_measures_table(m: Marts) -> Table:
+    """AgentSM's measures per benchmark x model x condition x source, over the turns of the agent loop."""
+    df = m.agent_steps.assign(ex_ci95=_intervals(m.agent_steps, "ex_ci_lo_pct", "ex_ci_hi_pct"))
+    for phase in PHASES:
+        df[f"{phase}_pct"] = 100.0 * df[f"{phase}_share"]
+    df["trajectory_tables_used_pct"] = 100.0 * df["trajectory_tables_used_rate"]
+    return _table(
+        "agent_measures",
+        "Agents: AgentSM's measures per model × condition × source",
         df,
         [
             ("benchmark", "benchmark", _text),
@@ -546,11 +601,13 @@ def agent_table(m: Marts) -> Table:
             ("execute %", "execute_pct", fmt.pct),
             ("validate %", "validate_pct", fmt.pct),
             ("composite uses", "composite_uses", fmt.count),
+            ("trajectory tables used %", "trajectory_tables_used_pct", fmt.pct),
         ],
-        "Turns that ran through the agent loop with the exploration tools (condition T; agg_agent_steps): "
-        "each step is one model request. Phase shares: the mean per turn of the agent's tool calls in each "
-        "phase, by the trajectory store's phase rules. 95% CI: Wilson, the number of sessions as n. "
-        "Partitions of conditions without tools have no row.",
+        "Turns that ran through the agent loop with the exploration tools (the conditions with tools; "
+        "agg_agent_steps): each step is one model request. Phase shares: the mean per turn of the agent's tool "
+        "calls in each phase, by the trajectory store's phase rules. Trajectory tables used: the share of turns "
+        "with a retrieved trajectory whose agent named or read one of its tables. 95% CI: Wilson, the number "
+        "of sessions as n. Partitions of conditions without tools have no row.",
     )
 
 
@@ -623,7 +680,8 @@ def all_tables(m: Marts) -> list[Table]:
         benchmarks_table(m),
         phenomenon_table(m),
         paper_table(m),
-        agent_table(m),
+        agents_table(m),
+        agent_measures_table(m),
         reference_table(m),
         guess_rate_table(m),
         paper_claims_table(m),

@@ -1,6 +1,6 @@
 """How well the trajectory store covers what the benchmark asks (a measured property of the store).
 
-For each distinct (source, question) of the benchmark, condition E would load the top-1 trajectory
+For each distinct (source, question) of the benchmark, conditions E and E_prompt would load the top-1 trajectory
 of the same database. The trajectory is *relevant* when its final SQL reads every table the ground
 truth reads (it shows the joins the answer needs). Reported: that share overall and per source,
 the mean table Jaccard per source (how close the two table sets are), and the mean similarity of

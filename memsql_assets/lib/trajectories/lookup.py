@@ -1,13 +1,18 @@
-"""Condition E's trajectory reuse: the most similar synthetic question's trajectory (Eqs. 1-3)."""
+"""Trajectory reuse (conditions E and E_prompt): the most similar synthetic question's trajectory
+(Eqs. 1-3), and the composite tools mined with the store (offered to the agent under E)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
+from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.memory.chroma import chroma_client, open_collection
+from memsql_assets.lib.paths import composite_tools_path
+from memsql_assets.lib.trajectories.composites import CompositeTool
 from memsql_assets.lib.trajectories.store import DEFAULT_COLLECTION, retrieve, search_many
 
 
@@ -34,6 +39,17 @@ class TrajectoryStoreLookup:
             return self._known[(source, question)]
         hit = retrieve(None, SOURCE_BY_PREFIX[source], question, collection=self.collection, embedding=embedding)
         return hit.markdown if hit else None
+
+
+def load_composites(home: Path) -> tuple[CompositeTool, ...]:
+    """The composite tools mined with the store under `home` (none when it was built without any)."""
+    path = composite_tools_path(home)
+    if not path.exists():
+        raise MemsqlError(f"{path}: no composite tools; materialize trajectory_store first")
+    try:
+        return tuple(CompositeTool.from_json(d) for d in json.loads(path.read_text(encoding="utf-8")))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise MemsqlError(f"{path}: not a list of composite tools ({exc}); materialize trajectory_store again") from None
 
 
 def trajectory_lookup(home: Path, server_url: str | None = None) -> TrajectoryStoreLookup:

@@ -478,7 +478,7 @@ def store_coverage(
     embeddings_store: Path | None = None,
 ) -> dict[str, Any]:
     """coverage.coverage_report of this store over the benchmark's distinct questions (per database),
-    each asked with the vector condition E retrieves with: the partitions' batch of every question
+    each asked with the vector conditions E and E_prompt retrieve with: the partitions' batch of every question
     (embed_texts; `embeddings_store` is its folder on disk)."""
     turns = list(turns)
     by_db = [{**t, "source": SOURCE_BY_PREFIX.get(str(t.get("source")), t.get("source"))} for t in turns]
