@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Callable
@@ -25,12 +26,27 @@ REAL_DATA = Path(os.environ.get("MEMSQL_REAL_DATA") or REPO.parent / "shared" / 
 UNIT_TEST_DIRS = ("unit", "evaluation", "trajectories", "sandbox", "models", "memory", "viewer", "agent")
 
 
+# Seconds each test file took in a whole run (scripts/test_durations.py writes it from a JUnit XML
+# report): the files run longest first, so that with `-n 2 --dist loadfile` the short ones fill the
+# gaps at the end instead of one long file running alone.
+DURATIONS_FILE = Path(__file__).resolve().parent / "durations.json"
+
+
+def pytest_configure(config):
+    # xdist orders the files by their number of tests unless told not to; the order here is better.
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
 def pytest_collection_modifyitems(config, items):
     tests = Path(__file__).resolve().parent
     for item in items:
         folder = item.path.resolve().relative_to(tests).parts[0]
         if folder in UNIT_TEST_DIRS and not any(item.get_closest_marker(m) for m in ("slow", "integration")):
             item.add_marker(pytest.mark.quick)
+    seconds = json.loads(DURATIONS_FILE.read_text()) if DURATIONS_FILE.exists() else {}
+    # a stable sort: a file's tests keep their order; files not in the list (new ones) run last
+    items.sort(key=lambda item: -seconds.get(item.path.resolve().relative_to(tests.parent).as_posix(), 0.0))
 
 
 def built_once(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Path:
