@@ -127,7 +127,9 @@ def test_runaway_sql_ends_at_its_bounds_and_the_partition_completes(
 
     runs = [(sql, seconds) for sql, seconds, _ in timed_queries if sql in RUNAWAY]
     assert len(runs) == len(RUNAWAY)
-    assert all(seconds < LIMIT_S + 1.0 for _, seconds in runs), [(sql[-50:], round(t, 2)) for sql, t in runs]
+    # an interrupted statement ends near its limit; an uninterrupted one would run for minutes. The
+    # slack is for a loaded machine, where the interrupt's check comes late.
+    assert all(seconds < 2 * LIMIT_S for _, seconds in runs), [(sql[-50:], round(t, 2)) for sql, t in runs]
     # the other turns ran normally after them (SELECT 1 is right where the answer is the number 1)
     rest = {r["error_class"] for r in out.rows if r["extracted_sql"] == "SELECT 1"}
     assert rest <= {"wrong_result", "correct"} and len(out.rows) - len(RUNAWAY) == sum(
