@@ -84,7 +84,7 @@ def _tick_sensor(instance: dg.DagsterInstance, cursor: str | None = None) -> str
 
 
 def _inputs_materialized(instance: dg.DagsterInstance) -> None:
-    for key in [*SOURCE_NAMES, "sessions", "semantic_memory", "trajectory_store"]:
+    for key in [*SOURCE_NAMES, "sessions", "semantic_memory", "trajectory_store", "composite_tools"]:
         instance.report_runless_asset_event(
             dg.AssetMaterialization(key, tags={"dagster/data_version": "v1"})
         )
