@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from filelock import FileLock
 
 import memsql_assets  # noqa: F401  (first: sets the offline switches before any test imports litellm)
 from memsql_assets.lib.benchmark.generate import Session
@@ -26,64 +22,20 @@ REAL_DATA = Path(os.environ.get("MEMSQL_REAL_DATA") or REPO.parent / "shared" / 
 UNIT_TEST_DIRS = ("unit", "evaluation", "trajectories", "sandbox", "models", "memory", "viewer", "agent")
 
 
-# Seconds each test file took in a whole run (scripts/test_durations.py writes it from a JUnit XML
-# report): the files run longest first, so that with `-n 2 --dist loadfile` the short ones fill the
-# gaps at the end instead of one long file running alone.
-DURATIONS_FILE = Path(__file__).resolve().parent / "durations.json"
-
-
-def pytest_configure(config):
-    # xdist orders the files by their number of tests unless told not to; the order here is better.
-    if hasattr(config.option, "loadscopereorder"):
-        config.option.loadscopereorder = False
-
-
 def pytest_collection_modifyitems(config, items):
     tests = Path(__file__).resolve().parent
     for item in items:
         folder = item.path.resolve().relative_to(tests).parts[0]
         if folder in UNIT_TEST_DIRS and not any(item.get_closest_marker(m) for m in ("slow", "integration")):
             item.add_marker(pytest.mark.quick)
-    seconds = json.loads(DURATIONS_FILE.read_text()) if DURATIONS_FILE.exists() else {}
-    # a stable sort: a file's tests keep their order; files not in the list (new ones) run last
-    items.sort(key=lambda item: -seconds.get(item.path.resolve().relative_to(tests.parent).as_posix(), 0.0))
-
-
-def built_once(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Path:
-    """The folder `name`, filled by `build(folder)` once per test run and shared by all pytest-xdist
-    workers: the first worker to ask builds it under a file lock in the run's temporary root, the
-    others wait for it. Tests only read it; a test that changes a home works on a copy."""
-    base = tmp_path_factory.getbasetemp()
-    root = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "built_once"
-    root.mkdir(exist_ok=True)
-    folder, done = root / name, root / f"{name}.done"
-    with FileLock(root / f"{name}.lock"):
-        if not done.exists():
-            shutil.rmtree(folder, ignore_errors=True)  # what a failed build left
-            folder.mkdir()
-            build(folder)
-            done.touch()
-    return folder
-
-
-@pytest.fixture(scope="session")
-def build_once(tmp_path_factory) -> Callable[[str, Callable[[Path], None]], Path]:
-    """`build_once(name, build)`: `built_once` for this run."""
-    return lambda name, build: built_once(tmp_path_factory, name, build)
-
-
-def _build_embedded_dbs(out: Path) -> None:
-    specs = load_sources(environ={})
-    for name in SOURCE_NAMES:
-        build_source(specs[name], out / f"{name}.sqlite")
 
 
 @pytest.fixture(scope="session")
 def embedded_dbs(tmp_path_factory) -> dict[str, Path]:
-    """The three embedded source databases, built with the default seeds of sources/sources.yaml
-    (once per run, read-only: tests open them read-only or copy them)."""
-    out = built_once(tmp_path_factory, "embedded_sources", _build_embedded_dbs)
-    return {name: out / f"{name}.sqlite" for name in SOURCE_NAMES}
+    """The three embedded source databases, built with the default seeds of sources/sources.yaml."""
+    out = tmp_path_factory.mktemp("embedded_sources")
+    specs = load_sources(environ={})
+    return {name: build_source(specs[name], out / f"{name}.sqlite").path for name in SOURCE_NAMES}
 
 
 @pytest.fixture(scope="session")
@@ -114,12 +66,18 @@ def shared_data():
     return _path
 
 
-def _build_small_home(home: Path, embedded_dbs: dict[str, Path], embedded_sessions: list[Session]) -> None:
+@pytest.fixture(scope="session")
+def small_home(tmp_path_factory, embedded_dbs, embedded_sessions):
+    """A data directory with the embedded sources and every 10th session of the benchmark (30 sessions,
+    all sources and tiers, incl. ten-turn ones): partitions over it take seconds, not minutes."""
+    import shutil
+
     from memsql_assets.lib.benchmark.store import write_benchmark
     from memsql_assets.lib.memory.chroma import chroma_client
     from memsql_assets.lib.memory.semantic import seed_semantic_memory
     from memsql_assets.lib.paths import benchmark_dir, source_db_path
 
+    home = tmp_path_factory.mktemp("small_home")
     for name, path in embedded_dbs.items():
         target = source_db_path(home, name)
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -127,24 +85,4 @@ def _build_small_home(home: Path, embedded_dbs: dict[str, Path], embedded_sessio
     subset = [s for i, s in enumerate(embedded_sessions) if i % 10 == 0]
     write_benchmark(benchmark_dir(home), subset)
     seed_semantic_memory(chroma_client(home))
-
-
-@pytest.fixture(scope="session")
-def small_home_built(build_once, request) -> Path:
-    """A data directory with the embedded sources and every 10th session of the benchmark (30 sessions,
-    all sources and tiers, incl. ten-turn ones), built once per run: read it, never write into it."""
-
-    def build(home: Path) -> None:
-        # requested only here: a worker that finds the home built never builds the sessions
-        _build_small_home(home, request.getfixturevalue("embedded_dbs"), request.getfixturevalue("embedded_sessions"))
-
-    return build_once("small_home", build)
-
-
-@pytest.fixture(scope="session")
-def small_home(tmp_path_factory, small_home_built) -> Path:
-    """This worker's copy of `small_home_built`, which its tests write into: partitions over it take
-    seconds, not minutes."""
-    home = tmp_path_factory.mktemp("small_home")
-    shutil.copytree(small_home_built, home, dirs_exist_ok=True)
     return home

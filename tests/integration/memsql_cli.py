@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
-import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -25,14 +23,3 @@ def memsql(env: dict[str, str], *args: str, check: bool = True) -> subprocess.Co
     if check:
         assert proc.returncode == 0, proc.stderr[-3000:]
     return proc
-
-
-def _sockets(folder: str, names: list[str]) -> list[str]:
-    """What a running service left in the home (a Unix socket) is not copied."""
-    return [n for n in names if stat.S_ISSOCK(os.lstat(os.path.join(folder, n)).st_mode)]
-
-
-def copy_run_home(run_home_built: Path, target: Path) -> Path:
-    """A copy of the built home whose Dagster instance (DAGSTER_HOME under it) is the copy's own."""
-    shutil.copytree(run_home_built, target, ignore=_sockets)
-    return target

@@ -12,7 +12,6 @@ import pytest
 
 from memsql_assets.lib.harness.results import partition_dir
 from memsql_assets.lib.viewer.data import TurnIndex, list_turns
-from tests.integration.memsql_cli import copy_run_home
 from tests.integration.memsql_cli import home_env as _env
 from tests.integration.memsql_cli import memsql as _memsql
 
@@ -25,10 +24,11 @@ def _rows(home: Path) -> dict[tuple[str, int], dict]:
 
 
 @pytest.fixture(scope="module")
-def home_env(tmp_path_factory, run_home_built):
-    """A home after `memsql run --skip-eval`."""
-    home = copy_run_home(run_home_built, tmp_path_factory.mktemp("only_failed") / "home")
-    return home, _env(home)
+def home_env(tmp_path_factory):
+    home = tmp_path_factory.mktemp("only_failed_home")
+    env = _env(home)
+    _memsql(env, "run", "--skip-eval")
+    return home, env
 
 
 def test_only_failed_retries_exactly_the_wrong_turns_and_later_runs_replay_them(home_env):

@@ -13,7 +13,6 @@ import pytest
 
 from memsql_assets.defs.evaluation.partitions import partition_key
 from memsql_assets.lib.harness.results import partition_dir, sample_dir
-from tests.integration.memsql_cli import copy_run_home
 from tests.integration.memsql_cli import home_env as _env
 from tests.integration.memsql_cli import memsql as _memsql
 
@@ -25,10 +24,11 @@ def _sha(path: Path) -> str:
 
 
 @pytest.fixture(scope="module")
-def evaluated(tmp_path_factory, run_home_built):
+def evaluated(tmp_path_factory):
     """A home with the benchmark and full evaluations of recall-probe (epochs 1) and gold under B."""
-    home = copy_run_home(run_home_built, tmp_path_factory.mktemp("samples") / "home")  # after `memsql run --skip-eval`
+    home = tmp_path_factory.mktemp("samples_home")
     env = _env(home)
+    _memsql(env, "run", "--skip-eval")
     for model in ("recall-probe", "gold"):
         _memsql(env, "eval", "--model", model, "--condition", "B", "--json")
     return home, env

@@ -1,6 +1,6 @@
 """Metrics fixtures: real result partitions from the real harness, and one real `dbt build` over them.
 
-The data directory is a copy of `small_home_built` (embedded sources, every 10th session of
+The data directory is a copy of the shared `small_home` (embedded sources, every 10th session of
 the benchmark, semantic memory seeded) without its results, so the evaluation tests that write
 into `small_home` and these tests never see each other's partitions. dbt runs as a subprocess with
 its own target/log folders, so a test run never touches dbt_project/target (the manifest Dagster
@@ -55,10 +55,10 @@ class DbtRun:
 
 
 def fresh_home(src: Path, dst: Path, keep_results: bool = False) -> Path:
-    ignore = ["requests", "redis", "dbt", "report", "dbt_target", "dbt_logs", "dbt_run.json"]
+    ignore = ["requests", "redis", "dbt", "report", "dbt_target", "dbt_logs"]
     if not keep_results:
         ignore.append("results")
-    shutil.copytree(src, dst, ignore=shutil.ignore_patterns(*ignore), dirs_exist_ok=True)
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns(*ignore))
     (dst / "dbt").mkdir(exist_ok=True)
     return dst
 
@@ -78,16 +78,8 @@ def run_dbt(home: Path, *args: str) -> DbtRun:
     return DbtRun(proc.returncode, proc.stdout + proc.stderr, target)
 
 
-def save_run(run: DbtRun, home: Path) -> None:
-    (home / "dbt_run.json").write_text(json.dumps({"returncode": run.returncode, "output": run.output}))
-
-
-def saved_run(home: Path) -> DbtRun:
-    saved = json.loads((home / "dbt_run.json").read_text())
-    return DbtRun(saved["returncode"], saved["output"], home / "dbt_target")
-
-
-def _build_metrics_home(home: Path, small_home: Path) -> None:
+@pytest.fixture(scope="session")
+def metrics_home(tmp_path_factory, small_home) -> Path:
     import dagster as dg
 
     from memsql_assets.defs.resources import MemsqlSettings
@@ -95,26 +87,18 @@ def _build_metrics_home(home: Path, small_home: Path) -> None:
     from memsql_assets.defs.trajectories.resources import TrajectorySettings
     from memsql_assets.lib.trajectories.lookup import trajectory_lookup
 
-    fresh_home(small_home, home)
+    home = fresh_home(small_home, tmp_path_factory.mktemp("metrics") / "home")
     with dg.instance_for_test() as instance:
         resources = {"memsql": MemsqlSettings(home=str(home)), "trajectories": TrajectorySettings(budget=TRAJECTORY_BUDGET)}
         assert dg.materialize([synthetic_questions, trajectory_store], instance=instance, resources=resources).success
     for model, condition in PARTITIONS:
         evaluate_partition(home, model, condition, trajectory_factory=trajectory_lookup)
-    save_run(run_dbt(home, "build"), home)
-
-
-# The homes below are built once per test run and shared by the pytest-xdist workers (build_once in
-# tests/conftest.py): tests read them and copy them (fresh_home) to change anything.
-@pytest.fixture(scope="session")
-def metrics_home(build_once, small_home_built) -> Path:
-    """A data directory with PARTITIONS evaluated, after `dbt build` (its outcome: `built`)."""
-    return build_once("metrics_home", lambda home: _build_metrics_home(home, small_home_built))
+    return home
 
 
 @pytest.fixture(scope="session")
 def built(metrics_home) -> DbtRun:
-    run = saved_run(metrics_home)
+    run = run_dbt(metrics_home, "build")
     assert run.returncode == 0, run.output[-6000:]
     return run
 
@@ -124,16 +108,11 @@ def duckdb_path(built, metrics_home) -> Path:
     return metrics_home / "dbt" / "memsql.duckdb"
 
 
-def _build_empty_home(home: Path, small_home: Path) -> None:
-    fresh_home(small_home, home)
-    save_run(run_dbt(home, "build"), home)
-
-
 @pytest.fixture(scope="session")
-def empty_home(build_once, small_home_built) -> tuple[Path, DbtRun]:
+def empty_home(tmp_path_factory, small_home) -> tuple[Path, DbtRun]:
     """A data directory with the benchmark and no result file yet, after `dbt build`."""
-    home = build_once("metrics_empty_home", lambda home: _build_empty_home(home, small_home_built))
-    return home, saved_run(home)
+    home = fresh_home(small_home, tmp_path_factory.mktemp("metrics_empty") / "home")
+    return home, run_dbt(home, "build")
 
 
 # Registry entries of the paper's models, stood in for by reference-model results (an offline run
@@ -163,19 +142,16 @@ def relabel_partition(home: Path, source: tuple[str, str], target: tuple[str, st
     pq.write_table(table, out / RESULT_FILE)
 
 
-def _build_paper_home(home: Path, metrics_home: Path) -> None:
+@pytest.fixture(scope="session")
+def paper_home(tmp_path_factory, metrics_home) -> Path:
+    """metrics_home's partitions plus PAPER_STAND_INS, after `dbt build`, with its report written
+    where the results_report asset writes it ($MEMSQL_HOME/report)."""
     from memsql_assets.lib.report import build_report
 
-    fresh_home(metrics_home, home, keep_results=True)
+    home = fresh_home(metrics_home, tmp_path_factory.mktemp("paper") / "home", keep_results=True)
     for source, target in PAPER_STAND_INS:
         relabel_partition(home, source, target)
     run = run_dbt(home, "build")
     assert run.returncode == 0, run.output[-6000:]
     build_report(home / "dbt" / "memsql.duckdb", home / "report")
-
-
-@pytest.fixture(scope="session")
-def paper_home(build_once, metrics_home) -> Path:
-    """metrics_home's partitions plus PAPER_STAND_INS, after `dbt build`, with its report written
-    where the results_report asset writes it ($MEMSQL_HOME/report)."""
-    return build_once("paper_home", lambda home: _build_paper_home(home, metrics_home))
+    return home
