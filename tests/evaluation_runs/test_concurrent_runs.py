@@ -10,6 +10,7 @@ import dagster as dg
 import pandas as pd
 
 from memsql_assets import cli
+from memsql_assets.defs.evaluation import concurrent_runs
 from memsql_assets.defs.evaluation.concurrent_runs import run_cells
 from memsql_assets.defs.instance import ensure_dagster_home
 from memsql_assets.lib.harness.evaluate import evaluate_partition
@@ -77,3 +78,13 @@ def test_concurrent_runs_give_the_rows_of_one_at_a_time(tmp_path, monkeypatch, s
             for h in (sequential, home)
         ]
         assert comparable_rows(rows[0]) == comparable_rows(rows[1]), cell
+
+
+def _home_summary() -> dict:
+    return {"home": os.environ.get("MEMSQL_HOME")}
+
+
+def test_a_run_worker_sees_the_callers_environment_not_the_fork_servers(monkeypatch, tmp_path):
+    concurrent_runs.start()  # the fork server runs with the environment of now
+    monkeypatch.setenv("MEMSQL_HOME", str(tmp_path))
+    assert concurrent_runs.in_run_worker(_home_summary) == {"home": str(tmp_path)}

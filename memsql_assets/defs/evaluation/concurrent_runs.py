@@ -38,7 +38,13 @@ def start() -> None:
     forkserver.ensure_running()
 
 
-def _work(send: Connection, run: Callable[..., dict[str, Any]], args: tuple[Any, ...]) -> None:
+def _work(
+    send: Connection, env: dict[str, str], run: Callable[..., dict[str, Any]], args: tuple[Any, ...]
+) -> None:
+    # A fork server's children inherit the environment it started with, not the caller's: a run
+    # worker takes the caller's (MEMSQL_HOME, DAGSTER_HOME) as a launched run would.
+    os.environ.clear()
+    os.environ.update(env)
     send.send(run(*args))
 
 
@@ -47,7 +53,7 @@ def in_run_worker(run: Callable[..., dict[str, Any]], *args: Any) -> dict[str, A
     start()
     context = multiprocessing.get_context(FORKSERVER)
     receive, send = context.Pipe(duplex=False)
-    worker = context.Process(target=_work, args=(send, run, args), daemon=True)
+    worker = context.Process(target=_work, args=(send, dict(os.environ), run, args), daemon=True)
     worker.start()
     send.close()
     try:
