@@ -16,7 +16,7 @@ from dagster_dbt import (
 from memsql_assets.defs.resources import MemsqlSettings
 from memsql_assets.lib.paths import memsql_home
 from memsql_assets.lib.report import MARTS, build_report
-from memsql_assets.lib.report.dbt_cli import DBT_DIR, dbt_args, dbt_env, dbt_executable, ensure_manifest
+from memsql_assets.lib.report.dbt_cli import DBT_DIR, DBT_LAUNCHER, dbt_args, dbt_env, ensure_manifest
 
 ensure_manifest(memsql_home())
 dbt_project = DbtProject(project_dir=DBT_DIR, profiles_dir=DBT_DIR)
@@ -75,4 +75,4 @@ def results_report(context: dg.AssetExecutionContext, memsql: MemsqlSettings) ->
 
 
 def dbt_resource() -> DbtCliResource:
-    return DbtCliResource(project_dir=dbt_project, dbt_executable=dbt_executable())
+    return DbtCliResource(project_dir=dbt_project, dbt_executable=str(DBT_LAUNCHER))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import importlib.metadata
 import json
 import os
 import subprocess
@@ -92,11 +93,18 @@ def dbt_executable() -> str:
     return str(candidate) if candidate.exists() else "dbt"
 
 
+# What dagster-dbt runs as dbt: the launcher answers `--version` without dbt's request to pypi.org.
+DBT_LAUNCHER = Path(__file__).with_name("dbt_launcher.sh")
+
+
 def dbt_env(home: Path) -> dict[str, str]:
-    """dbt renders every path from MEMSQL_HOME, and DuckDB needs its folder to exist."""
+    """dbt renders every path from MEMSQL_HOME, and DuckDB needs its folder to exist; the launcher
+    needs the dbt it hands commands to and the installed version."""
     (home / "dbt").mkdir(parents=True, exist_ok=True)
     os.environ["MEMSQL_HOME"] = str(home)
     os.environ["DBT_SEND_ANONYMOUS_USAGE_STATS"] = "False"
+    os.environ["MEMSQL_DBT"] = dbt_executable()
+    os.environ["MEMSQL_DBT_CORE_VERSION"] = importlib.metadata.version("dbt-core")
     return dict(os.environ)
 
 
