@@ -22,8 +22,19 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 Cell = tuple[str, str]  # (model, condition)
-# What a run worker needs imported: the CLI's run functions, the evaluation and the dbt metrics.
-PRELOAD = ("memsql_assets.cli", "memsql_assets.definitions", "memsql_assets.lib.harness.evaluate")
+# What a run worker needs imported: the CLI's run functions, the evaluation and the dbt metrics, and
+# what a run imports when it starts (the instance's storage: sqlalchemy, alembic; the memories'
+# chromadb; the result files' pyarrow.dataset and upath). None of them starts a thread on import.
+PRELOAD = (
+    "memsql_assets.cli",
+    "memsql_assets.definitions",
+    "memsql_assets.lib.harness.evaluate",
+    "sqlalchemy",
+    "alembic",
+    "chromadb",
+    "pyarrow.dataset",
+    "upath",
+)
 FORKSERVER = "forkserver"
 
 
