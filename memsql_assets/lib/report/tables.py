@@ -65,9 +65,7 @@ def summary_table(m: Marts, benchmark: str = PAPER_BENCHMARK) -> Table:
     """The headline table of one benchmark (the paper's by default)."""
     extended = benchmark == EXTENDED_BENCHMARK
     df = (m.extended_condition_summary if extended else m.condition_summary).copy()
-    df["ex_ci95"] = [
-        fmt.interval(lo, hi) for lo, hi in zip(df["ex_ci_lo_pct"], df["ex_ci_hi_pct"], strict=True)
-    ]
+    df["ex_ci95"] = _intervals(df, "ex_ci_lo_pct", "ex_ci_hi_pct")
     # The guess floor is read against condition A: shown on those rows only.
     df["floor_at_a"] = [  # the paper benchmark's floor: guess-probe does not run on the extended one
         f if c == FLOOR_CONDITION and not extended else None
@@ -315,9 +313,7 @@ def comparator_table(m: Marts) -> Table:
 def pair_gaps_table(m: Marts) -> Table:
     df = m.model_pair_gaps
     flagged = df[df["is_flagged"].fillna(False).astype(bool)].copy()
-    flagged["gap_ci95"] = [
-        fmt.interval(lo, hi) for lo, hi in zip(flagged["gap_ci_lo_pp"], flagged["gap_ci_hi_pp"], strict=True)
-    ]
+    flagged["gap_ci95"] = _intervals(flagged, "gap_ci_lo_pp", "gap_ci_hi_pp")
     flagged = flagged.sort_values(
         ["involves_reference_model", "abs_gap_pp"], ascending=[True, False], kind="stable"
     )
@@ -384,7 +380,7 @@ def paper_table(m: Marts) -> Table:
 def reference_table(m: Marts) -> Table:
     """The reference models against their own expectations (reference_expectations)."""
     df = m.reference_expectations.copy()
-    df["bound"] = [fmt.interval(lo, hi) for lo, hi in zip(df["low"], df["high"], strict=True)]
+    df["bound"] = _intervals(df, "low", "high")
     counts = df["verdict"].value_counts()
     return _table(
         "reference",
@@ -623,8 +619,8 @@ def contrasts_table(m: Marts) -> Table:
     df = _paper_first(df[(df["source"] == ALL_SOURCES) & ~df["condition"].isin((WINDOW_CONDITION, FLOOR_CONDITION))])
     df = df.assign(
         memory=[CONDITION_TABLE[c].description if c in CONDITION_TABLE else fmt.MISSING for c in df["condition"]],
-        vs_window_ci=[fmt.interval(lo, hi) for lo, hi in zip(df["vs_window_ci_lo_pp"], df["vs_window_ci_hi_pp"], strict=True)],
-        vs_a_ci=[fmt.interval(lo, hi) for lo, hi in zip(df["vs_a_ci_lo_pp"], df["vs_a_ci_hi_pp"], strict=True)],
+        vs_window_ci=_intervals(df, "vs_window_ci_lo_pp", "vs_window_ci_hi_pp"),
+        vs_a_ci=_intervals(df, "vs_a_ci_lo_pp", "vs_a_ci_hi_pp"),
     )
     return _table(
         "contrasts",
