@@ -43,7 +43,8 @@ def test_run_then_sources_list_and_export(cli_env, tmp_path):
     assert [r["name"] for r in before] == ["bird_financial", "sec_edgar", "northwind"]
     assert all(r["built"] is False and r["row_counts"] is None for r in before)
 
-    summary = json.loads(_memsql("run", "--skip-eval", "--json", env=cli_env).stdout)
+    _assert_stages_then_summary_with_dagster_logs_in_a_file(_memsql("run", "--skip-eval", env=cli_env), cli_env)
+    summary = json.loads(_memsql("run", "--skip-eval", "--json", env=cli_env).stdout)  # up to date: no run
     assert summary["success"] and all(summary["checks"].values())
     assert {
         "sessions_suite",
@@ -190,10 +191,9 @@ def test_run_materializes_only_what_dagster_reports_out_of_date(cli_env, tmp_pat
     assert "bird_financial" not in changed["main_job_why"] and changed["success"]
 
 
-def test_run_prints_its_stages_and_logs_dagster_to_a_file(cli_env):
+def _assert_stages_then_summary_with_dagster_logs_in_a_file(proc: subprocess.CompletedProcess, cli_env) -> None:
     """The console shows one line per stage, then the summary; Dagster's log lines go to the file the
     summary names (--verbose prints them instead: test_run_materializes_only_what_dagster_reports_out_of_date)."""
-    proc = _memsql("run", "--skip-eval", "--force", env=cli_env)
     progress = proc.stderr.splitlines()
     assert 3 <= len(progress) <= 40 and all(line.startswith("memsql run [") for line in progress), proc.stderr
     assert any("main job: materializing" in line for line in progress)
