@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -70,8 +73,6 @@ def shared_data():
 def small_home(tmp_path_factory, embedded_dbs, embedded_sessions):
     """A data directory with the embedded sources and every 10th session of the benchmark (30 sessions,
     all sources and tiers, incl. ten-turn ones): partitions over it take seconds, not minutes."""
-    import shutil
-
     from memsql_assets.lib.benchmark.store import write_benchmark
     from memsql_assets.lib.memory.chroma import chroma_client
     from memsql_assets.lib.memory.semantic import seed_semantic_memory
@@ -85,4 +86,35 @@ def small_home(tmp_path_factory, embedded_dbs, embedded_sessions):
     subset = [s for i, s in enumerate(embedded_sessions) if i % 10 == 0]
     write_benchmark(benchmark_dir(home), subset)
     seed_semantic_memory(chroma_client(home))
+    return home
+
+
+def built_once(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Path:
+    """`build(path)` once per test session, shared by the pytest-xdist workers: the first worker to
+    ask builds it under a lock, the others wait and reuse it. Tests copy it before writing into it."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the workers' base folders are siblings under it
+    path, done = root / name, root / f"{name}.built"
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(path, ignore_errors=True)
+            build(path)
+            done.touch()
+    return path
+
+
+@pytest.fixture(scope="session")
+def main_job_home(tmp_path_factory) -> Path:
+    """A home after `memsql run --skip-eval` (the main job on the embedded defaults, through the CLI),
+    built once per test session: copy it with `copy_built_home` before use."""
+    from tests.integration.memsql_cli import home_env, memsql
+
+    return built_once(tmp_path_factory, "main_job_home", lambda home: memsql(home_env(home), "run", "--skip-eval"))
+
+
+def copy_built_home(template: Path, home: Path) -> Path:
+    """A copy of a built home (its data and Dagster instance), without the private Redis's runtime files."""
+    shutil.copytree(template, home, ignore=shutil.ignore_patterns("redis", "logs"))
     return home

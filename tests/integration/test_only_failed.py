@@ -12,6 +12,7 @@ import pytest
 
 from memsql_assets.lib.harness.results import partition_dir
 from memsql_assets.lib.viewer.data import TurnIndex, list_turns
+from tests.conftest import copy_built_home
 from tests.integration.memsql_cli import home_env as _env
 from tests.integration.memsql_cli import memsql as _memsql
 
@@ -24,11 +25,9 @@ def _rows(home: Path) -> dict[tuple[str, int], dict]:
 
 
 @pytest.fixture(scope="module")
-def home_env(tmp_path_factory):
-    home = tmp_path_factory.mktemp("only_failed_home")
-    env = _env(home)
-    _memsql(env, "run", "--skip-eval")
-    return home, env
+def home_env(tmp_path_factory, main_job_home):
+    home = copy_built_home(main_job_home, tmp_path_factory.mktemp("only_failed") / "home")
+    return home, _env(home)
 
 
 def test_only_failed_retries_exactly_the_wrong_turns_and_later_runs_replay_them(home_env):

@@ -13,6 +13,7 @@ import pytest
 
 from memsql_assets.defs.evaluation.partitions import partition_key
 from memsql_assets.lib.harness.results import partition_dir, sample_dir
+from tests.conftest import copy_built_home
 from tests.integration.memsql_cli import home_env as _env
 from tests.integration.memsql_cli import memsql as _memsql
 
@@ -24,11 +25,10 @@ def _sha(path: Path) -> str:
 
 
 @pytest.fixture(scope="module")
-def evaluated(tmp_path_factory):
+def evaluated(tmp_path_factory, main_job_home):
     """A home with the benchmark and full evaluations of recall-probe (epochs 1) and gold under B."""
-    home = tmp_path_factory.mktemp("samples_home")
+    home = copy_built_home(main_job_home, tmp_path_factory.mktemp("samples") / "home")
     env = _env(home)
-    _memsql(env, "run", "--skip-eval")
     for model in ("recall-probe", "gold"):
         _memsql(env, "eval", "--model", model, "--condition", "B", "--json")
     return home, env
