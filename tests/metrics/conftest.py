@@ -21,6 +21,7 @@ import pytest
 
 from memsql_assets.lib.harness.evaluate import evaluate_partition
 from memsql_assets.lib.report.dbt_cli import dbt_args
+from tests.conftest import built_once
 
 REPO = Path(__file__).resolve().parents[2]
 DBT_PROJECT = REPO / "dbt_project"
@@ -42,6 +43,7 @@ PARTITIONS = (
     ("gold-agent", "E"),  # AgentSM against T: agg_agent_steps_saved, the report's "Agents"
 )
 TRAJECTORY_BUDGET = 12  # synthetic questions of the metrics home's trajectory store (E reads it)
+BUILD_OUTPUT = "dbt_build.out"  # what metrics_home's dbt build printed
 
 
 @dataclass(frozen=True)
@@ -55,7 +57,7 @@ class DbtRun:
 
 
 def fresh_home(src: Path, dst: Path, keep_results: bool = False) -> Path:
-    ignore = ["requests", "redis", "dbt", "report", "dbt_target", "dbt_logs"]
+    ignore = ["requests", "redis", "dbt", "report", "dbt_target", "dbt_logs", BUILD_OUTPUT]
     if not keep_results:
         ignore.append("results")
     shutil.copytree(src, dst, ignore=shutil.ignore_patterns(*ignore))
@@ -80,6 +82,12 @@ def run_dbt(home: Path, *args: str) -> DbtRun:
 
 @pytest.fixture(scope="session")
 def metrics_home(tmp_path_factory, small_home) -> Path:
+    """small_home's benchmark with PARTITIONS evaluated and a passing `dbt build` over them, built once
+    per test session (built_once): copy it with fresh_home before writing into it."""
+    return built_once(tmp_path_factory, "metrics_home", lambda home: _evaluate_and_build(small_home, home))
+
+
+def _evaluate_and_build(small_home: Path, home: Path) -> None:
     import dagster as dg
 
     from memsql_assets.defs.resources import MemsqlSettings
@@ -87,20 +95,21 @@ def metrics_home(tmp_path_factory, small_home) -> Path:
     from memsql_assets.defs.trajectories.resources import TrajectorySettings
     from memsql_assets.lib.trajectories.lookup import trajectory_lookup
 
-    home = fresh_home(small_home, tmp_path_factory.mktemp("metrics") / "home")
+    fresh_home(small_home, home)
     with dg.instance_for_test() as instance:
         resources = {"memsql": MemsqlSettings(home=str(home)), "trajectories": TrajectorySettings(budget=TRAJECTORY_BUDGET)}
         assert dg.materialize([synthetic_questions, trajectory_store], instance=instance, resources=resources).success
     for model, condition in PARTITIONS:
         evaluate_partition(home, model, condition, trajectory_factory=trajectory_lookup)
-    return home
+    run = run_dbt(home, "build")
+    assert run.returncode == 0, run.output[-6000:]
+    (home / BUILD_OUTPUT).write_text(run.output, encoding="utf-8")
 
 
 @pytest.fixture(scope="session")
 def built(metrics_home) -> DbtRun:
-    run = run_dbt(metrics_home, "build")
-    assert run.returncode == 0, run.output[-6000:]
-    return run
+    """metrics_home's `dbt build` (it passed, or metrics_home would have failed)."""
+    return DbtRun(0, (metrics_home / BUILD_OUTPUT).read_text(encoding="utf-8"), metrics_home / "dbt_target")
 
 
 @pytest.fixture(scope="session")
@@ -145,13 +154,16 @@ def relabel_partition(home: Path, source: tuple[str, str], target: tuple[str, st
 @pytest.fixture(scope="session")
 def paper_home(tmp_path_factory, metrics_home) -> Path:
     """metrics_home's partitions plus PAPER_STAND_INS, after `dbt build`, with its report written
-    where the results_report asset writes it ($MEMSQL_HOME/report)."""
+    where the results_report asset writes it ($MEMSQL_HOME/report); built once per test session."""
+    return built_once(tmp_path_factory, "paper_home", lambda home: _with_paper_stand_ins(metrics_home, home))
+
+
+def _with_paper_stand_ins(metrics_home: Path, home: Path) -> None:
     from memsql_assets.lib.report import build_report
 
-    home = fresh_home(metrics_home, tmp_path_factory.mktemp("paper") / "home", keep_results=True)
+    fresh_home(metrics_home, home, keep_results=True)
     for source, target in PAPER_STAND_INS:
         relabel_partition(home, source, target)
     run = run_dbt(home, "build")
     assert run.returncode == 0, run.output[-6000:]
     build_report(home / "dbt" / "memsql.duckdb", home / "report")
-    return home

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import copy_built_home
 from tests.metrics.conftest import built, duckdb_path, metrics_home  # noqa: F401 (fixtures)
 
 REPO = Path(__file__).resolve().parents[2]
@@ -50,9 +51,15 @@ def wait_until_up(proc: subprocess.Popen, url: str, timeout_s: float = 60) -> No
 
 
 @pytest.fixture(scope="module")
-def viewer(metrics_home):  # noqa: F811
+def view_home(tmp_path_factory, metrics_home) -> Path:  # noqa: F811
+    """A private copy of metrics_home, marts included: a test writes a partition into it."""
+    return copy_built_home(metrics_home, tmp_path_factory.mktemp("view") / "home")
+
+
+@pytest.fixture(scope="module")
+def viewer(view_home):
     port = free_port()
-    proc = start_view(metrics_home, port)
+    proc = start_view(view_home, port)
     url = f"http://127.0.0.1:{port}"
     try:
         wait_until_up(proc, url + "/compare")

@@ -37,20 +37,20 @@ def _turns(home):
     return {(t["session_id"], t["turn_index"]): t for t in bench}
 
 
-def test_failed_turn_shows_prompt_both_sqls_and_previews(tab, viewer, metrics_home, shots):
+def test_failed_turn_shows_prompt_both_sqls_and_previews(tab, viewer, view_home, shots):
     tab.goto(viewer + "/")
     tab.select_option("select[name=model]", "recall-probe")
     tab.select_option("select[name=condition]", "B")
     tab.select_option("select[name=failed]", "yes")
     tab.click("button[type=submit]")
-    rows = read_results(partition_dir(metrics_home, "recall-probe", "B") / "turn_results.parquet")
+    rows = read_results(partition_dir(view_home, "recall-probe", "B") / "turn_results.parquet")
     failed = [r for r in rows if r["error_class"] != "correct"]
     assert tab.inner_text("#count").startswith(f"{len(failed):,} turns match")
     tab.screenshot(path=str(shots / "list.png"))
     tab.locator("a.turn-link").first.click()
     session, turn = tab.locator("h1").inner_text().split("·")[1].split(" turn ")
     row = next(r for r in failed if (r["session_id"], r["turn_index"]) == (session.strip(), int(turn)))
-    truth = _turns(metrics_home)[(row["session_id"], row["turn_index"])]
+    truth = _turns(view_home)[(row["session_id"], row["turn_index"])]
     assert tab.inner_text("#model-sql") == row["extracted_sql"]
     assert tab.inner_text("#gt-sql") == truth["gt_sql"]
     assert truth["question"] in tab.inner_text("#prompt")
@@ -62,8 +62,8 @@ def test_failed_turn_shows_prompt_both_sqls_and_previews(tab, viewer, metrics_ho
     tab.screenshot(path=str(shots / "turn.png"), full_page=True)
 
 
-def test_comparison_lists_the_marts_flips_and_opens_both_sides(tab, viewer, duckdb_path, shots):
-    con = duckdb.connect(str(duckdb_path), read_only=True)
+def test_comparison_lists_the_marts_flips_and_opens_both_sides(tab, viewer, view_home, shots):
+    con = duckdb.connect(str(view_home / "dbt" / "memsql.duckdb"), read_only=True)
     (expected,) = con.execute(
         "select count(*) from main.fct_turn_evaluations l join main.fct_turn_evaluations r "
         "using (session_id, turn_index, epoch) where l.model = 'recall-probe' and l.condition = 'B' "
@@ -114,15 +114,15 @@ def test_a_home_without_results_says_how_to_make_some(tmp_path):
     assert out.stderr.strip().count("\n") == 0 and "memsql run" in out.stderr
 
 
-def test_a_taken_port_is_one_line_naming_it(viewer, metrics_home):
+def test_a_taken_port_is_one_line_naming_it(viewer, view_home):
     port = int(viewer.rsplit(":", 1)[1])
-    out = _view(metrics_home, port)
+    out = _view(view_home, port)
     assert out.returncode == 1
     assert out.stderr.strip().count("\n") == 0 and f"127.0.0.1:{port}" in out.stderr
 
 
-def test_a_partition_being_written_shows_only_committed_files(viewer, metrics_home):
-    part = partition_dir(metrics_home, "half", "A")
+def test_a_partition_being_written_shows_only_committed_files(viewer, view_home):
+    part = partition_dir(view_home, "half", "A")
     (part / "_progress" / "epoch=1").mkdir(parents=True)
     (part / "_progress" / "epoch=1" / "BIRD-1-001.json").write_text("[")
     (part / ".turn_results.parquet.tmp").write_bytes(b"PAR1 half")
