@@ -38,6 +38,13 @@ def cli_env(tmp_path_factory):
     return env
 
 
+@pytest.fixture(scope="module")
+def built_env(cli_env):
+    """cli_env once the main job has run (the module's first test runs it on the cold home)."""
+    _memsql("run", "--skip-eval", env=cli_env)  # built
+    return cli_env
+
+
 def test_run_then_sources_list_and_export(cli_env, tmp_path):
     before = json.loads(_memsql("sources", "list", "--json", env=cli_env).stdout)
     assert [r["name"] for r in before] == ["bird_financial", "sec_edgar", "northwind"]
@@ -91,8 +98,8 @@ def test_bad_sources_config_is_a_clear_error(cli_env, tmp_path):
     assert "Traceback" not in proc.stderr
 
 
-def test_eval_runs_one_partition_through_dagster(cli_env):
-    _memsql("run", "--skip-eval", env=cli_env)
+def test_eval_runs_one_partition_through_dagster(built_env):
+    cli_env = built_env
     out = json.loads(_memsql("eval", "--model", "gold", "--condition", "A", "--json", env=cli_env).stdout)
     assert out["success"] and out["model"] == "gold" and out["condition"] == "A"
     assert out["turns"] == 1400 and out["ex_strict"] == 100.0 and out["checks"] == {"harness_integrity": True}
@@ -101,8 +108,8 @@ def test_eval_runs_one_partition_through_dagster(cli_env):
     assert again["calls"] == 0 and again["cache_hits"] == 1400
 
 
-def test_eval_paraphrase_scores_100_under_episodic_memory(cli_env):
-    _memsql("run", "--skip-eval", env=cli_env)
+def test_eval_paraphrase_scores_100_under_episodic_memory(built_env):
+    cli_env = built_env
     out = json.loads(
         _memsql("eval", "--model", "paraphrase", "--condition", "C", "--json", env=cli_env).stdout
     )
@@ -110,8 +117,8 @@ def test_eval_paraphrase_scores_100_under_episodic_memory(cli_env):
     assert out["ex_strict"] == 100.0 and out["checks"] == {"harness_integrity": True}
 
 
-def test_eval_sample_run_prints_its_size_and_interval(cli_env):
-    _memsql("run", "--skip-eval", env=cli_env)
+def test_eval_sample_run_prints_its_size_and_interval(built_env):
+    cli_env = built_env
     args = ("eval", "--model", "recall-probe", "--condition", "B", "--json")
     out = json.loads(_memsql(*args, "--sessions", "30", env=cli_env).stdout)
     assert out["success"] and out["sessions"] == 30 and out["complete"] is False
@@ -123,9 +130,9 @@ def test_eval_sample_run_prints_its_size_and_interval(cli_env):
     assert f"{lo:.1f}–{hi:.1f}" in text and "sample of 30 sessions" in text
 
 
-def test_eval_sample_run_with_two_epochs(cli_env):
+def test_eval_sample_run_with_two_epochs(built_env):
     """a sample of 30 sessions, two epochs, through the CLI."""
-    _memsql("run", "--skip-eval", env=cli_env)
+    cli_env = built_env
     args = ("eval", "--model", "recall-probe", "--condition", "B", "--sessions", "30", "--epochs", "2", "--json")
     out = json.loads(_memsql(*args, env=cli_env).stdout)
     assert out["success"] and out["epochs"] == 2 and out["sessions"] == 30 and out["complete"] is False
@@ -152,8 +159,8 @@ def test_eval_epochs_below_1_is_one_line_and_writes_nothing(cli_env, n):
 
 
 @pytest.mark.parametrize("n", ["0", "8", "301"])
-def test_eval_sessions_out_of_range_is_one_line_and_writes_nothing(cli_env, n):
-    _memsql("run", "--skip-eval", env=cli_env)
+def test_eval_sessions_out_of_range_is_one_line_and_writes_nothing(built_env, n):
+    cli_env = built_env
     results = Path(cli_env["MEMSQL_HOME"]) / "results" / "model=gold" / "condition=D"
     proc = _memsql("eval", "--model", "gold", "--condition", "D", "--sessions", n, env=cli_env, check=False)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
