@@ -41,7 +41,7 @@ def cli_env(tmp_path_factory):
 @pytest.fixture(scope="module")
 def built_env(cli_env):
     """cli_env once the main job has run (the module's first test runs it on the cold home)."""
-    _memsql("run", "--skip-eval", env=cli_env)  # built
+    _memsql("run", "--skip-eval", env=cli_env)
     return cli_env
 
 

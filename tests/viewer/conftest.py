@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import copy_built_home
-from tests.metrics.conftest import built, duckdb_path, metrics_home  # noqa: F401 (fixtures)
+from tests.metrics.conftest import metrics_home  # noqa: F401 (a fixture)
 
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -51,7 +51,7 @@ def wait_until_up(proc: subprocess.Popen, url: str, timeout_s: float = 60) -> No
 
 
 @pytest.fixture(scope="module")
-def view_home(tmp_path_factory, metrics_home) -> Path:  # noqa: F811
+def view_home(tmp_path_factory, metrics_home) -> Path:  # noqa: F811 (the imported fixture)
     """A private copy of metrics_home, marts included: a test writes a partition into it."""
     return copy_built_home(metrics_home, tmp_path_factory.mktemp("view") / "home")
 
