@@ -13,7 +13,7 @@ from memsql_assets.lib.paths import trajectories_dir
 
 def test_each_theta_and_budget_gets_a_store_and_the_agents_ex_and_steps(small_home, tmp_path):
     home = tmp_path / "home"
-    shutil.copytree(small_home, home, ignore=shutil.ignore_patterns("results", "requests", "redis", "dbt"))
+    shutil.copytree(small_home, home, ignore=shutil.ignore_patterns("results", "requests", "redis", "dbt", "trajectories"))
     result = sweep(home, tmp_path / "stores", Sweep(thetas=(0.25, 0.5), budgets=(12,), sessions=9))
     assert result["baseline"]["ex_pct"] == 100.0 and result["baseline"]["turns"] > 0
     assert [(r["theta"], r["N"]) for r in result["rows"]] == [(0.25, 12), (0.5, 12)]
