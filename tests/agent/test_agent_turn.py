@@ -55,7 +55,9 @@ def test_the_trajectory_of_condition_e_saves_the_reference_agents_steps(bird, tm
     assert "## Execute" not in first and "## Final SQL" not in first  # loaded per phase, not up front
     assert set(prompt_e.trajectory) == {"explore", "execute"} and not prompt_t.trajectory
     assert "Reference trajectory" not in prompt_t.messages[-1]["content"]
-    assert (len(trace_t.steps), len(trace_e.steps)) == (7, 2)
+    assert "Schema:" not in first and "Schema:" not in prompt_t.messages[-1]["content"]
+    # T: list_tables, get_ddl of loan, account and district, validate_result, submit_sql
+    assert (len(trace_t.steps), len(trace_e.steps)) == (6, 2)
     # its one call, validate_result, enters the validate phase, which this trajectory has no segment of
     assert [s.loaded for s in trace_e.steps] == [(), ()]
     for trace in (trace_t, trace_e):
@@ -72,3 +74,12 @@ def test_a_turn_without_sql_has_an_empty_answer_and_a_failed_call_its_error_type
     assert turn_reply(AgentTrace((), TurnOutcome.BUDGET_EXHAUSTED, None)).text == ""
     failed = turn_reply(AgentTrace((), TurnOutcome.MODEL_ERROR, None, "rate_limited", "slow down"))
     assert (failed.ok, failed.error_type, failed.cache_hit) == (False, "rate_limited", False)
+
+
+def test_with_the_schema_in_the_prompt_the_reference_agent_submits_at_once(bird, tmp_path):
+    markdown = explored_trajectory(bird)
+    for condition in ("T_schema", "E_schema"):
+        prompt, trace = condition_turn(tmp_path, bird, condition, markdown)
+        assert "\n\nSchema:\nloan(...)" in prompt.messages[-1]["content"]
+        assert [[u.tool for u in s.tool_uses] for s in trace.steps] == [["submit_sql"]], condition
+        assert trace.final_sql == GT_SQL

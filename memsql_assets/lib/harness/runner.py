@@ -79,7 +79,7 @@ from memsql_assets.lib.trajectories.composites import CompositeTool
 from memsql_assets.lib.trajectories.lookup import load_composites
 from memsql_assets.lib.trajectories.phases import PHASES
 from memsql_assets.lib.trajectories.schema_stats import SchemaStats, introspect
-from memsql_assets.lib.trajectories.tools import DbTools
+from memsql_assets.lib.trajectories.tools import AGENT_OBSERVATION_CHARS, DbTools
 from memsql_assets.lib.vocabulary import PAPER_BENCHMARK
 
 Progress = Callable[["RunStats"], None]
@@ -434,7 +434,13 @@ class PartitionRunner:
 
         stats = await asyncio.to_thread(self._schema_stats, source)
         with self._pools[source].connection() as conn:
-            db = DbTools(conn, SOURCE_BY_PREFIX[source], stats, sql_timeout_s=self.timeout_s)
+            db = DbTools(
+                conn,
+                SOURCE_BY_PREFIX[source],
+                stats,
+                sql_timeout_s=self.timeout_s,
+                observation_chars=AGENT_OBSERVATION_CHARS,
+            )
             tools = TurnTools(db, composites=self._composites())
             return await agent_turn(self.agent, turn, tools, complete, self.agent_limits)
 
