@@ -77,16 +77,20 @@ def test_the_agents_section_shows_t_against_e_per_source_with_steps_saved(page, 
     con = duckdb.connect(str(paper_home / "dbt" / "memsql.duckdb"), read_only=True)
     try:
         saved = con.execute(
-            "select source, median_steps_t, median_steps_e, steps_saved from main.agg_agent_steps_saved"
+            "select source, schema_in_prompt, median_steps_t, median_steps_e, steps_saved "
+            "from main.agg_agent_steps_saved"
         ).fetchall()
     finally:
         con.close()
     assert page.locator("#agents tbody tr").count() == len(saved) > 1
     head = page.locator("#agents thead").inner_text()
-    for column in (f"EX {AGENT_BASELINE_CONDITION} 95% CI", f"EX {AGENTSM_CONDITION} 95% CI", "steps saved"):
+    for column in (f"EX {AGENT_BASELINE_CONDITION} 95% CI", f"EX {AGENTSM_CONDITION} 95% CI", "steps saved by"):
         assert column in head
-    rows = {r.split("\t")[2]: r.split("\t") for r in page.locator("#agents tbody tr").all_inner_texts()}
-    for source, steps_t, steps_e, steps in saved:
-        assert steps > 0 and {f"{v:.1f}" for v in (steps_t, steps_e, steps)} <= set(rows[source])
+    cells = [r.split("\t") for r in page.locator("#agents tbody tr").all_inner_texts()]
+    rows = {(r[2], r[3]): r for r in cells}
+    for source, shown, steps_t, steps_e, steps in saved:
+        row = rows[(source, "yes" if shown else "no")]
+        assert {f"{v:.1f}" for v in (steps_t, steps_e, steps)} <= set(row)
+        assert (steps > 0) != shown and "reference agent (scripted)" in row
     if SCREENSHOTS:
         page.screenshot(path=str(Path(SCREENSHOTS) / "report_agents.png"), clip=table.bounding_box())
