@@ -11,7 +11,14 @@ from agent_helpers import GT_SQL, TURN, explored_trajectory, gateway, registry
 from memsql_assets.lib.agent.agent import Agent
 from memsql_assets.lib.agent.agent_turn import agent_turn, turn_reply
 from memsql_assets.lib.agent.conditions import get_condition
-from memsql_assets.lib.agent.loop import AgentLimits, AgentTrace, TurnOutcome, gateway_complete
+from memsql_assets.lib.agent.loop import (
+    NO_SCHEMA_NOTE,
+    AgentLimits,
+    AgentTrace,
+    TurnOutcome,
+    first_messages,
+    gateway_complete,
+)
 from memsql_assets.lib.agent.turn_tools import TurnTools
 from memsql_assets.lib.memory.plugins import build_memory
 from memsql_assets.lib.models.request_store import evaluation_cell
@@ -83,3 +90,10 @@ def test_with_the_schema_in_the_prompt_the_reference_agent_submits_at_once(bird,
         assert "\n\nSchema:\nloan(...)" in prompt.messages[-1]["content"]
         assert [[u.tool for u in s.tool_uses] for s in trace.steps] == [["submit_sql"]], condition
         assert trace.final_sql == GT_SQL
+
+
+def test_the_agent_is_told_when_the_schema_is_not_in_its_first_message():
+    without = [{"role": "system", "content": "sys"}, {"role": "user", "content": "Question: q"}]
+    with_schema = [without[0], {"role": "user", "content": "Source guidance:\n- g\n\nSchema:\nt(x)\n\nQuestion: q"}]
+    assert first_messages(without, AgentLimits())[0]["content"].endswith(NO_SCHEMA_NOTE)
+    assert NO_SCHEMA_NOTE not in first_messages(with_schema, AgentLimits())[0]["content"]
