@@ -85,3 +85,13 @@ def test_an_unknown_variant_is_refused_naming_the_field(tmp_path):
     with pytest.raises(ConfigError) as raised:
         load_sources(path, environ={})
     assert "northwind.variant" in str(raised.value) and "standard, wide" in str(raised.value)
+
+
+def test_choosing_the_wide_variant_is_a_new_data_version_of_the_source():
+    from memsql_assets.defs.sources.assets import spec_version
+    from memsql_assets.lib.code_versions import digest
+
+    spec = load_sources(environ={})["northwind"]
+    assert spec.variant == "standard"
+    assert spec_version(spec) == digest({"kind": spec.kind, "seed": spec.seed, "options": spec.options})
+    assert spec_version(dataclasses.replace(spec, variant="wide")) != spec_version(spec)
