@@ -47,6 +47,8 @@ Row = tuple[str, tuple[Cell | None, ...]]  # model, one cell per condition (None
 
 @dataclass(frozen=True)
 class Leaderboard:
+    """One benchmark's matrix: a row per model, the LLMs' block then the reference models'."""
+
     benchmark: str
     conditions: tuple[str, ...]
     llms: tuple[Row, ...]
@@ -114,7 +116,7 @@ def leaderboard(m: Marts, benchmark: str = PAPER_BENCHMARK) -> Leaderboard:
     if not twice.empty:
         first = twice.iloc[0]
         raise ReportError(
-            f"agg_condition_summary: {len(twice)} rows for benchmark {benchmark}, model {first['model']}, "
+            f"agg_condition_summary: more than one row for benchmark {benchmark}, model {first['model']}, "
             f"condition {first['condition']}; expected one row per model × condition"
         )
     present = set(df["condition"])

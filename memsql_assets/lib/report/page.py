@@ -81,6 +81,8 @@ class Section:
 
 
 EVAL = "`memsql eval --model NAME --condition {}`"
+FILL_A_MODEL = "add a model to models.yaml, then " + EVAL.format("B")
+FILL_EXTENDED = f"evaluate on the extended benchmark: `memsql eval --benchmark {EXTENDED_BENCHMARK} --model NAME --condition B`"
 SECTIONS: tuple[Section, ...] = (
     Section(
         "summary",
@@ -99,8 +101,7 @@ SECTIONS: tuple[Section, ...] = (
         "extended_phenomena",
         "Extended benchmark: phenomena",
         ("extended_phenomena",),
-        f"evaluate on the extended benchmark: `memsql eval --benchmark {EXTENDED_BENCHMARK} --model NAME "
-        "--condition B`",
+        FILL_EXTENDED,
     ),
     Section(
         "paper",
@@ -205,7 +206,6 @@ SECTIONS: tuple[Section, ...] = (
         "evaluate a second model under a condition the first ran: " + EVAL.format("B"),
     ),
 )
-FILL_A_MODEL = "add a model to models.yaml, then " + EVAL.format("B")
 
 
 def data_uri(png: Path) -> str:
@@ -223,7 +223,8 @@ def heat(value: float) -> tuple[str, str]:
 
 def _cell(model: str, condition: str, cell: Cell | None) -> str:
     if cell is None or cell.value is None:
-        return f'<td class="none" data-condition="{condition}" title="{model} · {condition}: not evaluated">–</td>'
+        title = html.escape(f"{model} · {condition}: not evaluated")
+        return f'<td class="none" data-condition="{condition}" title="{title}">–</td>'
     bg, fg = heat(cell.value)
     title = (
         f"{model} · {condition}: memory-critical EX {cell.value_text} %, 95 % interval "
@@ -259,21 +260,16 @@ def _condition_header(condition: str) -> str:
 
 
 def leaderboard_html(board: Leaderboard) -> str:
-    heading = f"<h2>{html.escape(board.title)}</h2>"
     if board.is_empty:
-        fills = (
-            FILL_A_MODEL
-            if board.benchmark != EXTENDED_BENCHMARK
-            else (
-                f"evaluate on the extended benchmark: `memsql eval --benchmark {EXTENDED_BENCHMARK} --model NAME "
-                "--condition B`"
-            )
+        fills = FILL_EXTENDED if board.benchmark == EXTENDED_BENCHMARK else FILL_A_MODEL
+        return (
+            f'<p class="empty" id="{board.key}-empty"><b>{html.escape(board.title)}</b>: no partition yet; '
+            f"{_code(fills)}.</p>"
         )
-        return f'<p class="empty" id="{board.key}-empty"><b>{html.escape(board.title)}</b>: no partition yet; {_code(fills)}.</p>'
     head = "".join(_condition_header(c) for c in board.conditions)
     return "\n".join(
         [
-            heading,
+            f"<h2>{html.escape(board.title)}</h2>",
             f'<table class="matrix" id="{board.key}">',
             f"<caption>{html.escape(board.caption())}</caption>",
             f'<thead><tr><th scope="col">model</th>{head}</tr></thead>',
@@ -307,7 +303,9 @@ def _section(section: Section, by_key: Mapping[str, Table], figures: Mapping[str
             f'<p class="empty" id="section-{section.key}"><b>{html.escape(section.heading)}</b>: no data yet; '
             f"{_code(section.fills)}.</p>"
         )
-    contents = [f"{len(t.rows)} rows" if len(tables) == 1 else f"{len(tables)} tables" for t in tables[:1]]
+    contents = (
+        [f"{len(tables[0].rows)} rows" if len(tables) == 1 else f"{len(tables)} tables"] if tables else []
+    )
     contents += ["a figure"] if figure is not None else []
     parts = [
         f'<details id="section-{section.key}">',
