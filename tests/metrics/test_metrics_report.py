@@ -145,7 +145,7 @@ def test_the_leaderboard_is_the_marts_model_by_condition_matrix(report, page, du
     summary = summary[summary["benchmark"] == "paper"]
     head, blocks = _matrix_cells(page, "paper")
     assert head == ["model", *(c for c in CONDITIONS if c in set(summary["condition"]))]
-    assert head[1:] == ["A", "B", "B_wm5", "T", "E", "H", "S"]
+    assert head[1:] == ["A", "B", "B_wm5", "T", "E", "T_schema", "E_schema", "H", "S"]
     # Only reference models ran here: the LLM block is its divider and one line saying how to add one.
     llms, references = blocks["llms"], blocks["references"]
     assert llms[0] == ["Evaluated LLMs"] and len(llms) == 2 and "models.yaml" in llms[1][0] and "memsql eval" in llms[1][0]
@@ -177,7 +177,7 @@ def test_the_leaderboard_caption_names_the_context_mode_only_where_the_mart_has_
     assert leaderboard(uniform).caption().endswith("Context: annotated.")
     mixed = summary.assign(context_mode=["observed" if c == "H" else "annotated" for c in summary["condition"]])
     board = leaderboard(dataclasses.replace(marts, condition_summary=mixed))
-    expected = "Context: annotated (A, B, B_wm5, T, E, S); observed (H)."
+    expected = "Context: annotated (A, B, B_wm5, T, E, T_schema, E_schema, S); observed (H)."
     assert board.caption().endswith(expected) and expected in leaderboard_html(board)
 
 
