@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -49,11 +50,11 @@ def _session_turns():
         {**_turn("correction", refs=["a"], binds={"b": "b1"}, overwrites=["b"], question="I meant {b1}"),
          "sql": "SELECT {a} AS a, {b1} AS b", "paraphrase": "SELECT {b1} AS b2, {a} AS a2"},
         _turn("wording", refs=["a", "b"], question="again"),
-        _turn("distractor", refs=["a", "b"], binds={"a": "a", "b": "b"}, question="the first again"),
+        _turn("distractor", refs=["a", "b"], binds={"a": "a", "b": "b"}, question="both again"),
     ]
 
 
-def _write(tmp_path: Path, source: str, turns, n_variants: int = 6) -> Path:
+def _write(tmp_path: Path, source: str, turns, n_variants: int = 6, **top) -> Path:
     directory = tmp_path / "extended"
     directory.mkdir(exist_ok=True)
     doc = {
@@ -61,6 +62,7 @@ def _write(tmp_path: Path, source: str, turns, n_variants: int = 6) -> Path:
         "profile": "p",
         "sessions": 4,
         "variants": [{"id": f"v{i}", "turns": turns} for i in range(n_variants)],
+        **top,
     }
     (directory / f"{source}.yaml").write_text(yaml.safe_dump(doc), encoding="utf-8")
     return directory
@@ -91,8 +93,6 @@ def test_each_phenomenon_on_a_hand_built_session(tmp_path):
         for t in first.turns
     ]
     assert twin.turns[-1].gt_sql != by_tag["distractor"].gt_sql
-    # varied wording: the next pair of sessions picks other phrasings
-    assert sessions[2].turns[3].question != first.turns[3].question
 
 
 def test_a_turn_without_a_tag_fails_naming_file_variant_and_turn(tmp_path):
@@ -127,6 +127,69 @@ def test_a_long_range_turn_whose_value_is_restated_fails(tmp_path):
     turns[2] = _turn("wording", refs=["a", "b"], question="restates")
     with pytest.raises(TemplateError, match="long_range, but its farthest value was last stated 1"):
         generate_extended_source(load_extended_template("sec_edgar", _write(tmp_path, "sec_edgar", turns)), PROFILES)
+
+
+# b is the newer value until the correction replaces it with one below a (the switch set a to 3)
+YEAR_PROFILES = {"p": [{"a0": 1, "b0": 5, "a1": 3, "b1": 2, "z": 0}, {"a0": 6, "b0": 9, "a1": 7, "b1": 4, "z": 0}]}
+OLDER = {**_turn("wording", refs=["a"], question="the older of the two again"),
+         "sql": "SELECT {a} AS a, 0 AS b", "paraphrase": "SELECT 0 AS b2, {a} AS a2"}
+
+
+def test_the_wording_check_catches_the_older_of_two_after_a_correction(tmp_path):
+    turns = _session_turns()
+    turns[6] = OLDER  # after the correction of b to 2, a (3) is the newer one
+    directory = _write(tmp_path, "sec_edgar", turns, ordered_pair=["a", "b"])
+    template = load_extended_template("sec_edgar", directory)  # statically evaluable: it loads
+    with pytest.raises(TemplateError) as err:
+        generate_extended_source(template, YEAR_PROFILES)
+    message = str(err.value)
+    assert "sec_edgar.yaml" in message and "variant v0, turn 7" in message and "SEC-X-001" in message
+    assert "calls a=3 the older one, but the pair holds {'a': 3, 'b': 2}" in message
+
+
+def test_the_same_turn_before_the_correction_passes_the_wording_check(tmp_path):
+    turns = _session_turns()
+    turns[5], turns[6] = OLDER, turns[5]
+    directory = _write(tmp_path, "sec_edgar", turns, ordered_pair=["a", "b"])
+    sessions = generate_extended_source(load_extended_template("sec_edgar", directory), YEAR_PROFILES)
+    assert sessions[0].turns[5].question == "the older of the two again"
+
+
+@pytest.mark.parametrize(
+    ("question", "top", "expected"),
+    [
+        ("the value from before", {}, "relative wording 'before' that the wording check cannot evaluate"),
+        ("the older one", {}, "ordered_pair (none declared)"),
+        ("the first region again", {"ordered_pair": ["a", "b"]}, "does not use the template's anchor"),
+    ],
+)
+def test_relative_wording_the_check_cannot_evaluate_fails_loading(tmp_path, question, top, expected):
+    turns = _session_turns()
+    turns[6] = _turn("wording", refs=["a", "b"], question=question)
+    with pytest.raises(TemplateError) as err:
+        load_extended_template("sec_edgar", _write(tmp_path, "sec_edgar", turns, **top))
+    assert "variant v0, turn 7.phrasings[0]" in str(err.value) and expected in str(err.value)
+
+
+def test_an_origin_phrase_is_checked_against_turn_one(tmp_path):
+    turns = _session_turns()
+    turns[7] = _turn("distractor", refs=["a", "b"], binds={"a": "a", "b": "b"}, question="the first one again")
+    directory = _write(tmp_path, "sec_edgar", turns, anchor="a")
+    with pytest.raises(TemplateError, match="calls a=3 where the session began, but turn 1 bound 1"):
+        generate_extended_source(load_extended_template("sec_edgar", directory), PROFILES)
+
+
+def test_phrasings_are_spread_evenly_over_a_turns_sessions(tmp_path):
+    directory = _write(tmp_path, "sec_edgar", _session_turns())
+    doc = yaml.safe_load((directory / "sec_edgar.yaml").read_text(encoding="utf-8"))
+    doc["sessions"] = 36
+    (directory / "sec_edgar.yaml").write_text(yaml.safe_dump(doc), encoding="utf-8")
+    sessions = generate_extended_source(load_extended_template("sec_edgar", directory), PROFILES)
+    by_cell: dict[tuple[str, int], Counter] = {}
+    for s in sessions:
+        for t in s.turns:
+            by_cell.setdefault((s.variant_id, t.turn_index), Counter())[t.phrasing_index] += 1
+    assert all(sorted(c.values()) == [2, 2, 2] for c in by_cell.values())
 
 
 def test_shipped_templates_load_and_cover_every_phenomenon(tmp_path):

@@ -28,6 +28,7 @@ from memsql_assets.lib.benchmark.templates import (
     parse_turn,
     validate_turns,
 )
+from memsql_assets.lib.benchmark.wording import Claim, claims, contradiction
 from memsql_assets.lib.errors import BenchmarkInvariantError, TemplateError
 from memsql_assets.lib.sources.config import PREFIX
 from memsql_assets.lib.vocabulary import EXTENDED_BENCHMARK, PHENOMENA, SELF_CONTAINED_TAGS, SOURCE_NAMES
@@ -47,6 +48,7 @@ class ExtendedTurnTemplate:
     tag: str
     phrasings: tuple[str, ...]
     overwrites: tuple[str, ...]
+    claims: tuple[tuple[Claim, ...], ...]  # per phrasing, its relative wordings (wording.py)
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,8 @@ class ExtendedTemplate:
     profile: str
     sessions: int
     variants: tuple[ExtendedVariant, ...]
+    ordered_pair: tuple[str, ...]  # the two keys "older"/"newer" compare (wording.py); () if none
+    anchor: str | None  # the key "the <entity> we began with" names (wording.py)
 
 
 @dataclass(frozen=True)
@@ -77,7 +81,15 @@ def extended_template_path(source: str, directory: Path = EXTENDED_DIR) -> Path:
     return directory / f"{source}.yaml"
 
 
-def _parse_extended_turn(path: Path, where: str, raw: Any) -> ExtendedTurnTemplate:
+@dataclass(frozen=True)
+class _Wording:
+    """What a template declares for its relative wordings (wording.py)."""
+
+    pair: tuple[str, ...]
+    anchor: str | None
+
+
+def _parse_extended_turn(path: Path, where: str, raw: Any, wording: _Wording) -> ExtendedTurnTemplate:
     if not isinstance(raw, dict):
         raise TemplateError(path, where, "expected a mapping with tag, phrasings and the turn fields")
     tag = raw.get("tag")
@@ -109,7 +121,21 @@ def _parse_extended_turn(path: Path, where: str, raw: Any) -> ExtendedTurnTempla
                 f"{where}.phrasings[{i}]",
                 f"states {sorted(TurnTemplate.placeholders(text))}; phrasing 0 states {sorted(base.question_keys)}",
             )
-    return ExtendedTurnTemplate(base=base, tag=tag, phrasings=texts, overwrites=tuple(overwrites))
+    found = tuple(
+        claims(path, f"{where}.phrasings[{i}]", text, set(base.refs), wording.pair, wording.anchor)
+        for i, text in enumerate(texts)
+    )
+    return ExtendedTurnTemplate(base=base, tag=tag, phrasings=texts, overwrites=tuple(overwrites), claims=found)
+
+
+def _parse_wording(path: Path, raw: dict[str, Any]) -> _Wording:
+    pair = raw.get("ordered_pair") or []
+    if not isinstance(pair, list) or len(pair) not in (0, 2) or not all(isinstance(k, str) for k in pair):
+        raise TemplateError(path, "ordered_pair", "expected two key names (the pair older/newer compares)")
+    anchor = raw.get("anchor")
+    if anchor is not None and not isinstance(anchor, str):
+        raise TemplateError(path, "anchor", "expected the key that holds the entity the session began with")
+    return _Wording(tuple(pair), anchor)
 
 
 def _validate_extended_variant(path: Path, variant: ExtendedVariant) -> None:
@@ -158,6 +184,7 @@ def load_extended_template(source: str, directory: Path = EXTENDED_DIR) -> Exten
     variants_raw = raw.get("variants")
     if not isinstance(variants_raw, list) or len(variants_raw) < MIN_VARIANTS:
         raise TemplateError(path, "variants", f"expected a list of >= {MIN_VARIANTS} variants")
+    wording = _parse_wording(path, raw)
     variants: list[ExtendedVariant] = []
     for i, v in enumerate(variants_raw):
         if (
@@ -169,7 +196,7 @@ def load_extended_template(source: str, directory: Path = EXTENDED_DIR) -> Exten
         if any(v["id"] == seen.id for seen in variants):
             raise TemplateError(path, f"variants[{i}].id", f"duplicate variant id {v['id']!r}")
         turns = tuple(
-            _parse_extended_turn(path, f"variant {v['id']}, turn {j}", t)
+            _parse_extended_turn(path, f"variant {v['id']}, turn {j}", t, wording)
             for j, t in enumerate(v["turns"], start=1)
         )
         variant = ExtendedVariant(id=v["id"], turns=turns)
@@ -182,7 +209,9 @@ def load_extended_template(source: str, directory: Path = EXTENDED_DIR) -> Exten
             "variants",
             f"no turn tests {', '.join(sorted(missing))}; every source covers every phenomenon",
         )
-    return ExtendedTemplate(path, source, raw["profile"], raw["sessions"], tuple(variants))
+    return ExtendedTemplate(
+        path, source, raw["profile"], raw["sessions"], tuple(variants), wording.pair, wording.anchor
+    )
 
 
 @dataclass(frozen=True)
@@ -195,7 +224,15 @@ class ExtendedRendered:
     stated_values: dict[str, Any]
 
 
-def instantiate_extended(variant: ExtendedVariant, profile: Profile, wording: int) -> list[ExtendedRendered]:
+def phrasing_index(template: ExtendedTemplate, pair: int, turn: ExtendedTurnTemplate, index: int) -> int:
+    """The phrasing of `turn` (the index-th of its variant) in the pair-th session pair: the pairs
+    that share a variant take its phrasings in turn, so each is used equally often."""
+    return (pair // len(template.variants) + index) % len(turn.phrasings)
+
+
+def instantiate_extended(
+    template: ExtendedTemplate, variant: ExtendedVariant, profile: Profile, pair: int
+) -> list[ExtendedRendered]:
     """Walk the turns with two states: the session's, and the one a correction never reached."""
     state: dict[str, Any] = {}
     stale: dict[str, Any] = {}
@@ -206,7 +243,7 @@ def instantiate_extended(variant: ExtendedVariant, profile: Profile, wording: in
         old = _namespace(turn.base, profile, stale)
         sql = render(turn.base.sql, ns, literal=True)
         stale_sql = render(turn.base.sql, old, literal=True) if corrected else None
-        phrasing = turn.phrasings[(wording + index) % len(turn.phrasings)]
+        phrasing = turn.phrasings[phrasing_index(template, pair, turn, index)]
         updates = {key: ns[src] for key, src in turn.base.binds}
         out.append(
             ExtendedRendered(
@@ -222,6 +259,24 @@ def instantiate_extended(variant: ExtendedVariant, profile: Profile, wording: in
         stale.update({k: old[src] for k, src in turn.base.binds if k not in turn.overwrites})
         corrected = corrected or bool(turn.overwrites)
     return out
+
+
+def check_wording(
+    template: ExtendedTemplate, variant: ExtendedVariant, session_id: str, rendered: list[ExtendedRendered], pair: int
+) -> None:
+    """Fail the build on the first question whose relative wording its state at that turn contradicts."""
+    state: dict[str, Any] = {}
+    opened = rendered[0].state_updates
+    for index, (turn, mine) in enumerate(zip(variant.turns, rendered, strict=True), start=1):
+        for claim in turn.claims[phrasing_index(template, pair, turn, index)]:
+            problem = contradiction(claim, state, opened, template.ordered_pair)
+            if problem:
+                raise TemplateError(
+                    template.path,
+                    f"variant {variant.id}, turn {index}",
+                    f"in {session_id}, {mine.question!r} {problem}",
+                )
+        state.update(mine.state_updates)
 
 
 def _states(turn: ExtendedRendered, key: str, value: Any) -> bool:
@@ -251,9 +306,10 @@ def _session(template: ExtendedTemplate, i: int, pool: list[Profile]) -> Session
     pair = i // 2  # the two sessions of a pair are each other's distractor
     variant = template.variants[pair % len(template.variants)]
     profile, neighbour = pool[i % len(pool)], pool[(i + 1) % len(pool)]
-    own = instantiate_extended(variant, profile, pair)
-    theirs = instantiate_extended(variant, neighbour, pair)
+    own = instantiate_extended(template, variant, profile, pair)
+    theirs = instantiate_extended(template, variant, neighbour, pair)
     session_id = f"{prefix}-X-{i + 1:03d}"
+    check_wording(template, variant, session_id, own, pair)
     state: dict[str, Any] = {}
     turns = []
     for t, (tmpl, mine, other) in enumerate(zip(variant.turns, own, theirs, strict=True), start=1):
@@ -288,7 +344,7 @@ def _session(template: ExtendedTemplate, i: int, pool: list[Profile]) -> Session
                 tag=tmpl.tag,
                 stale_gt_sql=mine.stale_sql,
                 recall_distance=distance,
-                phrasing_index=(pair + t) % len(tmpl.phrasings),
+                phrasing_index=phrasing_index(template, pair, tmpl, t),
             )
         )
         state.update(mine.state_updates)
