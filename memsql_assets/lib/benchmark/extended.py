@@ -12,6 +12,7 @@ cross-session distractor under episodic retrieval.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,8 @@ MIN_VARIANTS = 6
 MAX_SESSIONS = 300  # no larger than the paper's benchmark
 LONG_RANGE = range(3, 9)  # a long-range turn's value was last stated 3 to 8 turns earlier
 SESSION_ID = re.compile(r"^(NW|SEC|BIRD)-X-(\d{3})$")
+# A detour that announces itself ("Separately: ..."); most change topic without one (`explicit_marker`).
+DETOUR_MARKER = re.compile(r"^(?:Separately|On another note|Unrelated)\b", re.I)
 EXTENDED_FIELDS = ("tag", "phrasings", "overwrites")
 
 
@@ -75,6 +78,7 @@ class ExtendedTurn(Turn):
     stale_gt_sql: str | None = None  # the ground truth with a correction's overwritten values
     recall_distance: int = 0  # turns back to where the farthest referenced value was last stated
     phrasing_index: int = 0
+    explicit_marker: bool = False  # a detour whose question announces the change of topic
 
 
 def extended_template_path(source: str, directory: Path = EXTENDED_DIR) -> Path:
@@ -279,6 +283,27 @@ def check_wording(
         state.update(mine.state_updates)
 
 
+def pool_states(template: ExtendedTemplate, variant: ExtendedVariant, pool: list[Profile]) -> list[list[dict[str, Any]]]:
+    """Per pool profile, the session state before each turn of `variant` (the values a guess fills in)."""
+    out = []
+    for profile in pool:
+        state: dict[str, Any] = {}
+        states = []
+        for rendered in instantiate_extended(template, variant, profile, 0):
+            states.append(dict(state))
+            state.update(rendered.state_updates)
+        out.append(states)
+    return out
+
+
+def _modal_values(variant: ExtendedVariant, states: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Per turn, each referenced key's most common value over the pool (generate.modal_values' rule)."""
+    return [
+        {key: Counter(s[t][key] for s in states).most_common(1)[0][0] for key in turn.base.refs}
+        for t, turn in enumerate(variant.turns)
+    ]
+
+
 def _states(turn: ExtendedRendered, key: str, value: Any) -> bool:
     if key in turn.state_updates:
         return True
@@ -301,7 +326,9 @@ def recall_distance(
     return farthest
 
 
-def _session(template: ExtendedTemplate, i: int, pool: list[Profile]) -> Session:
+def _session(
+    template: ExtendedTemplate, i: int, pool: list[Profile], modes: dict[str, list[dict[str, Any]]]
+) -> Session:
     prefix = PREFIX[template.source]
     pair = i // 2  # the two sessions of a pair are each other's distractor
     variant = template.variants[pair % len(template.variants)]
@@ -340,11 +367,13 @@ def _session(template: ExtendedTemplate, i: int, pool: list[Profile]) -> Session
                 memory_critical=critical,
                 sql_template=tmpl.base.sql,
                 stated_values=mine.stated_values,
+                guess_values=modes[variant.id][t - 1],
                 variant_id=variant.id,
                 tag=tmpl.tag,
                 stale_gt_sql=mine.stale_sql,
                 recall_distance=distance,
                 phrasing_index=phrasing_index(template, pair, tmpl, t),
+                explicit_marker=tmpl.tag == "detour" and bool(DETOUR_MARKER.match(mine.question)),
             )
         )
         state.update(mine.state_updates)
@@ -359,7 +388,8 @@ def generate_extended_source(template: ExtendedTemplate, profiles: dict[str, lis
             "profile",
             f"profile '{template.profile}' needs >= 2 rows (a session and its distractor)",
         )
-    return [_session(template, i, pool) for i in range(template.sessions)]
+    modes = {v.id: _modal_values(v, pool_states(template, v, pool)) for v in template.variants}
+    return [_session(template, i, pool, modes) for i in range(template.sessions)]
 
 
 def extended_violations(turns: list[dict[str, Any]]) -> list[str]:

@@ -29,8 +29,11 @@ ORIGIN = re.compile(
     re.I,
 )
 # Words that place a value in the conversation's past: allowed only inside an evaluated phrase.
-RELATIVE = re.compile(r"\b(?:older|newer|earlier|later|before|previous|prior|first|original|originally|"
-                      r"began|started|start|initial|last)\b", re.I)
+RELATIVE = re.compile(
+    r"\b(?:older|newer|earlier|later|before|previous|prior|first|original|originally|"
+    r"began|started|start|initial|last)\b",
+    re.I,
+)
 
 
 @dataclass(frozen=True)
@@ -52,7 +55,9 @@ def claims(
         named = [k for k in pair if k in uses]
         if len(named) != 1:
             raise TemplateError(
-                path, where, f"says {match.group(0)!r} but uses {len(named)} key(s) of the ordered_pair "
+                path,
+                where,
+                f"says {match.group(0)!r} but uses {len(named)} key(s) of the ordered_pair "
                 f"{list(pair) or '(none declared)'}; the check needs exactly one to evaluate it",
             )
         found.append(Claim(named[0], "min" if match.group("word").lower() in SMALLEST else "max"))
@@ -60,7 +65,9 @@ def claims(
     for match in ORIGIN.finditer(text):
         if anchor is None or anchor not in uses:
             raise TemplateError(
-                path, where, f"says {match.group(0)!r} but does not use the template's anchor "
+                path,
+                where,
+                f"says {match.group(0)!r} but does not use the template's anchor "
                 f"{anchor or '(none declared)'}; the check cannot evaluate it",
             )
         found.append(Claim(anchor, "origin"))
@@ -68,7 +75,9 @@ def claims(
     unchecked = RELATIVE.search(rest)
     if unchecked:
         raise TemplateError(
-            path, where, f"relative wording {unchecked.group(0)!r} that the wording check cannot evaluate; "
+            path,
+            where,
+            f"relative wording {unchecked.group(0)!r} that the wording check cannot evaluate; "
             "state the value, or use an ORDER word or ORIGIN phrase (lib/benchmark/wording.py)",
         )
     return tuple(found)
@@ -80,8 +89,12 @@ def contradiction(
     """Why `claim` is false in `state` (what earlier turns bound; `opened`: what turn 1 bound), or None."""
     value = state[claim.key]
     if claim.kind == "origin":
-        return None if value == opened.get(claim.key) else (
-            f"calls {claim.key}={value!r} where the session began, but turn 1 bound {opened.get(claim.key)!r}"
+        return (
+            None
+            if value == opened.get(claim.key)
+            else (
+                f"calls {claim.key}={value!r} where the session began, but turn 1 bound {opened.get(claim.key)!r}"
+            )
         )
     values = [state[k] for k in pair]
     want = min(values) if claim.kind == "min" else max(values)
