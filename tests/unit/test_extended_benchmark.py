@@ -15,7 +15,7 @@ from memsql_assets.lib.benchmark.extended import (
     load_extended_template,
 )
 from memsql_assets.lib.errors import TemplateError
-from memsql_assets.lib.vocabulary import PHENOMENA
+from memsql_assets.lib.vocabulary import GUESS_FLOOR_MAX_PCT, PHENOMENA
 
 SQL = "SELECT {a} AS a, {b} AS b"
 
@@ -202,16 +202,23 @@ def test_shipped_templates_load_and_cover_every_phenomenon(tmp_path):
 
 @pytest.mark.slow
 def test_extended_benchmark_on_embedded_data(embedded_dbs):
+    """The wording check passes on every turn (the build raises otherwise), every memory-critical turn has
+    its guess_rate and their mean stays under the guess-floor target, and most detours carry no marker."""
     from memsql_assets.lib.benchmark.answer_check import check_answers
-    from memsql_assets.lib.benchmark.extended import build_extended_sessions
     from memsql_assets.lib.benchmark.gt_check import check_ground_truth
+    from memsql_assets.lib.benchmark.pipeline import build_measured_extended_sessions
     from memsql_assets.lib.benchmark.profiles import extract_profiles
 
     profiles = {s: extract_profiles(s, p, EXTENDED_DIR) for s, p in embedded_dbs.items()}
-    turns = [dict(t.__dict__) for s in build_extended_sessions(profiles) for t in s.turns]
+    turns = [dict(t.__dict__) for s in build_measured_extended_sessions(profiles, embedded_dbs) for t in s.turns]
     assert len({t["session_id"] for t in turns}) <= 300
     critical = [t for t in turns if t["memory_critical"]]
     assert sum(t["recall_distance"] > 5 for t in critical) >= 0.10 * len(critical)
     assert any(t["stale_gt_sql"] for t in turns)
+    assert all(t["guess_rate"] is not None for t in critical)
+    assert 100 * sum(t["guess_rate"] for t in critical) / len(critical) <= GUESS_FLOOR_MAX_PCT
+    assert all(set(t["guess_values"]) == set(t["referenced_context_keys"]) for t in turns)
+    detours = [t for t in turns if t["tag"] == "detour"]
+    assert 0 < sum(t["explicit_marker"] for t in detours) < len(detours) / 2
     assert check_ground_truth(turns, embedded_dbs).ok
     assert check_answers(turns, embedded_dbs).ok
