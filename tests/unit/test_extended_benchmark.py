@@ -12,7 +12,9 @@ import yaml
 from memsql_assets.lib.benchmark.extended import (
     EXTENDED_DIR,
     generate_extended_source,
+    layout,
     load_extended_template,
+    phrasing_index,
 )
 from memsql_assets.lib.errors import TemplateError
 from memsql_assets.lib.vocabulary import GUESS_FLOOR_MAX_PCT, PHENOMENA
@@ -61,6 +63,7 @@ def _write(tmp_path: Path, source: str, turns, n_variants: int = 6, **top) -> Pa
         "source": source,
         "profile": "p",
         "sessions": 4,
+        "returning": 1,
         "variants": [{"id": f"v{i}", "turns": turns} for i in range(n_variants)],
         **top,
     }
@@ -74,7 +77,7 @@ PROFILES = {"p": [{"a0": 1, "b0": 2, "a1": 3, "b1": 4, "z": 5}, {"a0": 6, "b0": 
 def test_each_phenomenon_on_a_hand_built_session(tmp_path):
     template = load_extended_template("sec_edgar", _write(tmp_path, "sec_edgar", _session_turns()))
     sessions = generate_extended_source(template, PROFILES)
-    first, twin = sessions[0], sessions[1]
+    first, twin = sessions[3], sessions[0]  # the returning session (profile 0), and its twin three before
     by_tag = {t.tag: t for t in first.turns}
     assert set(by_tag) == set(PHENOMENA)
     assert not by_tag["baseline"].memory_critical and not by_tag["detour"].memory_critical
@@ -87,12 +90,14 @@ def test_each_phenomenon_on_a_hand_built_session(tmp_path):
     assert by_tag["wording"].gt_sql == "SELECT 3 AS a, 4 AS b"
     assert by_tag["wording"].stale_gt_sql == "SELECT 3 AS a, 2 AS b"
     assert by_tag["correction"].stale_gt_sql is None  # it states its new value
-    # distractor: the twin session is worded the same and is about another profile
+    # distractor: the twin session, earlier, is worded the same and is about another profile; only the
+    # returning session asks the distractor turn
     assert [t.question for t in twin.turns] == [
         t.question.replace("1", "6").replace("2", "7").replace("3", "8").replace("4", "9").replace("5", "10")
-        for t in first.turns
+        for t in first.turns[:-1]
     ]
-    assert twin.turns[-1].gt_sql != by_tag["distractor"].gt_sql
+    assert by_tag["distractor"].twin_session_id == twin.session_id == "SEC-X-001"
+    assert [t.tag for s in sessions[:3] for t in s.turns].count("distractor") == 0
 
 
 def test_a_turn_without_a_tag_fails_naming_file_variant_and_turn(tmp_path):
@@ -129,7 +134,7 @@ def test_a_long_range_turn_whose_value_is_restated_fails(tmp_path):
         generate_extended_source(load_extended_template("sec_edgar", _write(tmp_path, "sec_edgar", turns)), PROFILES)
 
 
-# b is the newer value until the correction replaces it with one below a (the switch set a to 3)
+# b is the newer value until the correction replaces it with one below a (the switch set a to 3, or 7)
 YEAR_PROFILES = {"p": [{"a0": 1, "b0": 5, "a1": 3, "b1": 2, "z": 0}, {"a0": 6, "b0": 9, "a1": 7, "b1": 4, "z": 0}]}
 OLDER = {**_turn("wording", refs=["a"], question="the older of the two again"),
          "sql": "SELECT {a} AS a, 0 AS b", "paraphrase": "SELECT 0 AS b2, {a} AS a2"}
@@ -144,7 +149,7 @@ def test_the_wording_check_catches_the_older_of_two_after_a_correction(tmp_path)
         generate_extended_source(template, YEAR_PROFILES)
     message = str(err.value)
     assert "sec_edgar.yaml" in message and "variant v0, turn 7" in message and "SEC-X-001" in message
-    assert "calls a=3 the older one, but the pair holds {'a': 3, 'b': 2}" in message
+    assert "calls a=7 the older one, but the pair holds {'a': 7, 'b': 4}" in message  # profile 1 opens
 
 
 def test_the_same_turn_before_the_correction_passes_the_wording_check(tmp_path):
@@ -179,17 +184,40 @@ def test_an_origin_phrase_is_checked_against_turn_one(tmp_path):
         generate_extended_source(load_extended_template("sec_edgar", directory), PROFILES)
 
 
-def test_phrasings_are_spread_evenly_over_a_turns_sessions(tmp_path):
-    directory = _write(tmp_path, "sec_edgar", _session_turns())
-    doc = yaml.safe_load((directory / "sec_edgar.yaml").read_text(encoding="utf-8"))
-    doc["sessions"] = 36
-    (directory / "sec_edgar.yaml").write_text(yaml.safe_dump(doc), encoding="utf-8")
-    sessions = generate_extended_source(load_extended_template("sec_edgar", directory), PROFILES)
-    by_cell: dict[tuple[str, int], Counter] = {}
-    for s in sessions:
-        for t in s.turns:
-            by_cell.setdefault((s.variant_id, t.turn_index), Counter())[t.phrasing_index] += 1
-    assert all(sorted(c.values()) == [2, 2, 2] for c in by_cell.values())
+def test_phrasings_are_spread_evenly_over_a_turns_sessions():
+    """Per shipped (variant, turn), the sessions using each phrasing differ in number by at most one."""
+    for source in ("sec_edgar", "northwind", "bird_financial"):
+        cells: dict[tuple[str, int], Counter] = {}
+        for slot in layout(load_extended_template(source, EXTENDED_DIR)):
+            for index, turn in enumerate(slot.variant.turns, start=1):
+                phrasing = phrasing_index(slot.wording, turn, index)
+                cells.setdefault((slot.variant.id, index), Counter({p: 0 for p in range(len(turn.phrasings))}))[
+                    phrasing
+                ] += 1
+        assert all(max(c.values()) - min(c.values()) <= 1 for c in cells.values()), source
+
+
+def test_every_distractor_turn_reaches_its_twin_up_to_w_32():
+    """The shipped layout: each returning session's twin is 32 positions earlier, in an earlier wave at
+    W = 1, 4, 8 and 32 (the runner's own waves), and only returning sessions ask a distractor turn."""
+    from memsql_assets.lib.harness.runner import twins_reachable_pct
+
+    for source in ("sec_edgar", "northwind", "bird_financial"):
+        template = load_extended_template(source, EXTENDED_DIR)
+        slots = layout(template)
+        turns = [
+            {
+                "session_id": f"S-X-{i + 1:03d}",
+                "source": "S",
+                "twin_session_id": None if slot.twin is None else f"S-X-{slot.twin + 1:03d}",
+            }
+            for i, slot in enumerate(slots)
+        ]
+        assert sum(slot.variant.turns[-1].tag == "distractor" for slot in slots) == template.returning
+        assert [t for t in turns if t["twin_session_id"]] == turns[-template.returning :]
+        for w in (1, 4, 8, 32):
+            assert twins_reachable_pct(turns, w) == 100.0, (source, w)
+        assert twins_reachable_pct(turns, 33) < 90.0  # beyond the gap, a twin shares a wave
 
 
 def test_shipped_templates_load_and_cover_every_phenomenon(tmp_path):

@@ -66,6 +66,7 @@ class ExtendedTemplate:
     source: str
     profile: str
     sessions: int
+    returning: int  # the last sessions, each returning to an earlier twin (layout)
     variants: tuple[ExtendedVariant, ...]
     ordered_pair: tuple[str, ...]  # the two keys "older"/"newer" compare (wording.py); () if none
     anchor: str | None  # the key "the <entity> we began with" names (wording.py)
@@ -79,6 +80,7 @@ class ExtendedTurn(Turn):
     recall_distance: int = 0  # turns back to where the farthest referenced value was last stated
     phrasing_index: int = 0
     explicit_marker: bool = False  # a detour whose question announces the change of topic
+    twin_session_id: str | None = None  # a distractor turn: the earlier session worded the same
 
 
 def extended_template_path(source: str, directory: Path = EXTENDED_DIR) -> Path:
@@ -162,6 +164,10 @@ def _validate_extended_variant(path: Path, variant: ExtendedVariant) -> None:
                 raise TemplateError(
                     path, f"{where}.overwrites", f"overwrites key '{key}' but does not bind it"
                 )
+        if turn.tag == "distractor" and index != len(variant.turns):
+            raise TemplateError(
+                path, f"{where}.tag", "a distractor turn is its variant's last (sessions before their twin drop it)"
+            )
         if turn.tag == "detour" and turn.base.refs:
             raise TemplateError(path, f"{where}.refs", "a detour states everything it needs (no refs)")
         if (turn.tag == "correction") != bool(turn.overwrites):
@@ -213,8 +219,13 @@ def load_extended_template(source: str, directory: Path = EXTENDED_DIR) -> Exten
             "variants",
             f"no turn tests {', '.join(sorted(missing))}; every source covers every phenomenon",
         )
+    returning = raw.get("returning")
+    if not isinstance(returning, int) or not 0 < 2 * returning <= raw["sessions"]:
+        raise TemplateError(
+            path, "returning", f"expected the number of returning sessions, 1 to half of sessions ({raw['sessions']})"
+        )
     return ExtendedTemplate(
-        path, source, raw["profile"], raw["sessions"], tuple(variants), wording.pair, wording.anchor
+        path, source, raw["profile"], raw["sessions"], returning, tuple(variants), wording.pair, wording.anchor
     )
 
 
@@ -228,15 +239,13 @@ class ExtendedRendered:
     stated_values: dict[str, Any]
 
 
-def phrasing_index(template: ExtendedTemplate, pair: int, turn: ExtendedTurnTemplate, index: int) -> int:
-    """The phrasing of `turn` (the index-th of its variant) in the pair-th session pair: the pairs
-    that share a variant take its phrasings in turn, so each is used equally often."""
-    return (pair // len(template.variants) + index) % len(turn.phrasings)
+def phrasing_index(wording: int, turn: ExtendedTurnTemplate, index: int) -> int:
+    """The phrasing of `turn` (the index-th of its variant) in a session of wording offset `wording`
+    (the how-manieth use of its variant: successive uses take the phrasings in turn)."""
+    return (wording + index) % len(turn.phrasings)
 
 
-def instantiate_extended(
-    template: ExtendedTemplate, variant: ExtendedVariant, profile: Profile, pair: int
-) -> list[ExtendedRendered]:
+def instantiate_extended(variant: ExtendedVariant, profile: Profile, wording: int) -> list[ExtendedRendered]:
     """Walk the turns with two states: the session's, and the one a correction never reached."""
     state: dict[str, Any] = {}
     stale: dict[str, Any] = {}
@@ -247,7 +256,7 @@ def instantiate_extended(
         old = _namespace(turn.base, profile, stale)
         sql = render(turn.base.sql, ns, literal=True)
         stale_sql = render(turn.base.sql, old, literal=True) if corrected else None
-        phrasing = turn.phrasings[phrasing_index(template, pair, turn, index)]
+        phrasing = turn.phrasings[phrasing_index(wording, turn, index)]
         updates = {key: ns[src] for key, src in turn.base.binds}
         out.append(
             ExtendedRendered(
@@ -266,13 +275,17 @@ def instantiate_extended(
 
 
 def check_wording(
-    template: ExtendedTemplate, variant: ExtendedVariant, session_id: str, rendered: list[ExtendedRendered], pair: int
+    template: ExtendedTemplate,
+    variant: ExtendedVariant,
+    session_id: str,
+    rendered: list[ExtendedRendered],
+    wording: int,
 ) -> None:
     """Fail the build on the first question whose relative wording its state at that turn contradicts."""
     state: dict[str, Any] = {}
     opened = rendered[0].state_updates
     for index, (turn, mine) in enumerate(zip(variant.turns, rendered, strict=True), start=1):
-        for claim in turn.claims[phrasing_index(template, pair, turn, index)]:
+        for claim in turn.claims[phrasing_index(wording, turn, index)]:
             problem = contradiction(claim, state, opened, template.ordered_pair)
             if problem:
                 raise TemplateError(
@@ -289,7 +302,7 @@ def pool_states(template: ExtendedTemplate, variant: ExtendedVariant, pool: list
     for profile in pool:
         state: dict[str, Any] = {}
         states = []
-        for rendered in instantiate_extended(template, variant, profile, 0):
+        for rendered in instantiate_extended(variant, profile, 0):
             states.append(dict(state))
             state.update(rendered.state_updates)
         out.append(states)
@@ -326,17 +339,59 @@ def recall_distance(
     return farthest
 
 
+@dataclass(frozen=True)
+class Slot:
+    """One session of a source's layout (`layout`): what it is instantiated from."""
+
+    variant: ExtendedVariant  # without its distractor turn unless the session returns to a twin
+    profile: int  # pool index of its profile
+    neighbour: int  # pool index of the profile its fallback SQL (and its twin) uses
+    wording: int  # phrasing offset, shared by a returning session and its twin
+    twin: int | None  # a returning session: the position of its twin, an earlier session
+
+
+def _without_distractor(variant: ExtendedVariant) -> ExtendedVariant:
+    return ExtendedVariant(variant.id, tuple(t for t in variant.turns if t.tag != "distractor"))
+
+
+def layout(template: ExtendedTemplate) -> list[Slot]:
+    """The sessions of a source in session order. The last `returning` sessions each return to a twin
+    among the first ones (same variant and wording, the neighbouring profile), `sessions - returning`
+    positions earlier: at every wave size W up to that distance the twin ran in an earlier wave, so
+    episodic retrieval can reach it. Only returning sessions keep their variant's distractor turn."""
+    with_distractor = [v for v in template.variants if v.turns[-1].tag == "distractor"]
+    gap = template.sessions - template.returning
+    uses: Counter[str] = Counter()
+
+    def wording(variant: ExtendedVariant) -> int:
+        uses[variant.id] += 1
+        return uses[variant.id] - 1
+
+    twins = [with_distractor[k % len(with_distractor)] for k in range(template.returning)]
+    offsets = [wording(v) for v in twins]
+    front = [Slot(_without_distractor(v), 2 * k + 1, 2 * k, offsets[k], None) for k, v in enumerate(twins)]
+    for s in range(gap - template.returning):
+        variant = template.variants[s % len(template.variants)]
+        start = 2 * template.returning + 2 * s
+        front.append(Slot(_without_distractor(variant), start, start + 1, wording(variant), None))
+    back = [Slot(v, 2 * k, 2 * k + 1, offsets[k], k) for k, v in enumerate(twins)]
+    return front + back
+
+
+def _session_id(template: ExtendedTemplate, position: int) -> str:
+    return f"{PREFIX[template.source]}-X-{position + 1:03d}"
+
+
 def _session(
-    template: ExtendedTemplate, i: int, pool: list[Profile], modes: dict[str, list[dict[str, Any]]]
+    template: ExtendedTemplate, position: int, slot: Slot, pool: list[Profile], modes: dict[str, list[dict[str, Any]]]
 ) -> Session:
     prefix = PREFIX[template.source]
-    pair = i // 2  # the two sessions of a pair are each other's distractor
-    variant = template.variants[pair % len(template.variants)]
-    profile, neighbour = pool[i % len(pool)], pool[(i + 1) % len(pool)]
-    own = instantiate_extended(template, variant, profile, pair)
-    theirs = instantiate_extended(template, variant, neighbour, pair)
-    session_id = f"{prefix}-X-{i + 1:03d}"
-    check_wording(template, variant, session_id, own, pair)
+    variant, profile = slot.variant, pool[slot.profile % len(pool)]
+    own = instantiate_extended(variant, profile, slot.wording)
+    theirs = instantiate_extended(variant, pool[slot.neighbour % len(pool)], slot.wording)
+    session_id = _session_id(template, position)
+    twin = None if slot.twin is None else _session_id(template, slot.twin)
+    check_wording(template, variant, session_id, own, slot.wording)
     state: dict[str, Any] = {}
     turns = []
     for t, (tmpl, mine, other) in enumerate(zip(variant.turns, own, theirs, strict=True), start=1):
@@ -372,8 +427,9 @@ def _session(
                 tag=tmpl.tag,
                 stale_gt_sql=mine.stale_sql,
                 recall_distance=distance,
-                phrasing_index=phrasing_index(template, pair, tmpl, t),
+                phrasing_index=phrasing_index(slot.wording, tmpl, t),
                 explicit_marker=tmpl.tag == "detour" and bool(DETOUR_MARKER.match(mine.question)),
+                twin_session_id=twin if tmpl.tag == "distractor" else None,
             )
         )
         state.update(mine.state_updates)
@@ -389,7 +445,7 @@ def generate_extended_source(template: ExtendedTemplate, profiles: dict[str, lis
             f"profile '{template.profile}' needs >= 2 rows (a session and its distractor)",
         )
     modes = {v.id: _modal_values(v, pool_states(template, v, pool)) for v in template.variants}
-    return [_session(template, i, pool, modes) for i in range(template.sessions)]
+    return [_session(template, i, slot, pool, modes) for i, slot in enumerate(layout(template))]
 
 
 def extended_violations(turns: list[dict[str, Any]]) -> list[str]:

@@ -73,15 +73,13 @@ def paper_walk(directory: Path = TEMPLATES_DIR) -> Walk:
 
 
 def extended_walk(directory: Path = EXTENDED_DIR) -> Walk:
-    templates = {}
+    variants = {}
 
     def walk(source: str, variant_id: str, profile: Mapping[str, Any]) -> list[str]:
-        if source not in templates:
-            templates[source] = load_extended_template(source, directory)
-        template = templates[source]
-        variant = next(v for v in template.variants if v.id == variant_id)
+        if source not in variants:
+            variants[source] = {v.id: v for v in load_extended_template(source, directory).variants}
         try:  # the wording never changes the SQL; a correction's value is the profile's own
-            return [r.sql for r in instantiate_extended(template, variant, dict(profile), 0)]
+            return [r.sql for r in instantiate_extended(variants[source][variant_id], dict(profile), 0)]
         except KeyError:
             return []
 

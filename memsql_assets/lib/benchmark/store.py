@@ -82,6 +82,7 @@ EXTENDED_TURNS_SCHEMA = pa.schema(
         ("recall_distance", pa.int32()),
         ("phrasing_index", pa.int32()),
         ("explicit_marker", pa.bool_()),
+        ("twin_session_id", pa.string()),
     ]
 )
 SESSIONS_SCHEMA = pa.schema(
