@@ -4,9 +4,11 @@ A template turn is a paper turn (templates.py: question, requirement, SQL, parap
 let) with three more fields: `tag`, the phenomenon it tests; `phrasings`, the question worded at
 least three ways (chosen by index arithmetic, so generation stays byte-identical); and
 `overwrites`, the keys a correction rebinds. A turn after a correction also carries the ground
-truth built with the overwritten values (`stale_gt_sql`), which the scorer compares with.
-Consecutive sessions share their variant and wording and differ in profile: each is the other's
-cross-session distractor under episodic retrieval.
+truth built with the overwritten values (`stale_gt_sql`), which the scorer compares with. Every
+question's relative wording is checked against the state at its turn (wording.py). A source's last
+`returning` sessions each return to a twin `sessions - returning` positions earlier (`layout`): same variant and
+wording, the neighbouring profile, so that episodic retrieval can reach the twin, the cross-session
+distractor of the returning session's last turn.
 """
 
 from __future__ import annotations
