@@ -183,6 +183,20 @@ def waves(order: Sequence[str], size: int, source: Mapping[str, str]) -> dict[st
     return {src: [sids[i : i + size] for i in range(0, len(sids), size)] for src, sids in chains.items()}
 
 
+def twins_reachable_pct(turns: Sequence[Mapping[str, Any]], size: int) -> float | None:
+    """Of the turns with a twin session (the extended benchmark's distractor turns), the share in %
+    whose twin runs in an earlier wave at wave size `size`: what episodic retrieval can reach.
+    None when no turn has a twin (the paper's benchmark); a twin outside `turns` is out of reach."""
+    twinned = [t for t in turns if t.get("twin_session_id")]
+    if not twinned:
+        return None
+    source = {t["session_id"]: t["source"] for t in turns}
+    chains = waves(sorted(source), size, source)
+    wave_of = {sid: i for chain in chains.values() for i, wave in enumerate(chain) for sid in wave}
+    reached = sum(wave_of.get(t["twin_session_id"], len(wave_of)) < wave_of[t["session_id"]] for t in twinned)
+    return round(100.0 * reached / len(twinned), 2)
+
+
 def whole_waves(chains: Mapping[str, list[list[str]]], done: Mapping[str, Any]) -> dict[str, Any]:
     """The checkpointed sessions that count as done: a wave is done only if it and every earlier
     wave of its chain were wholly checkpointed."""

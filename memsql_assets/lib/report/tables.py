@@ -67,8 +67,8 @@ def summary_table(m: Marts, benchmark: str = PAPER_BENCHMARK) -> Table:
     df = (m.extended_condition_summary if extended else m.condition_summary).copy()
     df["ex_ci95"] = _intervals(df, "ex_ci_lo_pct", "ex_ci_hi_pct")
     # The guess floor is read against condition A: shown on those rows only.
-    df["floor_at_a"] = [  # the paper benchmark's floor: guess-probe does not run on the extended one
-        f if c == FLOOR_CONDITION and not extended else None
+    df["floor_at_a"] = [  # each benchmark's own floor: guess-probe runs under A on both
+        f if c == FLOOR_CONDITION else None
         for f, c in zip(df["guess_floor_pct"], df["condition"], strict=True)
     ]
     df["run"] = [
@@ -410,6 +410,7 @@ def guess_rate_table(m: Marts) -> Table:
         "Guessability of memory-critical turns (guess_rate)",
         df,
         [
+            ("benchmark", "benchmark", _text),
             ("source", "source", _text),
             ("memory-critical turns", "n_memory_critical", fmt.count),
             ("guessable at all", "n_guessable", fmt.count),
