@@ -95,6 +95,13 @@ PHENOMENA: tuple[str, ...] = (
     "distractor",
     "wording",
     "detour",
+    "cross_session",
+    "taught_convention",
+    "knowledge_update",
 )
+# Memory across sessions: a turn of a session that continues an earlier session of the same analyst,
+# needing a value only that session stated (`cross_session`), a convention it taught
+# (`taught_convention`), or one this session changed since (`knowledge_update`).
+CROSS_SESSION_TAGS: tuple[str, ...] = ("cross_session", "taught_convention", "knowledge_update")
 # Extended turns that may state everything they need (no refs, never memory-critical).
 SELF_CONTAINED_TAGS: tuple[str, ...] = ("baseline", "detour")

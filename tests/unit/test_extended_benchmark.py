@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -11,13 +12,14 @@ import yaml
 
 from memsql_assets.lib.benchmark.extended import (
     EXTENDED_DIR,
+    extended_violations,
     generate_extended_source,
     layout,
     load_extended_template,
     phrasing_index,
 )
 from memsql_assets.lib.errors import TemplateError
-from memsql_assets.lib.vocabulary import GUESS_FLOOR_MAX_PCT, PHENOMENA
+from memsql_assets.lib.vocabulary import CROSS_SESSION_TAGS, GUESS_FLOOR_MAX_PCT, PHENOMENA
 
 SQL = "SELECT {a} AS a, {b} AS b"
 
@@ -56,7 +58,19 @@ def _session_turns():
     ]
 
 
-def _write(tmp_path: Path, source: str, turns, n_variants: int = 6, **top) -> Path:
+def _continuing_turns():
+    """A hand-built variant continuing v0's session: a and b from last time (cross_session), b as the
+    convention it taught (taught_convention), b changed to b0 (knowledge_update), then used again."""
+    return [
+        _turn("cross_session", refs=["a", "b"], question="picking up from last time: both"),
+        _turn("taught_convention", refs=["a", "b"], question="both, as I defined b"),
+        {**_turn("knowledge_update", refs=["a"], binds={"b": "b0"}, overwrites=["b"], question="from now on b is {b0}"),
+         "sql": "SELECT {a} AS a, {b0} AS b", "paraphrase": "SELECT {b0} AS b2, {a} AS a2"},
+        _turn("knowledge_update", refs=["a", "b"], question="both, with b as it is now"),
+    ]
+
+
+def _write(tmp_path: Path, source: str, turns, n_variants: int = 6, continuing=None, **top) -> Path:
     directory = tmp_path / "extended"
     directory.mkdir(exist_ok=True)
     doc = {
@@ -64,7 +78,9 @@ def _write(tmp_path: Path, source: str, turns, n_variants: int = 6, **top) -> Pa
         "profile": "p",
         "sessions": 4,
         "returning": 1,
-        "variants": [{"id": f"v{i}", "turns": turns} for i in range(n_variants)],
+        "continuing": 1,
+        "variants": [{"id": f"v{i}", "turns": turns} for i in range(n_variants)]
+        + [{"id": "vc", "continues": "v0", "turns": continuing or _continuing_turns()}],
         **top,
     }
     (directory / f"{source}.yaml").write_text(yaml.safe_dump(doc), encoding="utf-8")
@@ -77,9 +93,9 @@ PROFILES = {"p": [{"a0": 1, "b0": 2, "a1": 3, "b1": 4, "z": 5}, {"a0": 6, "b0": 
 def test_each_phenomenon_on_a_hand_built_session(tmp_path):
     template = load_extended_template("sec_edgar", _write(tmp_path, "sec_edgar", _session_turns()))
     sessions = generate_extended_source(template, PROFILES)
-    first, twin = sessions[3], sessions[0]  # the returning session (profile 0), and its twin three before
+    first, twin = sessions[2], sessions[0]  # the returning session (profile 0), and its twin two before
     by_tag = {t.tag: t for t in first.turns}
-    assert set(by_tag) == set(PHENOMENA)
+    assert set(by_tag) == set(PHENOMENA) - set(CROSS_SESSION_TAGS)
     assert not by_tag["baseline"].memory_critical and not by_tag["detour"].memory_critical
     # long range: a and b were last stated at turn 1, three turns back (the detours do not restate them)
     assert by_tag["long_range"].recall_distance == 3 and by_tag["long_range"].memory_critical
@@ -97,7 +113,45 @@ def test_each_phenomenon_on_a_hand_built_session(tmp_path):
         for t in first.turns[:-1]
     ]
     assert by_tag["distractor"].twin_session_id == twin.session_id == "SEC-X-001"
-    assert [t.tag for s in sessions[:3] for t in s.turns].count("distractor") == 0
+    assert [t.tag for s in sessions[:3] if s is not first for t in s.turns].count("distractor") == 0
+
+
+def test_each_cross_session_tag_on_a_hand_built_continuing_session(tmp_path):
+    """Session 4 continues session 2 (v0, profile 0, without its distractor: it ended with a=a1=3,
+    b=b1=4), as the same analyst; its values come only from there, and the knowledge update makes the
+    old convention the stale ground truth."""
+    template = load_extended_template("sec_edgar", _write(tmp_path, "sec_edgar", _session_turns()))
+    sessions = generate_extended_source(template, PROFILES)
+    continued, later = sessions[1], sessions[3]
+    assert (continued.variant_id, later.variant_id) == ("v0", "vc")
+    assert later.analyst == continued.analyst != sessions[0].analyst
+    assert {t.continues_session_id for t in later.turns} == {continued.session_id}
+    cross, taught, update, use = later.turns
+    assert (cross.tag, taught.tag, update.tag, use.tag) == ("cross_session", "taught_convention", "knowledge_update", "knowledge_update")
+    # turn 1 needs memory: its values were bound only by the continued session
+    assert cross.memory_critical and cross.gt_sql == taught.gt_sql == "SELECT 3 AS a, 4 AS b"
+    assert cross.fallback_sql == "SELECT 8 AS a, 9 AS b"  # the neighbouring profile's continuation
+    assert update.gt_sql == "SELECT 3 AS a, 2 AS b" and update.stale_gt_sql is None
+    assert use.gt_sql == "SELECT 3 AS a, 2 AS b" and use.stale_gt_sql == "SELECT 3 AS a, 4 AS b"
+    assert extended_violations([dict(t.__dict__) for s in sessions for t in s.turns]) == []
+
+
+def test_a_continuation_of_a_later_session_or_another_analyst_fails(tmp_path):
+    template = load_extended_template("sec_edgar", _write(tmp_path, "sec_edgar", _session_turns()))
+    slots = layout(template)
+    later = [*slots[:1], replace(slots[3], continues=2), slots[2], slots[1]]
+    with pytest.raises(TemplateError, match=r"sec_edgar.yaml: variant vc, turn 1: SEC-X-002 refers to SEC-X-003, which comes later"):
+        generate_extended_source(template, PROFILES, later)
+    stranger = [*slots[:3], replace(slots[3], analyst=99)]
+    with pytest.raises(TemplateError, match=r"variant vc, turn 1: SEC-X-004 \(SEC-A099\) refers to SEC-X-002 of another analyst"):
+        generate_extended_source(template, PROFILES, stranger)
+
+
+def test_last_time_outside_a_continuing_variant_fails_loading(tmp_path):
+    turns = _session_turns()
+    turns[3] = _turn("long_range", refs=["a", "b"], question="as last time")
+    with pytest.raises(TemplateError, match=r"variant v0, turn 4.phrasings\[0\]: says 'as last time' but uses no key"):
+        load_extended_template("sec_edgar", _write(tmp_path, "sec_edgar", turns))
 
 
 def test_a_turn_without_a_tag_fails_naming_file_variant_and_turn(tmp_path):
@@ -214,7 +268,8 @@ def test_every_distractor_turn_reaches_its_twin_up_to_w_32():
             for i, slot in enumerate(slots)
         ]
         assert sum(slot.variant.turns[-1].tag == "distractor" for slot in slots) == template.returning
-        assert [t for t in turns if t["twin_session_id"]] == turns[-template.returning :]
+        gap = template.sessions - template.returning - template.continuing
+        assert [t for t in turns if t["twin_session_id"]] == turns[gap : gap + template.returning]
         for w in (1, 4, 8, 32):
             assert twins_reachable_pct(turns, w) == 100.0, (source, w)
         assert twins_reachable_pct(turns, 33) < 90.0  # beyond the gap, a twin shares a wave

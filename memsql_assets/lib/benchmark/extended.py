@@ -8,14 +8,19 @@ truth built with the overwritten values (`stale_gt_sql`), which the scorer compa
 question's relative wording is checked against the state at its turn (wording.py). A source's last
 `returning` sessions each return to a twin `sessions - returning` positions earlier (`layout`): same variant and
 wording, the neighbouring profile, so that episodic retrieval can reach the twin, the cross-session
-distractor of the returning session's last turn.
+distractor of the returning session's last turn. After them, the last `continuing` sessions each
+continue the session `sessions - returning - continuing` positions earlier (memory across sessions):
+a variant that `continues` another starts from the state that session left, with its profile and
+analyst; its turns tagged cross_session, taught_convention or knowledge_update need values only that
+session stated. Every other session has an analyst of its own.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +39,13 @@ from memsql_assets.lib.benchmark.templates import (
 from memsql_assets.lib.benchmark.wording import Claim, claims, contradiction
 from memsql_assets.lib.errors import BenchmarkInvariantError, TemplateError
 from memsql_assets.lib.sources.config import PREFIX
-from memsql_assets.lib.vocabulary import EXTENDED_BENCHMARK, PHENOMENA, SELF_CONTAINED_TAGS, SOURCE_NAMES
+from memsql_assets.lib.vocabulary import (
+    CROSS_SESSION_TAGS,
+    EXTENDED_BENCHMARK,
+    PHENOMENA,
+    SELF_CONTAINED_TAGS,
+    SOURCE_NAMES,
+)
 
 EXTENDED_DIR = TEMPLATES_DIR / EXTENDED_BENCHMARK
 MIN_PHRASINGS = 3
@@ -45,6 +56,8 @@ SESSION_ID = re.compile(r"^(NW|SEC|BIRD)-X-(\d{3})$")
 # A detour that announces itself ("Separately: ..."); most change topic without one (`explicit_marker`).
 DETOUR_MARKER = re.compile(r"^(?:Separately|On another note|Unrelated)\b", re.I)
 EXTENDED_FIELDS = ("tag", "phrasings", "overwrites")
+# Tags whose turn may rebind keys an earlier turn (or the continued session) bound.
+OVERWRITING_TAGS = ("correction", "knowledge_update")
 
 
 @dataclass(frozen=True)
@@ -60,6 +73,7 @@ class ExtendedTurnTemplate:
 class ExtendedVariant:
     id: str
     turns: tuple[ExtendedTurnTemplate, ...]
+    continues: ExtendedVariant | None = None  # its sessions continue a session of this variant
 
 
 @dataclass(frozen=True)
@@ -68,7 +82,8 @@ class ExtendedTemplate:
     source: str
     profile: str
     sessions: int
-    returning: int  # the last sessions, each returning to an earlier twin (layout)
+    returning: int  # sessions returning to an earlier twin (layout)
+    continuing: int  # the last sessions, each continuing an earlier session of its analyst (layout)
     variants: tuple[ExtendedVariant, ...]
     ordered_pair: tuple[str, ...]  # the two keys "older"/"newer" compare (wording.py); () if none
     anchor: str | None  # the key "the <entity> we began with" names (wording.py)
@@ -83,6 +98,13 @@ class ExtendedTurn(Turn):
     phrasing_index: int = 0
     explicit_marker: bool = False  # a detour whose question announces the change of topic
     twin_session_id: str | None = None  # a distractor turn: the earlier session worded the same
+    analyst: str = ""  # who asks: a continuing session shares its continued session's analyst
+    continues_session_id: str | None = None  # the earlier session this turn's session continues
+
+
+@dataclass(frozen=True)
+class ExtendedSession(Session):
+    analyst: str = ""  # its turns' analyst
 
 
 def extended_template_path(source: str, directory: Path = EXTENDED_DIR) -> Path:
@@ -97,7 +119,9 @@ class _Wording:
     anchor: str | None
 
 
-def _parse_extended_turn(path: Path, where: str, raw: Any, wording: _Wording) -> ExtendedTurnTemplate:
+def _parse_extended_turn(
+    path: Path, where: str, raw: Any, wording: _Wording, carried: frozenset[str]
+) -> ExtendedTurnTemplate:
     if not isinstance(raw, dict):
         raise TemplateError(path, where, "expected a mapping with tag, phrasings and the turn fields")
     tag = raw.get("tag")
@@ -130,7 +154,7 @@ def _parse_extended_turn(path: Path, where: str, raw: Any, wording: _Wording) ->
                 f"states {sorted(TurnTemplate.placeholders(text))}; phrasing 0 states {sorted(base.question_keys)}",
             )
     found = tuple(
-        claims(path, f"{where}.phrasings[{i}]", text, set(base.refs), wording.pair, wording.anchor)
+        claims(path, f"{where}.phrasings[{i}]", text, set(base.refs), wording.pair, wording.anchor, carried)
         for i, text in enumerate(texts)
     )
     return ExtendedTurnTemplate(base=base, tag=tag, phrasings=texts, overwrites=tuple(overwrites), claims=found)
@@ -146,14 +170,29 @@ def _parse_wording(path: Path, raw: dict[str, Any]) -> _Wording:
     return _Wording(tuple(pair), anchor)
 
 
+def bound_keys(variant: ExtendedVariant | None) -> frozenset[str]:
+    """Every key a session of `variant` binds: what a session continuing it may reference."""
+    return frozenset(k for t in variant.turns for k, _ in t.base.binds) if variant else frozenset()
+
+
 def _validate_extended_variant(path: Path, variant: ExtendedVariant) -> None:
     free = frozenset(i for i, t in enumerate(variant.turns, start=1) if t.tag in SELF_CONTAINED_TAGS)
-    validate_turns(path, Variant(variant.id, tuple(t.base for t in variant.turns)), free)
-    bound: set[str] = set()
+    carried = bound_keys(variant.continues)
+    validate_turns(path, Variant(variant.id, tuple(t.base for t in variant.turns)), free, carried)
+    bound: set[str] = set(carried)
+    opening = "cross_session" if variant.continues else "baseline"
     for index, turn in enumerate(variant.turns, start=1):
         where = f"variant {variant.id}, turn {index}"
-        if (index == 1) != (turn.tag == "baseline"):
-            raise TemplateError(path, f"{where}.tag", "turn 1, and only turn 1, is tagged baseline")
+        if turn.tag == "baseline" and index != 1 or index == 1 and turn.tag != opening:
+            raise TemplateError(
+                path, f"{where}.tag", f"turn 1 is tagged {opening} (a session continuing another opens with "
+                "cross_session), and no other turn baseline",
+            )
+        if turn.tag in CROSS_SESSION_TAGS and not set(turn.base.refs) & carried:
+            raise TemplateError(
+                path, f"{where}.refs", f"a {turn.tag} turn references a key of the session its variant continues "
+                f"({sorted(carried) or 'it continues none'})",
+            )
         binds = {k for k, _ in turn.base.binds}
         for key in turn.overwrites:
             if key not in bound:
@@ -172,9 +211,9 @@ def _validate_extended_variant(path: Path, variant: ExtendedVariant) -> None:
             )
         if turn.tag == "detour" and turn.base.refs:
             raise TemplateError(path, f"{where}.refs", "a detour states everything it needs (no refs)")
-        if (turn.tag == "correction") != bool(turn.overwrites):
+        if turn.tag == "correction" and not turn.overwrites or turn.overwrites and turn.tag not in OVERWRITING_TAGS:
             raise TemplateError(
-                path, f"{where}.overwrites", "a correction turn, and only one, overwrites keys"
+                path, f"{where}.overwrites", "a correction turn overwrites keys, and only it or a knowledge_update"
             )
         bound |= binds
 
@@ -194,11 +233,14 @@ def load_extended_template(source: str, directory: Path = EXTENDED_DIR) -> Exten
     if not isinstance(raw.get("sessions"), int) or raw["sessions"] < 2:
         raise TemplateError(path, "sessions", "expected the number of sessions, an integer >= 2")
     variants_raw = raw.get("variants")
-    if not isinstance(variants_raw, list) or len(variants_raw) < MIN_VARIANTS:
-        raise TemplateError(path, "variants", f"expected a list of >= {MIN_VARIANTS} variants")
+    if not isinstance(variants_raw, list) or sum(
+        not (isinstance(v, dict) and "continues" in v) for v in variants_raw
+    ) < MIN_VARIANTS:
+        raise TemplateError(path, "variants", f"expected a list of >= {MIN_VARIANTS} variants that continue none")
     wording = _parse_wording(path, raw)
     variants: list[ExtendedVariant] = []
     for i, v in enumerate(variants_raw):
+        continued = _continued_variant(path, i, v, variants)
         if (
             not isinstance(v, dict)
             or not isinstance(v.get("id"), str)
@@ -208,10 +250,10 @@ def load_extended_template(source: str, directory: Path = EXTENDED_DIR) -> Exten
         if any(v["id"] == seen.id for seen in variants):
             raise TemplateError(path, f"variants[{i}].id", f"duplicate variant id {v['id']!r}")
         turns = tuple(
-            _parse_extended_turn(path, f"variant {v['id']}, turn {j}", t, wording)
+            _parse_extended_turn(path, f"variant {v['id']}, turn {j}", t, wording, bound_keys(continued))
             for j, t in enumerate(v["turns"], start=1)
         )
-        variant = ExtendedVariant(id=v["id"], turns=turns)
+        variant = ExtendedVariant(id=v["id"], turns=turns, continues=continued)
         _validate_extended_variant(path, variant)
         variants.append(variant)
     missing = set(PHENOMENA) - {t.tag for v in variants for t in v.turns}
@@ -226,9 +268,42 @@ def load_extended_template(source: str, directory: Path = EXTENDED_DIR) -> Exten
         raise TemplateError(
             path, "returning", f"expected the number of returning sessions, 1 to half of sessions ({raw['sessions']})"
         )
+    continuing = raw.get("continuing", 0)
+    if not isinstance(continuing, int) or continuing < 0 or 2 * (returning + continuing) > raw["sessions"]:
+        raise TemplateError(
+            path, "continuing", "expected the number of continuing sessions, 0 to half of sessions less returning"
+        )
+    if bool(continuing) != any(v.continues for v in variants):
+        raise TemplateError(
+            path, "continuing", "expected continuing sessions exactly when a variant continues another"
+        )
     return ExtendedTemplate(
-        path, source, raw["profile"], raw["sessions"], returning, tuple(variants), wording.pair, wording.anchor
+        path,
+        source,
+        raw["profile"],
+        raw["sessions"],
+        returning,
+        continuing,
+        tuple(variants),
+        wording.pair,
+        wording.anchor,
     )
+
+
+def _continued_variant(path: Path, i: int, raw: Any, earlier: list[ExtendedVariant]) -> ExtendedVariant | None:
+    """The variant `raw` continues (`continues: <id>`, a variant listed before it that continues none)."""
+    name = raw.get("continues") if isinstance(raw, dict) else None
+    if name is None:
+        return None
+    found = next((v for v in earlier if v.id == name), None)
+    if found is None or found.continues is not None:
+        raise TemplateError(
+            path,
+            f"variants[{i}].continues",
+            f"{name!r} is not a variant listed before it that continues none "
+            f"(listed: {[v.id for v in earlier if v.continues is None]})",
+        )
+    return found
 
 
 @dataclass(frozen=True)
@@ -247,10 +322,21 @@ def phrasing_index(wording: int, turn: ExtendedTurnTemplate, index: int) -> int:
     return (wording + index) % len(turn.phrasings)
 
 
-def instantiate_extended(variant: ExtendedVariant, profile: Profile, wording: int) -> list[ExtendedRendered]:
-    """Walk the turns with two states: the session's, and the one a correction never reached."""
+def carried_state(variant: ExtendedVariant, profile: Profile) -> dict[str, Any]:
+    """The state a session of the variant `variant` continues left, with the same profile ({} if none;
+    the continued session, never a returning one, ran without its variant's distractor turn)."""
     state: dict[str, Any] = {}
-    stale: dict[str, Any] = {}
+    if variant.continues is not None:
+        for rendered in instantiate_extended(_without_distractor(variant.continues), profile, 0):
+            state.update(rendered.state_updates)
+    return state
+
+
+def instantiate_extended(variant: ExtendedVariant, profile: Profile, wording: int) -> list[ExtendedRendered]:
+    """Walk the turns with two states: the session's, and the one a correction (or a knowledge
+    update) never reached; a continuing session's start from what its continued session left."""
+    state = carried_state(variant, profile)
+    stale = dict(state)
     corrected = False
     out = []
     for index, turn in enumerate(variant.turns, start=1):
@@ -282,13 +368,15 @@ def check_wording(
     session_id: str,
     rendered: list[ExtendedRendered],
     wording: int,
+    profile: Profile,
 ) -> None:
     """Fail the build on the first question whose relative wording its state at that turn contradicts."""
-    state: dict[str, Any] = {}
+    carried = carried_state(variant, profile)
+    state = dict(carried)
     opened = rendered[0].state_updates
     for index, (turn, mine) in enumerate(zip(variant.turns, rendered, strict=True), start=1):
         for claim in turn.claims[phrasing_index(wording, turn, index)]:
-            problem = contradiction(claim, state, opened, template.ordered_pair)
+            problem = contradiction(claim, state, opened, template.ordered_pair, carried)
             if problem:
                 raise TemplateError(
                     template.path,
@@ -302,7 +390,7 @@ def pool_states(template: ExtendedTemplate, variant: ExtendedVariant, pool: list
     """Per pool profile, the session state before each turn of `variant` (the values a guess fills in)."""
     out = []
     for profile in pool:
-        state: dict[str, Any] = {}
+        state = carried_state(variant, profile)
         states = []
         for rendered in instantiate_extended(variant, profile, 0):
             states.append(dict(state))
@@ -350,6 +438,8 @@ class Slot:
     neighbour: int  # pool index of the profile its fallback SQL (and its twin) uses
     wording: int  # phrasing offset, shared by a returning session and its twin
     twin: int | None  # a returning session: the position of its twin, an earlier session
+    continues: int | None = None  # a continuing session: the position of the session it continues
+    analyst: int = 0  # who asks (a continuing session: its continued session's analyst)
 
 
 def _without_distractor(variant: ExtendedVariant) -> ExtendedVariant:
@@ -357,44 +447,98 @@ def _without_distractor(variant: ExtendedVariant) -> ExtendedVariant:
 
 
 def layout(template: ExtendedTemplate) -> list[Slot]:
-    """The sessions of a source in session order. The last `returning` sessions each return to a twin
-    among the first ones (same variant and wording, the neighbouring profile), `sessions - returning`
-    positions earlier: at every wave size W up to that distance the twin ran in an earlier wave, so
-    episodic retrieval can reach it. Only returning sessions keep their variant's distractor turn."""
+    """The sessions of a source in session order. The last `returning + continuing` sessions each
+    come back to an earlier session `gap = sessions - returning - continuing` positions before them,
+    so that at every wave size W up to the gap that session ran in an earlier wave and episodic
+    retrieval can reach it. A returning session returns to its twin among the first ones (same
+    variant and wording, the neighbouring profile); only returning sessions keep their variant's
+    distractor turn. A continuing session continues the session of the variant it `continues`
+    (same profile, hence same analyst) that follows the twins."""
     with_distractor = [v for v in template.variants if v.turns[-1].tag == "distractor"]
-    gap = template.sessions - template.returning
-    uses: Counter[str] = Counter()
+    continuing = [v for v in template.variants if v.continues is not None]
+    taught = {v.continues.id for v in continuing if v.continues is not None}
+    regular = [v for v in template.variants if v.continues is None and v.id not in taught]
+    gap = template.sessions - template.returning - template.continuing
+    uses: dict[str, Counter[int]] = {}
 
-    def wording(variant: ExtendedVariant) -> int:
-        uses[variant.id] += 1
-        return uses[variant.id] - 1
+    def wording(variant: ExtendedVariant, times: int = 1) -> int:
+        """The least used phrasing offset of `variant` (a returning session reuses its twin's), so that
+        each turn's phrasings spread evenly over its sessions."""
+        period = math.lcm(*(len(t.phrasings) for t in variant.turns))
+        counts = uses.setdefault(variant.id, Counter())
+        offset = min(range(period), key=lambda o: (counts[o], o))
+        counts[offset] += times
+        return offset
 
     twins = [with_distractor[k % len(with_distractor)] for k in range(template.returning)]
-    offsets = [wording(v) for v in twins]
+    offsets = [wording(v, times=2) for v in twins]
     front = [Slot(_without_distractor(v), 2 * k + 1, 2 * k, offsets[k], None) for k, v in enumerate(twins)]
+    later = [continuing[k % len(continuing)] for k in range(template.continuing)]
+    continued = [v.continues for v in later if v.continues is not None]
     for s in range(gap - template.returning):
-        variant = template.variants[s % len(template.variants)]
+        variant = continued[s] if s < len(continued) else regular[(s - len(continued)) % len(regular)]
         start = 2 * template.returning + 2 * s
         front.append(Slot(_without_distractor(variant), start, start + 1, wording(variant), None))
     back = [Slot(v, 2 * k, 2 * k + 1, offsets[k], k) for k, v in enumerate(twins)]
-    return front + back
+    back += [
+        Slot(v, front[template.returning + k].profile, front[template.returning + k].neighbour, wording(v), None,
+             template.returning + k)
+        for k, v in enumerate(later)
+    ]
+    slots = front + back
+    return [replace(s, analyst=1 + (i if s.continues is None else s.continues)) for i, s in enumerate(slots)]
 
 
 def _session_id(template: ExtendedTemplate, position: int) -> str:
     return f"{PREFIX[template.source]}-X-{position + 1:03d}"
 
 
+def analyst_id(template: ExtendedTemplate, slot: Slot) -> str:
+    return f"{PREFIX[template.source]}-A{slot.analyst:03d}"
+
+
+def _check_continuation(template: ExtendedTemplate, position: int, slot: Slot, slots: list[Slot]) -> str | None:
+    """The id of the session `slot` continues, or a TemplateError naming the turn that would read a
+    session that comes later, of another variant or of another analyst."""
+    if slot.continues is None:
+        return None
+    first = next((i for i, t in enumerate(slot.variant.turns, start=1) if t.tag in CROSS_SESSION_TAGS), 1)
+    where = f"variant {slot.variant.id}, turn {first}"
+    them = _session_id(template, slot.continues)
+    if not 0 <= slot.continues < position:
+        raise TemplateError(
+            template.path, where, f"{_session_id(template, position)} refers to {them}, which comes later"
+        )
+    other = slots[slot.continues]
+    if other.analyst != slot.analyst or other.profile != slot.profile:
+        raise TemplateError(
+            template.path,
+            where,
+            f"{_session_id(template, position)} ({analyst_id(template, slot)}) refers to {them} of another analyst "
+            f"({analyst_id(template, other)})",
+        )
+    if slot.variant.continues is None or other.variant.id != slot.variant.continues.id:
+        raise TemplateError(template.path, where, f"{them} is not a session of the variant this one continues")
+    return them
+
+
 def _session(
-    template: ExtendedTemplate, position: int, slot: Slot, pool: list[Profile], modes: dict[str, list[dict[str, Any]]]
+    template: ExtendedTemplate,
+    position: int,
+    slots: list[Slot],
+    pool: list[Profile],
+    modes: dict[str, list[dict[str, Any]]],
 ) -> Session:
+    slot = slots[position]
     prefix = PREFIX[template.source]
     variant, profile = slot.variant, pool[slot.profile % len(pool)]
     own = instantiate_extended(variant, profile, slot.wording)
     theirs = instantiate_extended(variant, pool[slot.neighbour % len(pool)], slot.wording)
     session_id = _session_id(template, position)
     twin = None if slot.twin is None else _session_id(template, slot.twin)
-    check_wording(template, variant, session_id, own, slot.wording)
-    state: dict[str, Any] = {}
+    check_wording(template, variant, session_id, own, slot.wording, profile)
+    continued = _check_continuation(template, position, slot, slots)
+    state = carried_state(variant, profile)
     turns = []
     for t, (tmpl, mine, other) in enumerate(zip(variant.turns, own, theirs, strict=True), start=1):
         refs = list(tmpl.base.refs)
@@ -432,13 +576,20 @@ def _session(
                 phrasing_index=phrasing_index(slot.wording, tmpl, t),
                 explicit_marker=tmpl.tag == "detour" and bool(DETOUR_MARKER.match(mine.question)),
                 twin_session_id=twin if tmpl.tag == "distractor" else None,
+                analyst=analyst_id(template, slot),
+                continues_session_id=continued,
             )
         )
         state.update(mine.state_updates)
-    return Session(session_id, prefix, template.source, 3, len(turns), variant.id, dict(profile), turns)
+    return ExtendedSession(
+        session_id, prefix, template.source, 3, len(turns), variant.id, dict(profile), turns, analyst_id(template, slot)
+    )
 
 
-def generate_extended_source(template: ExtendedTemplate, profiles: dict[str, list[Profile]]) -> list[Session]:
+def generate_extended_source(
+    template: ExtendedTemplate, profiles: dict[str, list[Profile]], slots: list[Slot] | None = None
+) -> list[Session]:
+    """The source's sessions, in the order of `slots` (by default its `layout`)."""
     pool = profiles.get(template.profile)
     if not pool or len(pool) < 2:
         raise TemplateError(
@@ -447,7 +598,14 @@ def generate_extended_source(template: ExtendedTemplate, profiles: dict[str, lis
             f"profile '{template.profile}' needs >= 2 rows (a session and its distractor)",
         )
     modes = {v.id: _modal_values(v, pool_states(template, v, pool)) for v in template.variants}
-    return [_session(template, i, slot, pool, modes) for i, slot in enumerate(layout(template))]
+    slots = layout(template) if slots is None else slots
+    return [_session(template, i, slots, pool, modes) for i in range(len(slots))]
+
+
+def continued_keys(by_session: dict[str, list[dict[str, Any]]], turns: list[dict[str, Any]]) -> frozenset[str]:
+    """The keys the session that `turns` continue bound (empty for a session that continues none)."""
+    continued = turns[0].get("continues_session_id") if turns else None
+    return frozenset(k for t in by_session.get(continued, []) for k in t["state_updates"]) if continued else frozenset()
 
 
 def extended_violations(turns: list[dict[str, Any]]) -> list[str]:
@@ -461,7 +619,7 @@ def extended_violations(turns: list[dict[str, Any]]) -> list[str]:
         if not SESSION_ID.match(sid):
             problems.append(f"session id {sid!r} does not match PREFIX-X-NNN")
         ts.sort(key=lambda t: t["turn_index"])
-        problems.extend(_session_memory_problems(sid, ts))
+        problems.extend(_session_memory_problems(sid, ts, continued_keys(by_session, ts)))
         problems.extend(
             f"{sid} turn {t['turn_index']}: tag {t['tag']!r} is not a phenomenon"
             for t in ts

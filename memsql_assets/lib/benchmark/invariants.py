@@ -74,14 +74,17 @@ def violations(turns: Iterable[Mapping[str, Any]]) -> list[str]:
     return problems
 
 
-def _session_memory_problems(sid: str, turns: list[Mapping[str, Any]]) -> list[str]:
+def _session_memory_problems(
+    sid: str, turns: list[Mapping[str, Any]], carried: frozenset[str] = frozenset()
+) -> list[str]:
+    """`carried`: the keys bound by the earlier session this one continues (extended benchmark)."""
     problems = []
-    bound: set[str] = set()
+    bound: set[str] = set(carried)
     for t in turns:
         where = f"{sid} turn {t['turn_index']}"
         refs = list(t["referenced_context_keys"])
         expected_critical = bool(refs) and all(k in bound for k in refs)
-        if t["turn_index"] == 1 and t["memory_critical"]:
+        if t["turn_index"] == 1 and t["memory_critical"] and not carried:
             problems.append(f"{where}: turn 1 is flagged memory-critical")
         unbound = [k for k in refs if k not in bound]
         if unbound:

@@ -83,6 +83,8 @@ EXTENDED_TURNS_SCHEMA = pa.schema(
         ("phrasing_index", pa.int32()),
         ("explicit_marker", pa.bool_()),
         ("twin_session_id", pa.string()),
+        ("analyst", pa.string()),
+        ("continues_session_id", pa.string()),
     ]
 )
 SESSIONS_SCHEMA = pa.schema(
@@ -96,6 +98,8 @@ SESSIONS_SCHEMA = pa.schema(
         ("profile", pa.string()),
     ]
 )
+# An extended session names its analyst (lib/benchmark/extended.py ExtendedSession).
+EXTENDED_SESSIONS_SCHEMA = pa.schema([*SESSIONS_SCHEMA, ("analyst", pa.string())])
 
 
 def _dumps(value: Any) -> str:
@@ -129,13 +133,14 @@ def write_benchmark(
             value = t[name]
             turn_cols[name].append(_dumps(value) if name in JSON_TURN_FIELDS else value)
     _write_parquet(paths["turns_parquet"], pa.table(turn_cols, schema=turns_schema))
-    sess_cols: dict[str, list[Any]] = {f.name: [] for f in SESSIONS_SCHEMA}
+    extended = any(isinstance(t, ExtendedTurn) for s in sessions for t in s.turns)
+    sessions_schema = EXTENDED_SESSIONS_SCHEMA if extended else SESSIONS_SCHEMA
+    sess_cols: dict[str, list[Any]] = {f.name: [] for f in sessions_schema}
     for s in sessions:
         for name in sess_cols:
             value = getattr(s, name)
             sess_cols[name].append(_dumps(value) if name == "profile" else value)
-    _write_parquet(paths["sessions_parquet"], pa.table(sess_cols, schema=SESSIONS_SCHEMA))
-    extended = any(isinstance(t, ExtendedTurn) for s in sessions for t in s.turns)
+    _write_parquet(paths["sessions_parquet"], pa.table(sess_cols, schema=sessions_schema))
     walk = extended_walk() if extended else paper_walk()
     _write_parquet(paths["other_profile_sql"], other_profile_table(sessions, walk))
     return paths

@@ -122,13 +122,16 @@ def _validate_variant(path: Path, variant: Variant, tier: int) -> None:
     validate_turns(path, variant)
 
 
-def validate_turns(path: Path, variant: Variant, self_contained: frozenset[int] = frozenset()) -> None:
+def validate_turns(
+    path: Path, variant: Variant, self_contained: frozenset[int] = frozenset(), carried: frozenset[str] = frozenset()
+) -> None:
     """The static rules of every variant, of either benchmark: refs bound earlier, never stated.
-    `self_contained`: indices of later turns allowed to state everything they need."""
-    bound: set[str] = set()
+    `self_contained`: indices of later turns allowed to state everything they need; `carried`: the
+    keys an earlier session bound, which a session continuing it may reference from turn 1 on."""
+    bound: set[str] = set(carried)
     for index, turn in enumerate(variant.turns, start=1):
         where = f"variant {variant.id}, turn {index}"
-        if index == 1 and turn.refs:
+        if index == 1 and turn.refs and not carried:
             raise TemplateError(path, f"{where}.refs", "turn 1 must not reference earlier context")
         if index > 1 and not turn.refs and index not in self_contained:
             raise TemplateError(

@@ -6,6 +6,8 @@ the forms this module evaluates, each against the session state at that turn:
   one of the pair the turn uses; its value must be the pair's smallest (older) or largest (newer);
 - an ORIGIN phrase (the first/original <entity>, the <entity> we began/started with, from the start)
   names the template's `anchor`; the turn must use it, holding the value turn 1 bound.
+- a LAST_TIME phrase (last time, our last session) in a session that continues an earlier one names
+  the keys the turn takes from that session; each must still hold what that session left it.
 Any other word that places a value in the conversation's past (before, previous, first, original, ...)
 cannot be evaluated, so the template fails to load: nothing is built on a turn nobody checked.
 """
@@ -28,6 +30,7 @@ ORIGIN = re.compile(
     r"|\w+ from the start)\b",
     re.I,
 )
+LAST_TIME = re.compile(r"\b(?:(?:from|since|as|than) )?(?:last time|our last session)\b", re.I)
 # Words that place a value in the conversation's past: allowed only inside an evaluated phrase.
 RELATIVE = re.compile(
     r"\b(?:older|newer|earlier|later|before|previous|prior|first|original|originally|"
@@ -41,16 +44,34 @@ class Claim:
     """One relative wording of a phrasing: the key it names, and what its value must be."""
 
     key: str
-    kind: str  # "min" or "max" (an ORDER word over the pair), "origin" (the anchor's turn-1 value)
+    kind: str  # "min"/"max" (an ORDER word over the pair), "origin" (the anchor's turn-1 value), "carried"
 
 
 def claims(
-    path: Path, where: str, text: str, uses: set[str], pair: tuple[str, ...], anchor: str | None
+    path: Path,
+    where: str,
+    text: str,
+    uses: set[str],
+    pair: tuple[str, ...],
+    anchor: str | None,
+    carried: frozenset[str] = frozenset(),
 ) -> tuple[Claim, ...]:
     """The claims of one phrasing, or a TemplateError for relative wording the check cannot evaluate.
-    `uses`: the keys the turn's ground truth takes from the session state (its refs)."""
+    `uses`: the keys the turn's ground truth takes from the session state (its refs); `carried`: the
+    keys an earlier session bound, where the turn's session continues one."""
     found: list[Claim] = []
     rest = text
+    for match in LAST_TIME.finditer(text):
+        named = sorted(uses & carried)
+        if not named:
+            raise TemplateError(
+                path,
+                where,
+                f"says {match.group(0)!r} but uses no key of a continued session "
+                f"({sorted(carried) or 'its variant continues none'}); the check cannot evaluate it",
+            )
+        found.extend(Claim(k, "carried") for k in named)
+        rest = rest.replace(match.group(0), " ")
     for match in ORDER.finditer(text):
         named = [k for k in pair if k in uses]
         if len(named) != 1:
@@ -84,10 +105,18 @@ def claims(
 
 
 def contradiction(
-    claim: Claim, state: Mapping[str, Any], opened: Mapping[str, Any], pair: tuple[str, ...]
+    claim: Claim,
+    state: Mapping[str, Any],
+    opened: Mapping[str, Any],
+    pair: tuple[str, ...],
+    carried: Mapping[str, Any] | None = None,
 ) -> str | None:
-    """Why `claim` is false in `state` (what earlier turns bound; `opened`: what turn 1 bound), or None."""
+    """Why `claim` is false in `state` (what earlier turns bound; `opened`: what turn 1 bound;
+    `carried`: what the continued session left), or None."""
     value = state[claim.key]
+    if claim.kind == "carried":
+        before = (carried or {}).get(claim.key)
+        return None if value == before else f"calls {claim.key}={value!r} last time's, but that session left {before!r}"
     if claim.kind == "origin":
         return (
             None

@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 
 from memsql_assets.lib.benchmark.extended import LONG_RANGE
-from memsql_assets.lib.vocabulary import PHENOMENA, REPORT_SOURCES
+from memsql_assets.lib.vocabulary import CROSS_SESSION_TAGS, PHENOMENA, REPORT_SOURCES
 
 
 def turns_frame(turns: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
@@ -22,7 +22,9 @@ def turns_frame(turns: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     for t in turns:
         by_session.setdefault(t["session_id"], []).append(t)
     for sid, ts in by_session.items():
-        bound: set[str] = set()
+        # a session continuing an earlier one (extended benchmark) starts with what that one bound
+        continued = ts[0].get("continues_session_id")
+        bound = {k for c in by_session.get(continued, []) for k in c["state_updates"]} if continued else set()
         for position, t in enumerate(sorted(ts, key=lambda r: r["turn_index"]), start=1):
             refs = list(t["referenced_context_keys"])
             unbound = [k for k in refs if k not in bound]
@@ -39,7 +41,7 @@ def turns_frame(turns: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
                     "paraphrase_sql": t.get("paraphrase_sql") or None,
                     "memory_critical_int": int(critical),
                     "turn_index_contiguous": t["turn_index"] == position,
-                    "first_turn_critical": t["turn_index"] == 1 and critical,
+                    "first_turn_critical": t["turn_index"] == 1 and critical and not continued,
                     "later_turn_not_critical": t["turn_index"] > 1 and not critical,
                     "unbound_reference_count": len(unbound),
                     "critical_flag_matches_rule": critical == rule,
@@ -57,10 +59,11 @@ def extended_turns_frame(turns: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     turns = list(turns)
     frame = turns_frame(turns)
     tags_by_source: dict[str, set[str]] = {}
-    corrected: dict[str, int] = {}  # session -> turn index of its first correction
+    corrected: dict[str, int] = {}  # session -> turn index of its first correction or knowledge update
+    analysts = {t["session_id"]: t.get("analyst") for t in turns}
     for t in turns:
         tags_by_source.setdefault(t["source"], set()).add(t["tag"])
-        if t["tag"] == "correction":
+        if t["tag"] in ("correction", "knowledge_update"):
             corrected[t["session_id"]] = min(t["turn_index"], corrected.get(t["session_id"], t["turn_index"]))
     extra = {
         f"{t['session_id']}#{t['turn_index']}": {
@@ -72,6 +75,10 @@ def extended_turns_frame(turns: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
             "long_range_out_of_range": t["tag"] == "long_range" and t["recall_distance"] not in LONG_RANGE,
             "distractor_without_earlier_twin": t["tag"] == "distractor"
             and not (t.get("twin_session_id") or "~") < t["session_id"],
+            "analyst": t.get("analyst") or None,
+            "continues_later_or_other_analyst": bool(t.get("continues_session_id"))
+            and not (t["continues_session_id"] < t["session_id"] and analysts.get(t["continues_session_id"]) == t.get("analyst")),
+            "cross_session_tag_without_continuation": t["tag"] in CROSS_SESSION_TAGS and not t.get("continues_session_id"),
         }
         for t in turns
     }
@@ -82,7 +89,8 @@ def sessions_frame(turns: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     sessions: dict[str, dict[str, Any]] = {}
     for t in turns:
         s = sessions.setdefault(
-            t["session_id"], {"source": t["source"], "tier": int(t["tier"]), "n_turns": 0}
+            t["session_id"],
+            {"source": t["source"], "tier": int(t["tier"]), "n_turns": 0, "analyst": t.get("analyst") or None},
         )
         s["n_turns"] += 1
     rows = []
@@ -95,6 +103,7 @@ def sessions_frame(turns: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
             "source": src,
             "tier": tier,
             "n_turns": n,
+            "analyst": s["analyst"],
             "id_matches_fields": len(parts) == 3 and parts[0] == src and parts[1] == str(tier),
             "turn_count_fits_tier": n in allowed.get(tier, set()),
         }
