@@ -197,3 +197,40 @@ def test_unreachable_chroma_server_fails_fast(tmp_path: Path) -> None:
         chroma_client(tmp_path, server_url="http://127.0.0.1:1")
     with pytest.raises(MemoryServiceError, match="malformed|http://host:port"):
         chroma_client(tmp_path, server_url="ftp://x:1")
+
+
+def test_analyst_scope_retrieves_only_the_askers_analysts_sessions(episodic: EpisodicMemory, tmp_path: Path) -> None:
+    """SEC-2-005 continues SEC-2-002 (analyst A2): scoped, it never retrieves analyst A1's Apple turn."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from memsql_assets.lib.memory.episodic import analyst_peers
+
+    path = tmp_path / "sessions.parquet"
+    pq.write_table(
+        pa.table({"session_id": ["SEC-2-001", "SEC-2-002", "SEC-2-005"], "analyst": ["A1", "A2", "A2"]}), path
+    )
+    peers = analyst_peers(path)
+    assert peers["SEC-2-005"] == {"SEC-2-002", "SEC-2-005"} and peers["SEC-2-001"] == {"SEC-2-001"}
+    question = "Show Apple revenue for 2022 and 2023 again."
+    shared = episodic.query(question, k=2, source="SEC", session_id="SEC-2-005")
+    assert [h["session_id"] for h in shared] == ["SEC-2-001", "SEC-2-002"]
+    scoped = episodic.query(question, k=2, source="SEC", session_id="SEC-2-005", among=peers["SEC-2-005"])
+    assert [h["session_id"] for h in scoped] == ["SEC-2-002"]
+
+
+def test_analyst_scope_needs_sessions_that_name_their_analyst(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from memsql_assets.lib.errors import SourceError
+    from memsql_assets.lib.memory.builtin import EpisodicParams
+    from memsql_assets.lib.memory.episodic import analyst_peers
+
+    path = tmp_path / "sessions.parquet"
+    pq.write_table(pa.table({"session_id": ["SEC-2-001"]}), path)
+    with pytest.raises(SourceError, match="sessions.parquet.*has no analyst column"):
+        analyst_peers(path)
+    assert EpisodicParams(window=5).scope == "shared"
+    with pytest.raises(ValueError, match="scope"):
+        EpisodicParams(window=5, scope="team")

@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field
 from memsql_assets.lib.config_files import Strict
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.memory.chroma import chroma_client, collection_name, open_collection
-from memsql_assets.lib.memory.episodic import EpisodicMemory
+from memsql_assets.lib.memory.episodic import EpisodicMemory, analyst_peers
 from memsql_assets.lib.memory.protocol import (
     MemoryBase,
     MemoryContext,
@@ -38,6 +38,7 @@ from memsql_assets.lib.memory.protocol import (
 from memsql_assets.lib.memory.resolution import Payload
 from memsql_assets.lib.memory.semantic import SemanticMemory
 from memsql_assets.lib.memory.working import WorkingMemory
+from memsql_assets.lib.paths import benchmark_dir
 
 SERVER_TOKEN_KEY = "memsql:server-token"  # never expires; a restarted server has none
 
@@ -142,6 +143,9 @@ class EpisodicParams(Strict):
     """Similar past turns retrieved; unset: the run setting `episodic_k` (3 by default)."""
     semantic_top_k: int = Field(default=0, ge=0)
     """Semantic hints of the turn's source retrieved (Appendix A.5's seed; 0: none)."""
+    scope: Literal["shared", "analyst"] = "shared"
+    """Whose past turns a session retrieves: every session's of the run (shared, the paper's), or only
+    its own analyst's sessions' (analyst: needs a benchmark whose sessions name their analyst)."""
 
 
 class Episodic(Window):
@@ -164,6 +168,9 @@ class Episodic(Window):
         self.episodic = EpisodicMemory(
             chroma, collection_name("episodic", ctx.model, ctx.condition, ctx.benchmark_version, *parts)
         )
+        self.peers = None
+        if self.params.scope == "analyst":
+            self.peers = analyst_peers(benchmark_dir(ctx.home, ctx.benchmark) / "sessions.parquet")
         self.semantic = None
         if self.params.semantic_top_k:
             self.semantic = SemanticMemory(chroma_client(ctx.home, ctx.chroma_url))
@@ -173,7 +180,8 @@ class Episodic(Window):
         # In process and cheap (episodic from its mirror, semantic from the answers
         # warmed up front): a thread hand-off costs more.
         q, source, sid = turn.question, turn.source, turn.session_id
-        similar = self.episodic.query(q, self.k, source, None, vector, sid)
+        among = None if self.peers is None else self.peers.get(sid, frozenset({sid}))
+        similar = self.episodic.query(q, self.k, source, None, vector, sid, among)
         hints = self.semantic.query(q, source, self.params.semantic_top_k, vector) if self.semantic else []
         return Retrieval(recent=recent, similar=similar, hints=[h["text"] for h in hints])
 

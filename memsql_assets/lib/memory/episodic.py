@@ -20,17 +20,24 @@ resumed run cannot reproduce that history, so it would retrieve different turns 
 uninterrupted run. Exact search with an explicit tie-break (the asking session's own turns, then
 the most recent published turn) makes retrieval a pure function of what is stored. A
 condition-run holds at most 1,400 vectors: the search costs microseconds.
+
+The store is shared by every session of the run, as the paper's; a query may be limited to some
+sessions (`among`): the Episodic memory's `scope: analyst` limits it to the sessions of the asking
+session's analyst (the extended benchmark's `analyst` column, `analyst_peers`).
 """
 
 from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow.parquet as pq
 
+from memsql_assets.lib.errors import SourceError
 from memsql_assets.lib.memory.chroma import open_collection, recreate_collection
 from memsql_assets.lib.memory.embeddings import embedding_function
 from memsql_assets.lib.memory.errors import MemoryPayloadError, MemoryServiceError
@@ -50,6 +57,22 @@ def payload_source(payload: dict[str, Any]) -> str:
     if not source:
         raise MemoryPayloadError(f"session {payload['session_id']!r}: cannot tell the source of this payload")
     return str(source)
+
+
+def analyst_peers(sessions_path: Path) -> dict[str, frozenset[str]]:
+    """Per session of a benchmark's sessions file, the sessions of its analyst (itself included)."""
+    if not sessions_path.exists():
+        raise SourceError(sessions_path, "benchmark sessions file does not exist", "the output of the sessions asset")
+    table = pq.read_table(sessions_path)
+    if "analyst" not in table.column_names:
+        raise SourceError(
+            sessions_path, "has no analyst column", "a benchmark whose sessions name their analyst (the extended one)"
+        )
+    by_analyst: dict[str, set[str]] = {}
+    rows = table.select(["session_id", "analyst"]).to_pylist()
+    for row in rows:
+        by_analyst.setdefault(row["analyst"], set()).add(row["session_id"])
+    return {row["session_id"]: frozenset(by_analyst[row["analyst"]]) for row in rows}
 
 
 class EpisodicMemory:
@@ -217,11 +240,12 @@ class EpisodicMemory:
         exclude_session: str | None = None,
         embedding: list[float] | None = None,
         session_id: str | None = None,
+        among: Collection[str] | None = None,
     ) -> list[dict[str, Any]]:
         """Up to `k` payloads nearest to `text` (squared L2 on unit vectors, Chroma's default space),
         each with its `distance`, among the published turns and the unpublished turns of `session_id`
-        (the asking session). Ties go to the most recent turn: the asking session's own turns (latest
-        first), then published turns by (session id, turn)."""
+        (the asking session), of the sessions `among` when given. Ties go to the most recent turn: the
+        asking session's own turns (latest first), then published turns by (session id, turn)."""
         with self._lock:
             vectors, metas, recency = self._source_index(source)
             own = self._own_turns(session_id, source)
@@ -236,9 +260,10 @@ class EpisodicMemory:
             embedding if embedding is not None else embedding_function()([text])[0], dtype=np.float32
         )
         distances = ((vectors - query) ** 2).sum(axis=1)
-        keep = np.ones(len(metas), dtype=bool)
-        if exclude_session is not None:
-            keep = np.array([m["session_id"] != exclude_session for m in metas], dtype=bool)
+        keep = np.array(
+            [m["session_id"] != exclude_session and (among is None or m["session_id"] in among) for m in metas],
+            dtype=bool,
+        )
         # lexsort: last key is primary. Distance (to 1e-6), then the most recent turn first.
         order = np.lexsort((-recency, np.round(distances, 6)))
         hits = []
