@@ -1,6 +1,6 @@
 """The extended benchmark evaluated through Dagster (extended_turn_results, beside turn_results), and
 its marts by phenomenon through dbt, on a home with the embedded sources and, of each source's extended
-sessions, the first eight and the eight that return to them (each distractor session and its twin)."""
+sessions, the first eight and the last eight (each distractor session and its twin, each continuing session and the one it continues)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from memsql_assets.lib.paths import benchmark_dir
 from memsql_assets.lib.report.dbt_cli import run_dbt
 from memsql_assets.lib.vocabulary import EXTENDED_BENCHMARK, PAPER_BENCHMARK, PHENOMENA, REFERENCE_MODELS
 
-TWINS = 8  # the first sessions of a source; its last TWINS sessions return to them (extended.layout)
+TWINS = 8  # the first sessions of a source, and its last ones, which return to or continue them (extended.layout)
 
 
 @pytest.fixture(scope="module")
