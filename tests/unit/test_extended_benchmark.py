@@ -305,3 +305,20 @@ def test_extended_benchmark_on_embedded_data(embedded_dbs):
     assert 0 < sum(t["explicit_marker"] for t in detours) < len(detours) / 2
     assert check_ground_truth(turns, embedded_dbs).ok
     assert check_answers(turns, embedded_dbs).ok
+
+
+def test_contamination_counts_only_another_analysts_values(tmp_path):
+    """Contamination by provenance compares a failed turn with its ground truth walked with the supplying
+    session's profile: for the continued session (same analyst, same profile) that is the turn's own
+    ground truth, which a failed result never equals; for another analyst's session it is that
+    session's values."""
+    from memsql_assets.lib.benchmark.other_profiles import extended_walk, other_profile_table
+
+    directory = _write(tmp_path, "sec_edgar", _session_turns())
+    sessions = generate_extended_source(load_extended_template("sec_edgar", directory), PROFILES)
+    table = other_profile_table(sessions, extended_walk(directory)).to_pylist()
+    continued, other, later = sessions[1], sessions[0], sessions[3]
+    walked = {r["session_id"]: r["sql"] for r in table if r["variant_id"] == "vc" and r["turn_index"] == 1}
+    assert walked[continued.session_id] == later.turns[0].gt_sql
+    assert walked[other.session_id] == "SELECT 8 AS a, 9 AS b" != later.turns[0].gt_sql
+    assert other.analyst != later.analyst
