@@ -229,13 +229,22 @@ def read_summary(directory: Path) -> PartitionSummary | None:
 
 # DuckDB's type for each scalar field's JSON value; lists and dicts stay JSON.
 _DUCKDB_TYPES = {int: "bigint", float: "double", bool: "boolean", str: "varchar"}
+# Named by the file's path (model=…/condition=…) and the glob's benchmark, not read from the file.
+PATH_FIELDS = ("model", "condition", "benchmark")
 
 
-def summary_columns() -> dict[str, str]:
-    """The columns dbt's staging reads from every summary.json: each field of PartitionSummary with
-    its DuckDB type (passed as the `summary_columns` var, lib/report/dbt_cli.py)."""
-    out = {}
+def summary_columns() -> list[list[str]]:
+    """[name, DuckDB type] of every field of PartitionSummary but those its path names: the columns
+    dbt's stg_partition_summaries reads from each summary.json (the `summary_columns` var)."""
+    out = []
     for name, field in PartitionSummary.model_fields.items():
+        if name in PATH_FIELDS:
+            continue
         args = [a for a in typing.get_args(field.annotation) if a is not type(None)] or [field.annotation]
-        out[name] = _DUCKDB_TYPES.get(args[0], "json")
+        out.append([name, _DUCKDB_TYPES.get(args[0], "json")])
     return out
+
+
+def summary_column_docs() -> dict[str, str]:
+    """Each field's description (its docstring): the `summary_column_docs` var."""
+    return {name: field.description or "" for name, field in PartitionSummary.model_fields.items()}
