@@ -30,6 +30,9 @@ def command(
     max_cost: float | None,
     wave_size: int | None,
 ) -> int:
+    from memsql_assets.orchestration.selection import chosen_cells
+
+    cells = chosen_cells()  # a bad conditions or sources file: one line, before anything is imported or built
     import dagster as dg
 
     from memsql_assets.cli.eval import print_plans
@@ -37,9 +40,8 @@ def command(
     from memsql_assets.defs.instance import ensure_dagster_home
     from memsql_assets.lib.console import captured
     from memsql_assets.lib.paths import memsql_home
-    from memsql_assets.orchestration.main_run import chosen_cells, main_run_plans, run_main
+    from memsql_assets.orchestration.main_run import main_run_plans, run_main
 
-    cells = chosen_cells()
     if dry_run:
         return print_plans(main_run_plans(cells), max_cost, dry_run=True)
     home = memsql_home()

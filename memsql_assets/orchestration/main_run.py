@@ -8,25 +8,15 @@ from pathlib import Path
 import dagster as dg
 
 from memsql_assets.defs.evaluation import concurrent_runs
-from memsql_assets.lib.agent.conditions import CONDITIONS
 from memsql_assets.lib.harness.plan import RunPlan
-from memsql_assets.lib.memory.plugins import check_conditions
 from memsql_assets.lib.paths import memsql_home
-from memsql_assets.lib.sources.config import load_benchmarks
 from memsql_assets.orchestration.budget import answered_now, plan_for
 from memsql_assets.orchestration.dagster_jobs import observe_inputs, run_main_job, sync_models
 from memsql_assets.orchestration.evaluations import Say, evaluate_out_of_date, partitions_out_of_date
 from memsql_assets.orchestration.metrics import metrics_after
 from memsql_assets.orchestration.outcome import EvaluationRun
 from memsql_assets.orchestration.run_summary import RunSummary, build_run_summary
-from memsql_assets.orchestration.selection import Cell, main_run_cells
-
-
-def chosen_cells() -> dict[str, list[Cell]]:
-    """The partitions `memsql run` evaluates, per chosen benchmark. Checks first that every condition's
-    memory imports and takes its params and that the benchmarks are known: else one line, nothing run."""
-    check_conditions()
-    return {b: main_run_cells(b, CONDITIONS) for b in load_benchmarks()}
+from memsql_assets.orchestration.selection import Cell
 
 
 def main_run_plans(cells: dict[str, list[Cell]]) -> list[RunPlan]:

@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from memsql_assets.lib.agent.conditions import CONDITIONS
+from memsql_assets.lib.memory.plugins import check_conditions
+from memsql_assets.lib.sources.config import load_benchmarks
 from memsql_assets.lib.vocabulary import (
     EXTENDED_BENCHMARK,
     FLOOR_CONDITION,
@@ -40,3 +42,11 @@ def main_run_cells(benchmark: str, conditions: Sequence[str]) -> list[Cell]:
     """The (model, condition) partitions `memsql run` evaluates on `benchmark`."""
     plain = [c for c in conditions if CONDITIONS[c].main_run and not CONDITIONS[c].tools]
     return [(m, c) for m, only in RUN_MODELS[benchmark].items() for c in conditions if c in (only or plain)]
+
+
+def chosen_cells() -> dict[str, list[Cell]]:
+    """The partitions `memsql run` evaluates, per benchmark the sources file chooses. Checks first that
+    every condition's memory imports and takes its params and that the benchmarks are known: else one
+    line, nothing run (and nothing imported that writes to the data directory)."""
+    check_conditions()
+    return {b: main_run_cells(b, CONDITIONS) for b in load_benchmarks()}
