@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from memsql_assets.cli.options import json_flag
+from memsql_assets.lib.vocabulary import SOURCE_NAMES
 
 
 @click.group("sources", help="inspect the source databases, fetch the real data")
@@ -56,11 +57,14 @@ def list_sources(as_json: bool) -> int:
     return 0
 
 
-@command.command("fetch", help="download real public data into $MEMSQL_HOME/raw/<name>/ (sources/fetch.yaml)")
+@command.command(
+    "fetch",
+    help="download real public data into $MEMSQL_HOME/raw/<name>/ (sources/fetch.yaml); "
+    f"NAME: {', '.join(SOURCE_NAMES)} or all",
+)
 @click.argument("names", nargs=-1, required=True, metavar="NAME...")
 @click.option("--use", is_flag=True, help="then set kind: real and real_path in the sources file")
 def fetch(names: tuple[str, ...], use: bool) -> int:
-    """NAME: bird_financial, northwind, sec_edgar or all."""
     from memsql_assets.lib.paths import memsql_home
     from memsql_assets.lib.sources.config import env_var_for, use_real_path
     from memsql_assets.lib.sources.fetch import (
