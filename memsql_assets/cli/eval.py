@@ -76,7 +76,6 @@ def command(
     from memsql_assets.lib.paths import memsql_home
     from memsql_assets.lib.viewer.server import partition_url
     from memsql_assets.orchestration.budget import is_builtin, plan_for
-    from memsql_assets.orchestration.partition import console_without_failures, evaluate_partition_run
 
     problem = sample_problem(sessions, benchmark) or (only_failed and only_failed_problem(model, condition, sessions, benchmark))
     if problem:
@@ -87,6 +86,9 @@ def command(
         if dry_run or plan.exceeds(max_cost):
             return print_plans([plan], max_cost, dry_run)
         print(f"memsql eval: {plan.describe()}", file=sys.stderr)
+    # The Dagster definitions, whose import warns (to the command's log file, under the data directory).
+    from memsql_assets.orchestration.partition import console_without_failures, evaluate_partition_run
+
     ensure_dagster_home(memsql_home())
     with dg.DagsterInstance.get() as instance, console_without_failures():
         out = evaluate_partition_run(

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from memsql_assets.lib.agent.conditions import CONDITIONS
 from memsql_assets.lib.console import table
 from memsql_assets.lib.evaluation.interval import interval_text
 from memsql_assets.lib.ports import DOCS_PORT, UI_PORT, url
 from memsql_assets.lib.vocabulary import FLOOR_CONDITION, GUESS_PROBE, PAPER_BENCHMARK
-from memsql_assets.orchestration.outcome import EvaluationRun
-from memsql_assets.orchestration.run_summary import RunSummary
+
+if TYPE_CHECKING:  # the run summary's module imports the Dagster definitions: not for a dry run's plan
+    from memsql_assets.orchestration.outcome import EvaluationRun
+    from memsql_assets.orchestration.run_summary import RunSummary
 
 SHOWN_FAILURES = 3  # failed partitions named under a matrix; `--json` has every one
 

@@ -33,17 +33,19 @@ def command(
     from memsql_assets.orchestration.selection import chosen_cells
 
     cells = chosen_cells()  # a bad conditions or sources file: one line, before anything is imported or built
+    if dry_run:  # nothing imported that writes to the data directory (the Dagster definitions' warnings)
+        from memsql_assets.cli.eval import print_plans
+        from memsql_assets.orchestration.budget import main_run_plans
+
+        return print_plans(main_run_plans(cells), max_cost, dry_run=True)
     import dagster as dg
 
-    from memsql_assets.cli.eval import print_plans
     from memsql_assets.cli.render import print_run_summary
     from memsql_assets.defs.instance import ensure_dagster_home
     from memsql_assets.lib.console import captured
     from memsql_assets.lib.paths import memsql_home
-    from memsql_assets.orchestration.main_run import main_run_plans, run_main
+    from memsql_assets.orchestration.main_run import run_main
 
-    if dry_run:
-        return print_plans(main_run_plans(cells), max_cost, dry_run=True)
     home = memsql_home()
     ensure_dagster_home(home)
     log = None if verbose else click.get_current_context().obj  # the command's log file (cli/__init__.py)

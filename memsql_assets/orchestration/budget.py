@@ -39,6 +39,12 @@ def answered_now() -> dict[str, set[AnsweredCell]]:
     return answered_by_config(requests_dir(memsql_home()))
 
 
+def main_run_plans(cells: dict[str, list[Cell]]) -> list[RunPlan]:
+    """`memsql run --dry-run`: what each partition of each benchmark would ask of its model now."""
+    answered = answered_now()
+    return [plan_for(m, c, answered=answered, benchmark=b) for b, bc in cells.items() for m, c in bc]
+
+
 def is_builtin(model: str) -> bool:
     return load_registry().get(model).kind == "builtin"
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import warnings
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,8 +29,9 @@ class _FileOnFirstRecord(logging.FileHandler):
 
 @contextlib.contextmanager
 def warnings_to(log: Path) -> Iterator[None]:
-    """Python's warnings, each shown once, as records of the `py.warnings` logger in `log` (created
-    when the first one comes) while the block runs."""
+    """Python's warnings that its filters show (Dagster's BetaWarnings, not third parties'
+    DeprecationWarnings), as records of the `py.warnings` logger in `log` (created when the first one
+    comes) while the block runs."""
     handler = _FileOnFirstRecord(log, delay=True, encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s - warning - %(message)s"))
     logger = logging.getLogger(WARNINGS_LOGGER)
@@ -39,9 +39,7 @@ def warnings_to(log: Path) -> Iterator[None]:
     logger.propagate = False
     logging.captureWarnings(True)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("default")
-            yield
+        yield
     finally:
         logging.captureWarnings(False)
         logger.removeHandler(handler)

@@ -8,21 +8,13 @@ from pathlib import Path
 import dagster as dg
 
 from memsql_assets.defs.evaluation import concurrent_runs
-from memsql_assets.lib.harness.plan import RunPlan
 from memsql_assets.lib.paths import memsql_home
-from memsql_assets.orchestration.budget import answered_now, plan_for
 from memsql_assets.orchestration.dagster_jobs import observe_inputs, run_main_job, sync_models
 from memsql_assets.orchestration.evaluations import Say, evaluate_out_of_date, partitions_out_of_date
 from memsql_assets.orchestration.metrics import metrics_after
 from memsql_assets.orchestration.outcome import EvaluationRun
 from memsql_assets.orchestration.run_summary import RunSummary, build_run_summary
 from memsql_assets.orchestration.selection import Cell
-
-
-def main_run_plans(cells: dict[str, list[Cell]]) -> list[RunPlan]:
-    """`memsql run --dry-run`: what each partition would ask of its model now."""
-    answered = answered_now()
-    return [plan_for(m, c, answered=answered, benchmark=b) for b, bc in cells.items() for m, c in bc]
 
 
 def run_main(
