@@ -95,10 +95,12 @@ def matrix_lines(rows: Sequence[EvaluationRun]) -> list[str]:
 def _benchmark_lines(s: RunSummary, benchmark: str) -> list[str]:
     rows = [e for e in s.evaluations if e.benchmark == benchmark]
     composition = s.benchmark if benchmark == PAPER_BENCHMARK else s.extended_benchmark
-    size = f"{composition.sessions} sessions, {composition.turns} turns, {composition.memory_critical} memory-critical, " if composition else ""
+    size = "not built"
+    if composition:
+        size = f"{composition.sessions} sessions, {composition.turns} turns, {composition.memory_critical} memory-critical"
     if not rows:
-        return [f"\n{benchmark} benchmark: {size.rstrip(', ') or 'not built'}"]
-    lines = [f"\n{benchmark} benchmark ({size}memory-critical EX %, 95% CI):"]
+        return [f"\n{benchmark} benchmark: {size}"]
+    lines = [f"\n{benchmark} benchmark: {size}; memory-critical EX % (95% CI):"]
     lines += ["  " + line for line in matrix_lines(rows)]
     failed = [e for e in rows if not e.success]
     lines += [f"  {e.model}/{e.condition}: FAILED: {e.error or 'see the Dagster run'}" for e in failed[:SHOWN_FAILURES]]
