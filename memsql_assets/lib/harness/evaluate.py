@@ -183,21 +183,18 @@ def evaluate_partition(
         rows, model_key, condition.name, time.monotonic() - started, reasoning_expected=entry.reasoning.expected
     )
     summary = PartitionSummary(
-        **{
-            **scores,
-            "benchmark": benchmark,
-            "benchmark_version": run.version,
-            "retried_turns": sum(1 for r in rows if r["retries"]),
-            "model_calls_this_run": gateway.calls,
-            "model_fingerprint": entry.fingerprint(),
-            "share_identical_prompts": settings.share_identical_prompts,
-            "epochs": epochs,
-            **_coverage(turns, all_turns, sample, fixed),
-            # Rows of a shared memory (C, D) are a function of W (runner.py); per-session memory has no waves.
-            "wave_size": runner.wave_size if runner.shared else None,
-            "memory_implementation": condition.implementation,
-            **_epoch_counts(stats_by_epoch),
-        }
+        **{**scores, "epochs": epochs},
+        benchmark=benchmark,
+        benchmark_version=run.version,
+        retried_turns=sum(1 for r in rows if r["retries"]),
+        model_calls_this_run=gateway.calls,
+        model_fingerprint=entry.fingerprint(),
+        share_identical_prompts=settings.share_identical_prompts,
+        **_coverage(turns, all_turns, sample, fixed),
+        # Rows of a shared memory (C, D) are a function of W (runner.py); per-session memory has no waves.
+        wave_size=runner.wave_size if runner.shared else None,
+        memory_implementation=condition.implementation,
+        **_epoch_counts(stats_by_epoch),
     )
     path = runner.finish(rows, summary)
     return PartitionOutcome(summary=summary.model_dump(), result_path=path, rows=rows)
