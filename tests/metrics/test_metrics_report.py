@@ -359,8 +359,10 @@ def test_one_runs_interval_agrees_in_the_json_the_cli_the_marts_and_the_report(
     and it stays open below 100."""
     import json
 
-    from memsql_assets.cli import _print_evaluations
-    from memsql_assets.lib.harness.results import SUMMARY_FILE, partition_dir
+    from memsql_assets.cli.render import print_evaluations
+    from memsql_assets.lib.harness.results import partition_dir
+    from memsql_assets.lib.harness.summary import SUMMARY_FILE, read_summary
+    from memsql_assets.orchestration.outcome import EvaluationRun
 
     summary = json.loads((partition_dir(metrics_home, "gold", "A") / SUMMARY_FILE).read_text())
     lo, hi = summary["ex_strict_ci95"]
@@ -370,5 +372,6 @@ def test_one_runs_interval_agrees_in_the_json_the_cli_the_marts_and_the_report(
     assert rec["n_sessions"] == summary["sessions"]
     assert [rec["ex_ci_lo_pct"], rec["ex_ci_hi_pct"]] == pytest.approx([lo, hi], abs=1e-9)
     assert keyed(page.tables["summary"], 2)[("gold", "A")]["EX 95% CI"] == text
-    _print_evaluations([summary])
+    published = read_summary(partition_dir(metrics_home, "gold", "A"))
+    print_evaluations([EvaluationRun(model="gold", condition="A", success=True, summary=published)])
     assert text in capsys.readouterr().out

@@ -34,12 +34,12 @@ from memsql_assets.lib.harness.runner import PartitionRunner, Progress, RunStats
 from memsql_assets.lib.harness.sample import allowed_range, sample_turns
 from memsql_assets.lib.harness.services import TrajectoryFactory, open_services
 from memsql_assets.lib.harness.settings import EvalSettings, check_epochs, resolve_wave_size
-from memsql_assets.lib.harness.summary import summarize
+from memsql_assets.lib.harness.summary import PartitionSummary, summarize
 from memsql_assets.lib.memory.plugins import check_conditions
 from memsql_assets.lib.models.gateway import ModelGateway, ModelReply
 from memsql_assets.lib.models.registry import ModelEntry, Registry, load_registry
 from memsql_assets.lib.models.request_store import RequestStore, evaluation_cell, redact
-from memsql_assets.lib.paths import benchmark_dir, source_db_path
+from memsql_assets.lib.paths import benchmark_dir, source_db_path, turns_file
 from memsql_assets.lib.sources.sqlite_db import schema_text
 from memsql_assets.lib.vocabulary import PAPER_BENCHMARK
 
@@ -52,13 +52,13 @@ class ModelUnavailableError(MemsqlError):
 
 @dataclass(frozen=True)
 class PartitionOutcome:
-    summary: dict[str, Any]
+    summary: dict[str, Any]  # PartitionSummary's fields, as a mapping for the library's callers
     result_path: Path
     rows: list[dict[str, Any]]
 
 
 def benchmark_version(home: Path, benchmark: str = PAPER_BENCHMARK) -> str:
-    return sha256_file(benchmark_dir(home, benchmark) / "turns.jsonl")[:16]
+    return sha256_file(turns_file(home, benchmark))[:16]
 
 
 def _redacting(
@@ -179,17 +179,17 @@ def evaluate_partition(
         runner, epoch_rows, stats = run.epoch(epoch, turns, retries.get(epoch, {}))
         rows += epoch_rows
         stats_by_epoch.append(stats)
-    summary = summarize(
+    scores = summarize(
         rows, model_key, condition.name, time.monotonic() - started, reasoning_expected=entry.reasoning.expected
     )
-    summary.update(
+    summary = PartitionSummary(
+        **{**scores, "epochs": epochs},
         benchmark=benchmark,
         benchmark_version=run.version,
         retried_turns=sum(1 for r in rows if r["retries"]),
         model_calls_this_run=gateway.calls,
         model_fingerprint=entry.fingerprint(),
         share_identical_prompts=settings.share_identical_prompts,
-        epochs=epochs,
         **_coverage(turns, all_turns, sample, fixed),
         # Rows of a shared memory (C, D) are a function of W (runner.py); per-session memory has no waves.
         wave_size=runner.wave_size if runner.shared else None,
@@ -198,7 +198,7 @@ def evaluate_partition(
         **_epoch_counts(stats_by_epoch),
     )
     path = runner.finish(rows, summary)
-    return PartitionOutcome(summary=summary, result_path=path, rows=rows)
+    return PartitionOutcome(summary=summary.model_dump(), result_path=path, rows=rows)
 
 
 def _epoch_counts(stats: list[RunStats]) -> dict[str, int]:

@@ -183,11 +183,11 @@ def plan_partition(
     from memsql_assets.lib.benchmark.store import read_turns
     from memsql_assets.lib.harness.evaluate import retry_counts
     from memsql_assets.lib.harness.results import full_epochs
-    from memsql_assets.lib.paths import benchmark_dir
+    from memsql_assets.lib.paths import benchmark_dir, turns_file
 
     if epochs is None:
         epochs = 1 if sessions is not None else full_epochs(home, entry.key, condition, benchmark)
-    if not (benchmark_dir(home, benchmark) / "turns.jsonl").exists():
+    if not turns_file(home, benchmark).exists():
         return plan_unbuilt(entry, condition, epochs)
     if answered is None:
         answered = answered_by_config(requests_dir(home), retry_errors)

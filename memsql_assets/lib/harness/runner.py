@@ -68,6 +68,7 @@ from memsql_assets.lib.harness.results import (
     write_session_checkpoint,
 )
 from memsql_assets.lib.harness.settings import resolve_wave_size
+from memsql_assets.lib.harness.summary import PartitionSummary
 from memsql_assets.lib.harness.turn_result import SCHEMA_VERSION, TurnResult
 from memsql_assets.lib.memory.protocol import Memory, StoreSize, Visibility
 from memsql_assets.lib.memory.resolution import retrieved_sessions
@@ -562,7 +563,7 @@ class PartitionRunner:
             schema_version=SCHEMA_VERSION,
         )
 
-    def finish(self, rows: list[dict[str, Any]], summary: Mapping[str, Any]) -> Path:
+    def finish(self, rows: list[dict[str, Any]], summary: PartitionSummary) -> Path:
         """Publish the partition's one file (every epoch's rows) atomically, then drop every epoch's checkpoints."""
         path = write_results(self.out_dir, rows, summary)
         shutil.rmtree(self.progress_dir.parent, ignore_errors=True)

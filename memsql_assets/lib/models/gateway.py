@@ -4,8 +4,8 @@ API models are called through litellm; built-ins (`memsql/<name>`) in-process (b
 behind the same store, records, usage accounting, retry policy and error typing.
 
 Why here and only here: litellm's own retries are off (`num_retries=0`) because they can swallow
-429s and double-count attempts; this module owns the single retry policy (RetryPolicy: exponential
-backoff with jitter, `Retry-After` honoured; tenacity runs it), the per-model concurrency limit and
+429s and double-count attempts; this module applies the one HTTP retry policy (lib/http_retry.py:
+exponential backoff with jitter, `Retry-After` honoured; tenacity runs it), the per-model concurrency limit and
 the rule that a model failure becomes a typed error on the turn's reply, never an exception that
 drops a row.
 
@@ -32,7 +32,6 @@ gives the schema-1 key, shared by identical prompts, which is also how older rec
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import functools
 import json
 import os
@@ -53,6 +52,7 @@ import tenacity
 
 from memsql_assets.lib.code_versions import BUILTIN_CODE, code_version
 from memsql_assets.lib.errors import MemsqlError
+from memsql_assets.lib.http_retry import Retryable, RetryPolicy, parse_retry_after, retrying
 from memsql_assets.lib.models.builtins import (
     AGENT_BUILTINS,
     BUILTIN_CONTEXT_FIELDS,
@@ -133,38 +133,6 @@ class ModelReply:
 
 
 @dataclass(frozen=True)
-class RetryPolicy:
-    """Exponential backoff: base·2^(n-1) capped at max_delay_s, with "equal jitter" (half fixed,
-    half uniform) drawn from a seeded RNG; `jitter=False` makes delays exact for tests. A server's
-    Retry-After wins over the computed delay (capped at max_retry_after_s)."""
-
-    max_attempts: int = 6
-    # Cannot connect at all (refused, DNS, TLS): retrying longer rarely helps, and the partition
-    # must fail within a minute (runner.py stops after a streak of such turns).
-    max_connect_attempts: int = 3
-    base_delay_s: float = 1.0
-    max_delay_s: float = 60.0
-    max_retry_after_s: float = 300.0
-    jitter: bool = True
-    seed: int | None = None
-
-    def __post_init__(self) -> None:
-        if self.max_attempts < 1 or self.max_connect_attempts < 1:
-            raise ValueError("max_attempts and max_connect_attempts must be >= 1")
-
-    def attempts_for(self, failure: _Failure) -> int:
-        return self.max_connect_attempts if failure.cannot_connect else self.max_attempts
-
-    def delay(self, attempt: int, retry_after_s: float | None, rng: random.Random) -> float:
-        if retry_after_s is not None:
-            return max(0.0, min(retry_after_s, self.max_retry_after_s))
-        delay = min(self.max_delay_s, self.base_delay_s * (2 ** (attempt - 1)))
-        if self.jitter:
-            delay = delay / 2 + rng.uniform(0, delay / 2)
-        return delay
-
-
-@dataclass(frozen=True)
 class _Failure:
     error_type: str
     message: str
@@ -189,45 +157,12 @@ class _AttemptFailed(Exception):
         self.latency = latency
 
 
-def _failure_of(state: tenacity.RetryCallState) -> _Failure:
-    """The failure of the attempt tenacity is deciding on (retried only when it is an _AttemptFailed)."""
-    exc = state.outcome.exception() if state.outcome is not None else None
-    assert isinstance(exc, _AttemptFailed), exc
-    return exc.failure
-
-
 class MalformedResponse(Exception):
     """The provider answered, but not with usable text; `usage` is what it reported using."""
 
     def __init__(self, message: str, usage: tuple[int, int] = (0, 0)):
         super().__init__(message)
         self.usage = usage
-
-
-def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = None) -> float | None:
-    """Seconds to wait from `retry-after-ms`, or `retry-after` as seconds or an HTTP date."""
-    if not headers:
-        return None
-    lowered = {str(k).lower(): v for k, v in headers.items()}
-    if "retry-after-ms" in lowered:
-        try:
-            return max(0.0, float(lowered["retry-after-ms"]) / 1000)
-        except (TypeError, ValueError):
-            pass
-    value = lowered.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except (TypeError, ValueError):
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(str(value))
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
 def _headers_of(exc: BaseException) -> Mapping[str, str] | None:
@@ -648,27 +583,17 @@ class ModelGateway:
             None, None, key, reasoning_tokens=got.reasoning_tokens, tool_calls=got.tool_calls,
         )
 
-    def _retrying(self) -> tenacity.AsyncRetrying:
-        """The retry policy as tenacity runs it: only transient failures are tried again, up to the
-        attempts their kind allows (RetryPolicy.attempts_for), after RetryPolicy.delay (a server's
-        Retry-After first), slept through the gateway's `sleep`; the last failure is raised as it is."""
-        policy = self.retry
+    def _retrying(self) -> tenacity.BaseRetrying:
+        """The one retry policy (lib/http_retry.py): only transient failures are tried again, up to the
+        attempts their kind allows, after the policy's delay (a server's Retry-After first), slept
+        through the gateway's `sleep`; the last failure is raised as it is."""
 
-        def last(state: tenacity.RetryCallState) -> bool:
-            return state.attempt_number >= policy.attempts_for(_failure_of(state))
+        def retryable(exc: BaseException) -> Retryable | None:
+            if not isinstance(exc, _AttemptFailed) or not exc.failure.transient:
+                return None
+            return Retryable(exc.failure.retry_after_s, exc.failure.cannot_connect)
 
-        def wait(state: tenacity.RetryCallState) -> float:
-            if last(state):  # tenacity asks for the delay before it stops: no jitter drawn for it
-                return 0.0
-            return policy.delay(state.attempt_number, _failure_of(state).retry_after_s, self._rng)
-
-        return tenacity.AsyncRetrying(
-            retry=tenacity.retry_if_exception(lambda exc: isinstance(exc, _AttemptFailed) and exc.failure.transient),
-            stop=last,
-            wait=wait,
-            sleep=self.sleep,
-            reraise=True,
-        )
+        return retrying(self.retry, retryable, self.sleep, self._rng, asynchronous=True)
 
     async def _attempt(
         self,

@@ -14,6 +14,7 @@ from typing import Any
 
 from memsql_assets.lib.atomic import write_text_atomic
 from memsql_assets.lib.errors import MemsqlError
+from memsql_assets.lib.harness.summary import summary_column_docs, summary_columns
 from memsql_assets.lib.harness.turn_result import column_docs, dbt_columns
 from memsql_assets.lib.paths import REPO_ROOT
 from memsql_assets.lib.vocabulary import (
@@ -85,6 +86,8 @@ def dbt_vars() -> dict[str, Any]:
         "paper_conditions": list(PAPER_CONDITIONS),
         "result_columns": dbt_columns(),
         "result_column_docs": column_docs(),
+        "summary_columns": summary_columns(),
+        "summary_column_docs": summary_column_docs(),
     }
 
 
