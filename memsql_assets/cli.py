@@ -403,7 +403,7 @@ def _evaluate_out_of_date(
             model, condition, epochs=epochs[(model, condition)], benchmark=benchmark, wave_size=wave_size
         )
 
-    # One Redis for all the runs: a private server stops when its first user's block ends.
+    # One Redis for all the runs, rather than one started and stopped per partition.
     with redis_connection(memsql_home()) if len(todo) > 1 else contextlib.nullcontext():
         done = run_cells(todo, run, threads, on_result=progress)
     out.update({cell: {**result, "benchmark": benchmark, "why": why[cell]} for cell, result in done.items()})
