@@ -187,6 +187,7 @@ def evaluate_partition(
         benchmark_version=run.version,
         retried_turns=sum(1 for r in rows if r["retries"]),
         model_calls_this_run=gateway.calls,
+        concurrency=gateway.limit(model_key).stats(),
         model_fingerprint=entry.fingerprint(),
         share_identical_prompts=settings.share_identical_prompts,
         epochs=epochs,

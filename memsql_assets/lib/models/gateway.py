@@ -5,7 +5,8 @@ behind the same store, records, usage accounting, retry policy and error typing.
 
 Why here and only here: litellm's own retries are off (`num_retries=0`) because they can swallow
 429s and double-count attempts; this module owns the single retry policy (RetryPolicy: exponential
-backoff with jitter, `Retry-After` honoured; tenacity runs it), the per-model concurrency limit and
+backoff with jitter, `Retry-After` honoured; tenacity runs it), the per-model concurrency limit (adaptive:
+lib/models/concurrency.py) and
 the rule that a model failure becomes a typed error on the turn's reply, never an exception that
 drops a row.
 
@@ -61,6 +62,7 @@ from memsql_assets.lib.models.builtins import (
     answer,
     message_text,
 )
+from memsql_assets.lib.models.concurrency import AdaptiveLimit
 from memsql_assets.lib.models.registry import ModelEntry, Registry
 from memsql_assets.lib.models.request_store import RequestStore, request_key, scrub
 from memsql_assets.lib.paths import memsql_home
@@ -258,11 +260,12 @@ def _cannot_connect(exc: BaseException) -> BaseException | None:
 
 
 # litellm 1.110.2's words for a 2xx answer that is not a chat completion (`{"foo": 1}`, HTML, a JSON
-# list), which it reports as a 500 of its own making; tests/models/test_gateway.py pins them.
+# list, malformed tool calls), which it reports as a 500 of its own making; tests/models/test_gateway.py pins them.
 _NOT_A_COMPLETION = (
     "Empty or invalid response from LLM endpoint",
     "provider returned a response with no 'choices'",
     "provider returned 'choices' that is not a list",
+    "Invalid response object",  # e.g. `tool_calls` without a function (tests/hardening/test_fault_server.py)
 )
 _MAX_ANSWER_CHARS = 300  # of an unreadable answer quoted in the error (it may be a whole web page)
 
@@ -520,7 +523,7 @@ class ModelGateway:
         self.sleep = sleep
         self.retry_errors = retry_errors  # re-ask turns whose stored record is a failure
         self._rng = random.Random(self.retry.seed)
-        self._semaphores: dict[str, asyncio.Semaphore] = {}
+        self._limits: dict[str, AdaptiveLimit] = {}
         self.calls = 0  # model calls made by this gateway (all models, all attempts)
         # Every key value the registry points at is redacted from stored records.
         store.add_secret_values(
@@ -528,11 +531,12 @@ class ModelGateway:
         )
         self._priced = False  # litellm gets the registry's prices on the first external call
 
-    def _semaphore(self, entry: ModelEntry) -> asyncio.Semaphore:
-        sem = self._semaphores.get(entry.key)
-        if sem is None:
-            sem = self._semaphores[entry.key] = asyncio.Semaphore(entry.max_concurrency)
-        return sem
+    def limit(self, model_key: str) -> AdaptiveLimit:
+        """The model's adaptive in-flight limit (lib/models/concurrency.py), at most its max_concurrency."""
+        found = self._limits.get(model_key)
+        if found is None:
+            found = self._limits[model_key] = AdaptiveLimit(self.registry.get(model_key).max_concurrency)
+        return found
 
     def request_key_for(
         self,
@@ -587,11 +591,10 @@ class ModelGateway:
         started_at = _now()
         attempts = 0
         try:
-            async with self._semaphore(entry):
-                async for attempt in self._retrying():
-                    with attempt:
-                        attempts = attempt.retry_state.attempt_number
-                        got, latency = await self._attempt(entry, messages, call_kwargs, builtin_context)
+            async for attempt in self._retrying(self.limit(entry.key)):
+                with attempt:
+                    attempts = attempt.retry_state.attempt_number
+                    got, latency = await self._attempt(entry, messages, call_kwargs, builtin_context)
         except _AttemptFailed as failed:
             failure = failed.failure
             gave_up = f"gave up after {attempts} attempts: " if failure.transient else ""
@@ -648,10 +651,11 @@ class ModelGateway:
             None, None, key, reasoning_tokens=got.reasoning_tokens, tool_calls=got.tool_calls,
         )
 
-    def _retrying(self) -> tenacity.AsyncRetrying:
+    def _retrying(self, limit: AdaptiveLimit) -> tenacity.AsyncRetrying:
         """The retry policy as tenacity runs it: only transient failures are tried again, up to the
         attempts their kind allows (RetryPolicy.attempts_for), after RetryPolicy.delay (a server's
-        Retry-After first), slept through the gateway's `sleep`; the last failure is raised as it is."""
+        Retry-After first), slept through the gateway's `sleep` and counted by the model's `limit`;
+        the last failure is raised as it is."""
         policy = self.retry
 
         def last(state: tenacity.RetryCallState) -> bool:
@@ -666,7 +670,7 @@ class ModelGateway:
             retry=tenacity.retry_if_exception(lambda exc: isinstance(exc, _AttemptFailed) and exc.failure.transient),
             stop=last,
             wait=wait,
-            sleep=self.sleep,
+            sleep=functools.partial(limit.backoff, sleep=self.sleep),
             reraise=True,
         )
 
@@ -677,16 +681,20 @@ class ModelGateway:
         call_kwargs: Mapping[str, Any],
         builtin_context: Mapping[str, Any] | None,
     ) -> tuple[Extracted, float]:
-        """One call and its latency; a failure raises _AttemptFailed, classified."""
-        self.calls += 1
-        t0 = time.monotonic()
-        try:
-            # Also bounds providers that ignore `timeout`; unlike wait_for, no extra task per call.
-            async with asyncio.timeout(self.timeout_s):
-                got = await self._call(entry, messages, call_kwargs, builtin_context)
-        except Exception as exc:  # noqa: BLE001 - every failure becomes a typed error
-            raise _AttemptFailed(classify(exc), time.monotonic() - t0) from exc
-        return got, time.monotonic() - t0
+        """One call, in a slot of the model's limit, and its latency; a failure raises _AttemptFailed,
+        classified (a refusal for the rate, 429 or Retry-After, cuts the limit)."""
+        async with self.limit(entry.key).slot() as slot:
+            self.calls += 1
+            t0 = time.monotonic()
+            try:
+                # Also bounds providers that ignore `timeout`; unlike wait_for, no extra task per call.
+                async with asyncio.timeout(self.timeout_s):
+                    got = await self._call(entry, messages, call_kwargs, builtin_context)
+            except Exception as exc:  # noqa: BLE001 - every failure becomes a typed error
+                failure = classify(exc)
+                slot.rate_limited = failure.error_type == "rate_limited" or failure.retry_after_s is not None
+                raise _AttemptFailed(failure, time.monotonic() - t0) from exc
+            return got, time.monotonic() - t0
 
     async def _call(
         self,

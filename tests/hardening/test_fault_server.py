@@ -1,0 +1,80 @@
+"""Partitions through the fault-injecting server (tests/models/fault_server.py, its own process):
+real litellm, the request store and scoring. Each fault is recovered or typed as its rules say, and
+under a server that takes 4 requests at once a model configured for 16 adapts its in-flight limit
+instead of losing turns."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from fault_server import fault_server
+
+from memsql_assets.lib.harness.evaluate import evaluate_partition
+from memsql_assets.lib.harness.settings import EvalSettings
+from memsql_assets.lib.models.gateway import ModelGateway, RetryPolicy
+from memsql_assets.lib.models.registry import Registry, load_registry
+from memsql_assets.lib.models.request_store import RequestStore
+
+MODEL = "faulty"
+FAST_RETRY = RetryPolicy(base_delay_s=0.05, max_delay_s=0.2, seed=0)
+
+
+def registry_for(path: Path, url: str, max_concurrency: int) -> Registry:
+    path.write_text(
+        f"""
+models:
+  {MODEL}:
+    litellm_model: openai/tiny-sql
+    kind: api
+    reasoning: {{type: none}}
+    api_base: "{url}"
+    max_concurrency: {max_concurrency}
+    price_per_mtok: {{input: 1.0, output: 2.0}}
+    enabled: true
+""",
+        encoding="utf-8",
+    )
+    return load_registry(path)
+
+
+def run(home: Path, registry: Registry, sessions: int | None = None, timeout_s: float = 300.0):
+    gateway = ModelGateway(registry, RequestStore.at_home(home), home=home, retry=FAST_RETRY, timeout_s=timeout_s)
+    return evaluate_partition(home, MODEL, "A", EvalSettings(sessions=sessions), registry=registry, gateway=gateway)
+
+
+FAULTS = ["429", "429_retry_after", "500", "503", "reset", "stall", "truncated", "bad_tool_calls"]
+# One call at a time, and a retry takes the next call: each fault is followed by an answer.
+SCHEDULE = [call for fault in FAULTS for call in (fault, "ok")]
+
+
+def test_each_fault_is_retried_or_typed_and_no_turn_is_lost(home, tmp_path):
+    with fault_server(tmp_path, faults=SCHEDULE, retry_after_s=0.3, stall_s=60) as server:
+        registry = registry_for(tmp_path / "models.yaml", server.url, max_concurrency=1)
+        out = run(home, registry, sessions=9, timeout_s=6.0)
+        seen = server.log()
+    assert [r["fault"] for r in seen[: len(SCHEDULE)]] == SCHEDULE, "one call at a time: faults in order"
+    typed = Counter(r["model_error_type"] for r in out.rows if r["model_error_type"])
+    print(f"{len(out.rows)} rows; typed {dict(typed)}; summary concurrency {out.summary['concurrency']}")
+    assert typed == {"malformed_response": 2}, "a cut-off body and tool calls without a function"
+    assert len(out.rows) == len(seen) - 6, "six faults retried once each, every other call one turn"
+    load = out.summary["concurrency"]
+    assert load["retries"] == 6
+    assert load["retry_wait_s"] >= 0.3, "Retry-After honoured"
+    assert load["limit_min"] == load["limit_max"] == 1
+
+
+def test_a_model_at_16_under_a_server_taking_4_adapts_and_loses_no_turn(home, tmp_path):
+    """429 beyond 4 requests in flight (with Retry-After): the limit comes down from 16 and settles
+    at or below 5; every turn is answered, none typed as a failure."""
+    with fault_server(tmp_path, max_in_flight=4, retry_after_s=0.05, latency_s=0.05) as server:
+        registry = registry_for(tmp_path / "models.yaml", server.url, max_concurrency=16)
+        out = run(home, registry)
+        refused = sum(r["fault"] == "over_limit" for r in server.log())
+    load = out.summary["concurrency"]
+    print(f"{len(out.rows)} turns, {refused} refused for the rate; {load}")
+    assert not [r for r in out.rows if r["model_error_type"]], "no turn typed as a failure"
+    assert len(out.rows) == out.summary["turns"] > 100
+    assert refused > 0 and load["retries"] == refused, "every refusal retried"
+    assert load["limit_max"] == 16 and load["limit_min"] <= 4
+    assert load["limit_last"] <= 5, "the limit settles near what the server takes"
