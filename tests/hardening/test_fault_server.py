@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+from conftest import row_diffs
 from fault_server import fault_server
 
 from memsql_assets.lib.harness.evaluate import evaluate_partition
@@ -78,3 +79,23 @@ def test_a_model_at_16_under_a_server_taking_4_adapts_and_loses_no_turn(home, tm
     assert refused > 0 and load["retries"] == refused, "every refusal retried"
     assert load["limit_max"] == 16 and load["limit_min"] <= 4
     assert load["limit_last"] <= 5, "the limit settles near what the server takes"
+
+
+def test_a_damaged_record_is_asked_again_and_counted_never_replayed(home, tmp_path):
+    """Two records of a finished partition damaged on disk: one byte of an answer's text changed (the
+    JSON still parses), one file cut short. The re-run asks exactly those two again and counts them."""
+    with fault_server(tmp_path) as server:
+        registry = registry_for(tmp_path / "models.yaml", server.url, max_concurrency=4)
+        first = run(home, registry, sessions=9)
+        records = sorted(RequestStore.at_home(home).root.glob("??/*.json"))
+        flipped, cut = records[0], records[1]
+        flipped.write_bytes(flipped.read_bytes().replace(b"SELECT 1", b"SELECT 7", 1))
+        cut.write_bytes(cut.read_bytes()[:100])
+        before = len(server.log())
+        again = run(home, registry, sessions=9)
+        asked = len(server.log()) - before
+    assert asked == again.summary["model_calls_this_run"] == 2
+    assert again.summary["damaged_records"] == 2
+    assert not [r for r in again.rows if "SELECT 7" in (r["raw_output"] or "")], "never replayed"
+    assert not row_diffs(again.rows, first.rows)
+    assert RequestStore.at_home(home).get(flipped.stem)["response"]["text"] == "SELECT 1", "the record is replaced"

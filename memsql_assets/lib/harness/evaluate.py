@@ -188,6 +188,7 @@ def evaluate_partition(
         retried_turns=sum(1 for r in rows if r["retries"]),
         model_calls_this_run=gateway.calls,
         concurrency=gateway.limit(model_key).stats(),
+        damaged_records=gateway.store.rejected,  # request-store records that failed their checksum: asked again
         model_fingerprint=entry.fingerprint(),
         share_identical_prompts=settings.share_identical_prompts,
         epochs=epochs,
