@@ -5,13 +5,16 @@ instead of losing turns."""
 
 from __future__ import annotations
 
+import shutil
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from conftest import row_diffs
 from fault_server import fault_server
 
 from memsql_assets.lib.harness.evaluate import evaluate_partition
+from memsql_assets.lib.harness.runner import PartitionStopped
 from memsql_assets.lib.harness.settings import EvalSettings
 from memsql_assets.lib.models.gateway import ModelGateway, RetryPolicy
 from memsql_assets.lib.models.registry import Registry, load_registry
@@ -39,9 +42,20 @@ models:
     return load_registry(path)
 
 
-def run(home: Path, registry: Registry, sessions: int | None = None, timeout_s: float = 300.0):
-    gateway = ModelGateway(registry, RequestStore.at_home(home), home=home, retry=FAST_RETRY, timeout_s=timeout_s)
-    return evaluate_partition(home, MODEL, "A", EvalSettings(sessions=sessions), registry=registry, gateway=gateway)
+def run(
+    home: Path, registry: Registry, sessions: int | None = None, timeout_s: float = 300.0, max_cost_usd: float | None = None
+):
+    """The partition `MODEL` x A through the real gateway, with quick retries."""
+    gateway = ModelGateway(
+        registry, RequestStore.at_home(home), home=home, retry=FAST_RETRY, timeout_s=timeout_s, max_cost_usd=max_cost_usd
+    )
+    settings = EvalSettings(sessions=sessions, max_cost_usd=max_cost_usd)
+    return evaluate_partition(home, MODEL, "A", settings, registry=registry, gateway=gateway)
+
+
+def copy_home_of(home: Path, target: Path) -> Path:
+    shutil.copytree(home, target)
+    return target
 
 
 FAULTS = ["429", "429_retry_after", "500", "503", "reset", "stall", "truncated", "bad_tool_calls"]
@@ -99,3 +113,26 @@ def test_a_damaged_record_is_asked_again_and_counted_never_replayed(home, tmp_pa
     assert not [r for r in again.rows if "SELECT 7" in (r["raw_output"] or "")], "never replayed"
     assert not row_diffs(again.rows, first.rows)
     assert RequestStore.at_home(home).get(flipped.stem)["response"]["text"] == "SELECT 1", "the record is replaced"
+
+
+PRICED_USAGE = [1000, 500]  # per answer: $0.001 in + $0.001 out at the entry's prices
+
+
+def test_a_live_cost_cap_stops_the_run_and_a_raised_cap_resumes_it_asking_nothing_twice(home, tmp_path):
+    with fault_server(tmp_path, usage=PRICED_USAGE) as server:
+        registry = registry_for(tmp_path / "models.yaml", server.url, max_concurrency=4)
+        reference = run(copy_home_of(home, tmp_path / "reference"), registry, sessions=9)
+        cost = sum(r["cost_usd"] for r in reference.rows)
+        server_calls = len(server.log())
+        with pytest.raises(PartitionStopped) as stopped:
+            run(home, registry, sessions=9, max_cost_usd=cost / 2)
+        first = len(server.log()) - server_calls
+        line = str(stopped.value)
+        assert "\n" not in line and "cost cap" in line and "re-run with a higher cap" in line
+        resumed = run(home, registry, sessions=9, max_cost_usd=cost * 2)
+        second = len(server.log()) - server_calls - first
+    print(f"{line}\ncost ${cost:.4f}; calls {first} before the cap, {second} after it")
+    assert cost / 2 <= first * 0.002 < cost, "stopped at the cap, not before it, not at the end"
+    assert first + second == len(reference.rows), "nothing asked twice"
+    assert resumed.summary["model_calls_this_run"] == second
+    assert not row_diffs(resumed.rows, reference.rows)

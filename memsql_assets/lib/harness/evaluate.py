@@ -164,8 +164,14 @@ def evaluate_partition(
     fixed = _partition_sample(entry, all_turns) if sample is None else None  # the reference agent's
     turns = sample_turns(all_turns, fixed if sample is None else sample)  # a bad size fails here
     retries = retry_counts(home, model_key, condition_name, settings.only_failed, benchmark) if sample is None else {}
+    cap = settings.max_cost_usd if settings.max_cost_usd is not None else entry.max_cost_usd
     gateway = gateway or ModelGateway(
-        registry, RequestStore.at_home(home), home=home, environ=api_keys, retry_errors=settings.retry_errors
+        registry,
+        RequestStore.at_home(home),
+        home=home,
+        environ=api_keys,
+        retry_errors=settings.retry_errors,
+        max_cost_usd=cap,
     )
     run = _PartitionRun(
         home, entry, condition, settings, benchmark, progress, trajectory_factory, gateway, limits, registry

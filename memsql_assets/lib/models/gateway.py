@@ -90,7 +90,9 @@ DEFAULT_MAX_CHARS = 200_000
 TRANSIENT = frozenset({"rate_limited", "server_error", "timeout", "connection_error"})
 # Failures that say nothing about the request (the endpoint, the key, this code): never replayed from
 # the request store, and a streak of one of them stops a partition (harness/runner.py).
-ENDPOINT_FAILURES = TRANSIENT | {"auth_error", "permission_denied", "unavailable", "internal_error"}
+# `cost_cap`: the run's spend reached its cap (max_cost_usd); the call was not made, and the partition stops.
+COST_CAP = "cost_cap"
+ENDPOINT_FAILURES = TRANSIENT | {"auth_error", "permission_denied", "unavailable", "internal_error", COST_CAP}
 ERROR_TYPES = ENDPOINT_FAILURES | {
     "bad_request",
     "not_found",
@@ -512,7 +514,10 @@ class ModelGateway:
         environ: Mapping[str, str] | None = None,
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
         retry_errors: bool = False,
+        max_cost_usd: float | None = None,
     ):
+        """`max_cost_usd`: a live cap; once the calls this gateway made cost that much, every call
+        not in the request store is answered `cost_cap` without being made."""
         self.registry = registry
         self.store = store
         self.home = Path(home) if home is not None else memsql_home()
@@ -525,6 +530,9 @@ class ModelGateway:
         self._rng = random.Random(self.retry.seed)
         self._limits: dict[str, AdaptiveLimit] = {}
         self.calls = 0  # model calls made by this gateway (all models, all attempts)
+        self.max_cost_usd = max_cost_usd
+        self.spent_usd = 0.0  # what the calls made by this gateway cost, as recorded
+        self._open_calls = 0  # calls made and not yet stored
         # Every key value the registry points at is redacted from stored records.
         store.add_secret_values(
             self.environ.get(e.api_key_env, "") for e in registry.entries.values() if e.api_key_env
@@ -587,6 +595,32 @@ class ModelGateway:
                 key, "unavailable", f"model {model_key} unavailable: {reason}", attempts=0
             )
 
+        if self.max_cost_usd is not None and self.spent_usd >= self.max_cost_usd:
+            return await self._capped(model_key, key)
+        self._open_calls += 1
+        try:
+            return await self._ask(entry, key, params, messages, builtin_context, cell)
+        finally:
+            self._open_calls -= 1
+
+    async def _capped(self, model_key: str, key: str) -> ModelReply:
+        """The `cost_cap` reply, once the calls already under way are answered and stored: the run stops
+        on it, and its resume replays them instead of paying for them again."""
+        while self._open_calls:
+            await asyncio.sleep(0.01)
+        spent = f"this run's recorded spend ${self.spent_usd:,.4f} reached its cost cap ${self.max_cost_usd:,.4f}"
+        return self._error_reply(key, COST_CAP, f"model {model_key}: {spent} (--max-cost, max_cost_usd)", attempts=0)
+
+    async def _ask(
+        self,
+        entry: ModelEntry,
+        key: str,
+        params: Mapping[str, Any],
+        messages: list[dict[str, Any]],
+        builtin_context: Mapping[str, Any] | None,
+        cell: Mapping[str, Any] | None,
+    ) -> ModelReply:
+        """The call with its retries, stored and turned into a reply."""
         call_kwargs = self._call_kwargs(entry, params)
         started_at = _now()
         attempts = 0
@@ -633,6 +667,7 @@ class ModelGateway:
     ) -> ModelReply:
         """Store the record of an answered call and return its reply."""
         cost = entry.cost_usd(got.prompt_tokens, got.completion_tokens)
+        self.spent_usd += cost
         record = _record(entry, params, messages, builtin_context, cell, latency, attempts, started_at)
         record.update(
             response={"text": got.text, "reasoning": got.reasoning, **_stored_calls(got.tool_calls)},
@@ -733,6 +768,7 @@ class ModelGateway:
     ) -> ModelReply:
         p_tok, c_tok = failure.prompt_tokens, failure.completion_tokens
         cost = entry.cost_usd(p_tok, c_tok)  # what the provider billed, even for a useless reply
+        self.spent_usd += cost
         if failure.error_type not in ENDPOINT_FAILURES:
             record = _record(entry, params, messages, builtin_context, cell, latency, attempts, started_at)
             record.update(
