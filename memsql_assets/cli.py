@@ -515,10 +515,11 @@ def _evaluate(
     benchmark: str = PAPER_BENCHMARK,
     retry_errors: bool = False,
     wave_size: int | None = None,
+    max_cost_usd: float | None = None,
 ) -> dict[str, Any]:
     """One turn_results partition through Dagster (recorded in the instance); returns its summary.
-    `sessions`, `epochs`, `only_failed`, `retry_errors`, `wave_size`: the evaluation resource's fields
-    of that name, passed as the run's config (validated by the caller; None: the resource's default).
+    `sessions`, `epochs`, `only_failed`, `retry_errors`, `wave_size`, `max_cost_usd`: the evaluation
+    resource's fields of that name, passed as the run's config (validated by the caller; None: the resource's default).
     The job comes from the definitions without the dbt metrics: no evaluation process pays for
     importing those."""
     from memsql_assets.defs.evaluation.partitions import model_partitions, partition_key
@@ -543,6 +544,7 @@ def _evaluate(
         only_failed=only_failed or None,
         retry_errors=retry_errors or None,
         wave_size=wave_size,
+        max_cost_usd=max_cost_usd,
     )
     run_config = {**QUIET_RUN_CONFIG, "resources": resources} if resources else QUIET_RUN_CONFIG
     if scale_out_enabled():  # MEMSQL_PROFILE=scale-out: queued on the shared instance, run by Celery workers
@@ -708,6 +710,7 @@ def _eval(args: argparse.Namespace) -> int:
             retry_errors=args.retry_errors,
             wave_size=wave_size,
             benchmark=args.benchmark,
+            max_cost_usd=max_cost,
         )
     if args.json:
         print(json.dumps(out, indent=2))
@@ -1112,13 +1115,14 @@ def _cost_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--dry-run",
         action="store_true",
-        help="print, per partition, the model calls the run would make (answers not in the request store) "
-        "and an upper bound of their cost; change nothing",
+        help="print, per partition, the model calls the run would make (answers not in the request store), "
+        "their estimated cost and its upper bound; change nothing",
     )
     p.add_argument(
         "--max-cost",
         metavar="USD",
-        help="stop before a partition run whose cost bound exceeds USD (a number >= 0)",
+        help="stop before a partition run whose estimated cost exceeds USD (a number >= 0), and stop a "
+        "run, resumable, once its recorded spend reaches USD (`memsql eval`)",
     )
 
 

@@ -14,6 +14,7 @@ from conftest import row_diffs
 from fault_server import fault_server
 
 from memsql_assets.lib.harness.evaluate import evaluate_partition
+from memsql_assets.lib.harness.plan import plan_partition
 from memsql_assets.lib.harness.runner import PartitionStopped
 from memsql_assets.lib.harness.settings import EvalSettings
 from memsql_assets.lib.models.gateway import ModelGateway, RetryPolicy
@@ -136,3 +137,23 @@ def test_a_live_cost_cap_stops_the_run_and_a_raised_cap_resumes_it_asking_nothin
     assert first + second == len(reference.rows), "nothing asked twice"
     assert resumed.summary["model_calls_this_run"] == second
     assert not row_diffs(resumed.rows, reference.rows)
+
+
+def test_the_estimate_is_within_a_quarter_of_the_recorded_cost(home, tmp_path):
+    """The server counts each prompt's tokens and answers 120 output tokens: the plan's estimate (exact
+    prompts under A, a typical answer's output) is within 25 % of what the run records; its bound is
+    printed beside it, and once run the partition plans no call."""
+    with fault_server(tmp_path, usage=[None, 120]) as server:
+        registry = registry_for(tmp_path / "models.yaml", server.url, max_concurrency=4)
+        entry = registry.get(MODEL)
+        plan = plan_partition(home, entry, "A", sessions=9)
+        out = run(home, registry, sessions=9)
+    cost = sum(r["cost_usd"] for r in out.rows)
+    print(f"{plan.describe()}; recorded ${cost:.6f}")
+    assert plan.estimate is not None and plan.calls == len(out.rows)
+    assert abs(plan.estimate.usd - cost) <= 0.25 * cost
+    assert plan.estimate.prompt_tokens == sum(r["prompt_tokens"] for r in out.rows), "prompts counted exactly under A"
+    again = plan_partition(home, entry, "A", sessions=9)
+    assert again.calls == 0 and again.estimate.usd == 0
+    later = plan_partition(home, entry, "A")
+    assert later.estimate.output_tokens_per_call == 120, "the median of the stored answers"

@@ -10,7 +10,8 @@ again whenever it changes, so a test may change it mid-run:
     retry_after_s   the Retry-After of that 429 and of the "429_retry_after" fault (null: none)
     latency_s       how long an answer takes (default 0)
     stall_s         how long the "stall" fault keeps the client waiting before answering (default 60)
-    usage           [prompt_tokens, completion_tokens] reported by every answer (default [10, 2])
+    usage           [prompt_tokens, completion_tokens] reported by every answer (default [10, 2]);
+                    prompt_tokens null: the request's messages counted by litellm's tokenizer
     content         the answer's text (default "SELECT 1")
 
 Faults: ok, 429, 429_retry_after, 500, 503, truncated (a 200 whose JSON body is cut in half),
@@ -67,9 +68,13 @@ class Schedule:
             self.in_flight -= 1
 
 
-def answer_body(spec: dict, bad_tool_calls: bool = False) -> bytes:
+def answer_body(spec: dict, request: dict, bad_tool_calls: bool = False) -> bytes:
     body = json.loads(completion(spec.get("content", "SELECT 1")))
     prompt, output = spec.get("usage", [10, 2])
+    if prompt is None:
+        import litellm  # only here: its import takes seconds
+
+        prompt = litellm.token_counter(model=request.get("model", ""), messages=request.get("messages", []))
     body["usage"] = {"prompt_tokens": prompt, "completion_tokens": output, "total_tokens": prompt + output}
     if bad_tool_calls:
         body["choices"][0]["message"] = {"role": "assistant", "content": None, "tool_calls": [{"id": "x", "type": "function"}]}
@@ -82,16 +87,16 @@ def main(schedule_path: str, log_path: str) -> None:
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:  # noqa: N802 - http.server's name
-            self.rfile.read(int(self.headers.get("content-length", 0)))
+            request = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
             call, fault, in_flight = schedule.admit()
             try:
                 with open(log_path, "a", encoding="utf-8") as log:
                     log.write(json.dumps({"call": call, "fault": fault, "in_flight": in_flight}) + "\n")
-                self.serve(schedule.spec, fault)
+                self.serve(schedule.spec, fault, request)
             finally:
                 schedule.leave()
 
-        def serve(self, spec: dict, fault: str) -> None:
+        def serve(self, spec: dict, fault: str, request: dict) -> None:
             time.sleep(spec.get("stall_s", 60) if fault == "stall" else spec.get("latency_s", 0))
             retry_after = spec.get("retry_after_s")
             if fault in ("429", "over_limit", "429_retry_after"):
@@ -100,16 +105,16 @@ def main(schedule_path: str, log_path: str) -> None:
             elif fault in ("500", "503"):
                 self.send(int(fault), b'{"error": {"message": "server error", "type": "server_error"}}')
             elif fault == "truncated":
-                body = answer_body(spec)
+                body = answer_body(spec, request)
                 self.send(200, body[: len(body) // 2])
             elif fault == "reset":
-                body = answer_body(spec)
+                body = answer_body(spec, request)
                 self.send(200, body[: len(body) // 2], length=len(body))
                 self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
                 self.connection.close()  # RST: the client sees the connection reset mid-body
                 self.close_connection = True
             else:
-                self.send(200, answer_body(spec, bad_tool_calls=fault == "bad_tool_calls"))
+                self.send(200, answer_body(spec, request, bad_tool_calls=fault == "bad_tool_calls"))
 
         def send(self, status: int, body: bytes, retry_after: float | None = None, length: int | None = None) -> None:
             self.send_response(status)

@@ -400,6 +400,11 @@ def reasoning_tokens(usage: Any, reasoning: str, model: str | None) -> int:
     return int(_litellm().token_counter(model=model or "", text=reasoning))
 
 
+def count_prompt_tokens(litellm_model: str, messages: list[dict[str, Any]]) -> int:
+    """The prompt tokens of `messages` by litellm's tokenizer for the model (its default where it has none)."""
+    return int(_litellm().token_counter(model=litellm_model, messages=messages))
+
+
 def _stored_reasoning_tokens(record: Mapping[str, Any]) -> int:
     """A request-store record's reasoning tokens; a record stored before they were counted gets its
     kept reasoning text counted."""
