@@ -3,8 +3,8 @@
 A model's in-flight limit starts at its registry `max_concurrency` (the ceiling). A call refused for
 its rate (429, or any failure carrying Retry-After) cuts the limit to DECREASE of itself, once per
 generation: calls that started before the last cut do not cut again, so one burst of refusals
-counts once. Every `limit` answered calls made while the limit was fully used raise it by one,
-never above the ceiling. Slots are held per attempt, not across a retry's backoff, so a call waiting
+counts once. Every `limit` answered calls that saw the limit fully used while they were in flight
+raise it by one, never above the ceiling. Slots are held per attempt, not across a retry's backoff, so a call waiting
 out a Retry-After leaves its slot to others.
 """
 
@@ -18,12 +18,12 @@ from dataclasses import dataclass
 DECREASE = 0.75  # gentle: halving under a fixed server limit would idle half of it after each cut
 
 
-@dataclass
+@dataclass(eq=False)
 class Slot:
     """One attempt's hold on the limit; the caller sets `rate_limited` when the endpoint refused it."""
 
     generation: int
-    saturated: bool
+    saturated: bool = False  # the limit was fully used while it was held
     rate_limited: bool = False
 
 
@@ -40,6 +40,7 @@ class AdaptiveLimit:
         self._in_flight = 0
         self._generation = 0
         self._answered = 0  # at a saturated limit, since it last changed
+        self._held: set[Slot] = set()
         self._changed = asyncio.Condition()
 
     @contextlib.asynccontextmanager
@@ -47,12 +48,17 @@ class AdaptiveLimit:
         async with self._changed:
             await self._changed.wait_for(lambda: self._in_flight < self.limit)
             self._in_flight += 1
-            held = Slot(self._generation, saturated=self._in_flight >= self.limit)
+            held = Slot(self._generation)
+            self._held.add(held)
+            if self._in_flight >= self.limit:
+                for slot in self._held:
+                    slot.saturated = True
         try:
             yield held
         finally:
             async with self._changed:
                 self._in_flight -= 1
+                self._held.discard(held)
                 self._settle(held)
                 self._changed.notify_all()
 
