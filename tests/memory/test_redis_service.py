@@ -188,3 +188,11 @@ def test_a_user_killed_with_9_neither_stops_the_server_nor_keeps_it_up(tmp_path:
         assert client.ping(), "the server stays up for the live user"
     assert not pid_alive(server_pid), "the killed user's lease does not keep it up"
     assert not list((redis_dir(home) / "leases").iterdir()), "its stale lease is removed"
+
+
+def test_a_server_that_cannot_start_leaves_no_lease(tmp_path: Path, monkeypatch) -> None:
+    home = tmp_path / "home"
+    monkeypatch.setenv("PATH", str(tmp_path))  # no redis-server
+    with pytest.raises(MemoryServiceError, match="install"), redis_connection(home):
+        pass
+    assert not list((redis_dir(home) / "leases").iterdir())

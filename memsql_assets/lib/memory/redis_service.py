@@ -400,11 +400,15 @@ def redis_connection(home: Path, url: str | None = None) -> Iterator[redis.Redis
         # Taken before the server starts: a run killed while it starts leaves an orphan, not a server
         # nobody stops.
         lease = _take_lease(directory)
-        if not _answers(sock):
-            server = RedisServer(sock, log_path=directory / "redis.log")
-            _write_owner(directory, server)
-            server.start()
-            _write_owner(directory, server)
+        try:
+            if not _answers(sock):
+                server = RedisServer(sock, log_path=directory / "redis.log")
+                _write_owner(directory, server)
+                server.start()
+                _write_owner(directory, server)
+        except BaseException:
+            lease.unlink(missing_ok=True)  # a live process's lease would keep a later server up
+            raise
     try:
         client = unix_client(sock)
         try:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import statistics
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
@@ -41,6 +42,7 @@ class AdaptiveLimit:
         self._generation = 0
         self._answered = 0  # at a saturated limit, since it last changed
         self._held: set[Slot] = set()
+        self._seen: list[int] = []  # the limit each attempt was admitted under, in order
         self._changed = asyncio.Condition()
 
     @contextlib.asynccontextmanager
@@ -49,6 +51,7 @@ class AdaptiveLimit:
             await self._changed.wait_for(lambda: self._in_flight < self.limit)
             self._in_flight += 1
             held = Slot(self._generation)
+            self._seen.append(self.limit)
             self._held.add(held)
             if self._in_flight >= self.limit:
                 for slot in self._held:
@@ -89,6 +92,8 @@ class AdaptiveLimit:
             "limit_min": self.low,
             "limit_max": self.high,
             "limit_last": self.limit,
+            # where it settled: the median limit over the later half of the attempts
+            "limit_settled": int(statistics.median(self._seen[len(self._seen) // 2 :])) if self._seen else self.limit,
             "retries": self.retries,
             "retry_wait_s": round(self.retry_wait_s, 3),
         }
