@@ -58,7 +58,7 @@ def main() -> None:
     ratio = medians[16] / medians[CAP]
     print(f"median wall: adaptive from 16 {medians[16]:.2f} s, fixed at {CAP} {medians[CAP]:.2f} s, ratio {ratio:.2f}")
     c.write_json(
-        "adaptive_concurrency",
+        "adaptive_concurrency" if args.every == 10 else f"adaptive_concurrency_every{args.every}",
         {"machine": c.machine(), "args": vars(args), "runs": runs, "median_wall_s": medians, "ratio": round(ratio, 3)},
     )
 
