@@ -146,6 +146,9 @@ class RetryPolicy:
     # Cannot connect at all (refused, DNS, TLS): retrying longer rarely helps, and the partition
     # must fail within a minute (runner.py stops after a streak of such turns).
     max_connect_attempts: int = 3
+    # A 429 asks the client to slow down, which the adaptive limit does; until it has, a call can be
+    # refused several times in a row (1 turn in 466 exhausted 6 attempts in bench/adaptive_concurrency.py).
+    max_rate_limited_attempts: int = 12
     base_delay_s: float = 1.0
     max_delay_s: float = 60.0
     max_retry_after_s: float = 300.0
@@ -153,11 +156,13 @@ class RetryPolicy:
     seed: int | None = None
 
     def __post_init__(self) -> None:
-        if self.max_attempts < 1 or self.max_connect_attempts < 1:
-            raise ValueError("max_attempts and max_connect_attempts must be >= 1")
+        if min(self.max_attempts, self.max_connect_attempts, self.max_rate_limited_attempts) < 1:
+            raise ValueError("max_attempts, max_connect_attempts and max_rate_limited_attempts must be >= 1")
 
     def attempts_for(self, failure: _Failure) -> int:
-        return self.max_connect_attempts if failure.cannot_connect else self.max_attempts
+        if failure.cannot_connect:
+            return self.max_connect_attempts
+        return self.max_rate_limited_attempts if failure.error_type == "rate_limited" else self.max_attempts
 
     def delay(self, attempt: int, retry_after_s: float | None, rng: random.Random) -> float:
         if retry_after_s is not None:
