@@ -57,7 +57,7 @@ RUN_MODELS: dict[str, dict[str, tuple[str, ...] | None]] = {
         **{m: (FLOOR_CONDITION,) if m in ("paraphrase", GUESS_PROBE) else None for m in REFERENCE_MODELS},
         REFERENCE_AGENT: AGENT_RUN_CONDITIONS,
     },
-    EXTENDED_BENCHMARK: {"gold": (FLOOR_CONDITION,), "reader-probe": None},
+    EXTENDED_BENCHMARK: {"gold": (FLOOR_CONDITION,), GUESS_PROBE: (FLOOR_CONDITION,), "reader-probe": None},
 }
 
 

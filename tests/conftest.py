@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import os
 import shutil
@@ -39,6 +40,17 @@ def embedded_dbs(tmp_path_factory) -> dict[str, Path]:
     out = tmp_path_factory.mktemp("embedded_sources")
     specs = load_sources(environ={})
     return {name: build_source(specs[name], out / f"{name}.sqlite").path for name in SOURCE_NAMES}
+
+
+@pytest.fixture(scope="session")
+def wide_dbs(tmp_path_factory) -> dict[str, Path]:
+    """The wide variant of the three embedded source databases (sources/sources.yaml `variant: wide`)."""
+    out = tmp_path_factory.mktemp("wide_sources")
+    specs = load_sources(environ={})
+    return {
+        name: build_source(dataclasses.replace(specs[name], variant="wide"), out / f"{name}.sqlite").path
+        for name in SOURCE_NAMES
+    }
 
 
 @pytest.fixture(scope="session")

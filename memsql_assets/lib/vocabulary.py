@@ -72,6 +72,9 @@ AGENT_BASELINE_CONDITION = "T"
 PROMPT_TRAJECTORY_CONDITION = "E_prompt"
 # The agent conditions' pair as the marts and the report compare them: (baseline, AgentSM).
 AGENT_CONDITIONS: tuple[str, str] = (AGENT_BASELINE_CONDITION, AGENTSM_CONDITION)
+# The same pair with the schema in the agent's first message (conditions.yaml schema_in_prompt: true);
+# the pair above leaves it out, AgentSM's setting. agg_agent_steps_saved compares each pair.
+AGENT_SCHEMA_CONDITIONS: tuple[str, str] = ("T_schema", "E_schema")
 # The most a memory-critical turn may be guessed right without memory, in %: the design target of
 # the paper benchmark for the guess floor and for the mean guess_rate (docs/reference_models.md).
 GUESS_FLOOR_MAX_PCT = 5.0

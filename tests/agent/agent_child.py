@@ -16,14 +16,14 @@ from agent_helpers import CELL, TURN, gateway, registry, turn_messages
 from memsql_assets.lib.agent.loop import gateway_complete, run_agent, trace_json
 from memsql_assets.lib.agent.turn_tools import TurnTools
 from memsql_assets.lib.sources.sqlite_db import open_readonly
-from memsql_assets.lib.trajectories.tools import DbTools
+from memsql_assets.lib.trajectories.tools import AGENT_OBSERVATION_CHARS, DbTools
 
 
 def main(home: str, api_base: str, db_path: str) -> None:
     conn = open_readonly(Path(db_path))
     gw = gateway(Path(home), registry(Path(home), api_base))
     complete = gateway_complete(gw, "http-agent", TURN, CELL)
-    trace = asyncio.run(run_agent(turn_messages(), TurnTools(DbTools(conn, "bird_financial")), complete))
+    trace = asyncio.run(run_agent(turn_messages(), TurnTools(DbTools(conn, "bird_financial", observation_chars=AGENT_OBSERVATION_CHARS)), complete))
     print(trace_json(trace, False), flush=True)
 
 

@@ -1,5 +1,5 @@
 """The agent loop through litellm's real HTTP client against a scripted OpenAI-compatible server
-running as its own process: multi-step tool calls (one step with two), then a final text answer."""
+running as its own process: multi-step tool calls (one step with two), then `submit_sql`."""
 
 from __future__ import annotations
 
@@ -34,6 +34,7 @@ SERVER = Path(__file__).with_name("scripted_chat_server.py")
 CHILD = Path(__file__).with_name("agent_child.py")
 REPO = Path(__file__).resolve().parents[2]
 FINAL = "SELECT COUNT(*) FROM loan WHERE status = 'A'"
+BY_STATUS = "SELECT status, COUNT(*) FROM loan GROUP BY status ORDER BY status"
 SCRIPT = [
     {"tool_calls": [["list_tables", "{}"]]},
     {
@@ -42,8 +43,8 @@ SCRIPT = [
             ["distinct_values", '{"table": "loan", "column": "status"}'],
         ]
     },
-    {"tool_calls": [["execute_sql", json.dumps({"sql": FINAL})]]},
-    {"content": f"The answer:\n```sql\n{FINAL}\n```"},
+    {"tool_calls": [["execute_sql", json.dumps({"sql": BY_STATUS})]]},
+    {"tool_calls": [["submit_sql", json.dumps({"sql": FINAL})]]},
 ]
 
 
@@ -83,18 +84,19 @@ def requests(log: Path) -> list[dict]:
     return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()] if log.exists() else []
 
 
-def test_tool_calls_through_http_then_a_final_answer_and_a_replay_without_calls(server, tmp_path, bird):
+def test_tool_calls_through_http_then_a_submission_and_a_replay_without_calls(server, tmp_path, bird):
     url, log = server
     trace, gw = http_turn(tmp_path / "home", url, bird)
     replayed, gw_again = http_turn(tmp_path / "home", url, bird)
-    assert (trace.outcome, trace.final_sql) == (TurnOutcome.FINAL_TEXT, FINAL), trace.error_message
+    assert (trace.outcome, trace.final_sql) == (TurnOutcome.SUBMITTED, FINAL), trace.error_message
     assert [[u.tool for u in s.tool_uses] for s in trace.steps] == [
         ["list_tables"],
         ["get_ddl", "distinct_values"],
         ["execute_sql"],
-        [],
+        ["submit_sql"],
     ]
-    assert all(u.outcome is CallOutcome.OK for s in trace.steps for u in s.tool_uses)
+    assert [u.outcome for s in trace.steps for u in s.tool_uses][-1] is CallOutcome.SUBMITTED
+    assert all(u.outcome is CallOutcome.OK for s in trace.steps[:-1] for u in s.tool_uses)
     assert "'A'" in trace.steps[1].tool_uses[1].observation and trace.steps[2].tool_uses[0].phase == "execute"
     assert [s.prompt_tokens for s in trace.steps] == [101, 102, 103, 104] and gw.calls == 4
     sent = requests(log)
@@ -110,7 +112,10 @@ def test_tool_calls_through_http_then_a_final_answer_and_a_replay_without_calls(
         "assistant",
         "tool",
     ]
-    assert last[-1]["content"].startswith("1 rows [COUNT(*)]")
+    # the model is shown every row of its query, not the first three
+    assert last[-1]["content"] == "4 rows [status, COUNT(*)]: " + "; ".join(
+        str(r) for r in bird.conn.execute(BY_STATUS).fetchall()
+    )
     # the same turn again: every step replayed from the request store, no request reaches the server
     assert gw_again.calls == 0 and len(requests(log)) == 4
     assert trace_json(replayed, False) == trace_json(trace, False)

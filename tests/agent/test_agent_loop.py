@@ -186,16 +186,15 @@ def test_reference_agent_scores_and_saves_steps_with_a_trajectory(bird, tmp_path
         "get_ddl",
         "get_ddl",
         "get_ddl",
-        "sample_rows",
         "validate_result",
         SUBMIT_TOOL,
     ]
     assert [u.tool for s in with_traj.steps for u in s.tool_uses] == ["validate_result", SUBMIT_TOOL]
     assert all(u.outcome in (CallOutcome.OK, CallOutcome.SUBMITTED) for s in plain.steps for u in s.tool_uses)
-    assert plain.phase_counts() == {"explore": 5, "validate": 1}
+    assert plain.phase_counts() == {"explore": 4, "validate": 1}
     # one request-store record per step, each with the step's messages and the tools offered
     store = RequestStore.at_home(tmp_path / "t")
-    assert store.count() == len(plain.steps) == gw_t.calls == 7
+    assert store.count() == len(plain.steps) == gw_t.calls == 6
     first = store.get(plain.steps[0].request_key)
     assert first["request"]["params"]["tools"] == openai_tools() and len(first["request"]["messages"]) == 2
     assert first["response"]["tool_calls"][0]["name"] == "list_tables"
@@ -207,7 +206,7 @@ def test_a_resumed_turn_replays_its_steps_without_the_model(bird, tmp_path):
     for step in clean.steps[-3:]:  # the turn was killed before its last three steps were stored
         store.path_for(step.request_key).unlink()
     resumed, gw = agent_turn(tmp_path, bird)
-    assert gw.calls == 3 and [s.cache_hit for s in resumed.steps] == [True] * 4 + [False] * 3
+    assert gw.calls == 3 and [s.cache_hit for s in resumed.steps] == [True] * 3 + [False] * 3
     assert trace_json(resumed, False) == trace_json(clean, False)
     again, gw = agent_turn(tmp_path, bird)
     assert gw.calls == 0 and again.model_calls == 0 and trace_json(again, False) == trace_json(clean, False)

@@ -11,7 +11,14 @@ from agent_helpers import GT_SQL, TURN, explored_trajectory, gateway, registry
 from memsql_assets.lib.agent.agent import Agent
 from memsql_assets.lib.agent.agent_turn import agent_turn, turn_reply
 from memsql_assets.lib.agent.conditions import get_condition
-from memsql_assets.lib.agent.loop import AgentLimits, AgentTrace, TurnOutcome, gateway_complete
+from memsql_assets.lib.agent.loop import (
+    NO_SCHEMA_NOTE,
+    AgentLimits,
+    AgentTrace,
+    TurnOutcome,
+    first_messages,
+    gateway_complete,
+)
 from memsql_assets.lib.agent.turn_tools import TurnTools
 from memsql_assets.lib.memory.plugins import build_memory
 from memsql_assets.lib.models.request_store import evaluation_cell
@@ -55,7 +62,9 @@ def test_the_trajectory_of_condition_e_saves_the_reference_agents_steps(bird, tm
     assert "## Execute" not in first and "## Final SQL" not in first  # loaded per phase, not up front
     assert set(prompt_e.trajectory) == {"explore", "execute"} and not prompt_t.trajectory
     assert "Reference trajectory" not in prompt_t.messages[-1]["content"]
-    assert (len(trace_t.steps), len(trace_e.steps)) == (7, 2)
+    assert "Schema:" not in first and "Schema:" not in prompt_t.messages[-1]["content"]
+    # T: list_tables, get_ddl of loan, account and district, validate_result, submit_sql
+    assert (len(trace_t.steps), len(trace_e.steps)) == (6, 2)
     # its one call, validate_result, enters the validate phase, which this trajectory has no segment of
     assert [s.loaded for s in trace_e.steps] == [(), ()]
     for trace in (trace_t, trace_e):
@@ -72,3 +81,19 @@ def test_a_turn_without_sql_has_an_empty_answer_and_a_failed_call_its_error_type
     assert turn_reply(AgentTrace((), TurnOutcome.BUDGET_EXHAUSTED, None)).text == ""
     failed = turn_reply(AgentTrace((), TurnOutcome.MODEL_ERROR, None, "rate_limited", "slow down"))
     assert (failed.ok, failed.error_type, failed.cache_hit) == (False, "rate_limited", False)
+
+
+def test_with_the_schema_in_the_prompt_the_reference_agent_submits_at_once(bird, tmp_path):
+    markdown = explored_trajectory(bird)
+    for condition in ("T_schema", "E_schema"):
+        prompt, trace = condition_turn(tmp_path, bird, condition, markdown)
+        assert "\n\nSchema:\nloan(...)" in prompt.messages[-1]["content"]
+        assert [[u.tool for u in s.tool_uses] for s in trace.steps] == [["submit_sql"]], condition
+        assert trace.final_sql == GT_SQL
+
+
+def test_the_agent_is_told_when_the_schema_is_not_in_its_first_message():
+    without = [{"role": "system", "content": "sys"}, {"role": "user", "content": "Question: q"}]
+    with_schema = [without[0], {"role": "user", "content": "Source guidance:\n- g\n\nSchema:\nt(x)\n\nQuestion: q"}]
+    assert first_messages(without, AgentLimits())[0]["content"].endswith(NO_SCHEMA_NOTE)
+    assert NO_SCHEMA_NOTE not in first_messages(with_schema, AgentLimits())[0]["content"]

@@ -1,6 +1,6 @@
 """The extended benchmark evaluated through Dagster (extended_turn_results, beside turn_results), and
-its marts by phenomenon through dbt, on a home with the embedded sources and the first twelve
-extended sessions of each source (six distractor pairs, one per variant)."""
+its marts by phenomenon through dbt, on a home with the embedded sources and, of each source's extended
+sessions, the first eight and the eight that return to them (each distractor session and its twin)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from memsql_assets.lib.paths import benchmark_dir
 from memsql_assets.lib.report.dbt_cli import run_dbt
 from memsql_assets.lib.vocabulary import EXTENDED_BENCHMARK, PAPER_BENCHMARK, PHENOMENA, REFERENCE_MODELS
 
-SESSIONS_PER_SOURCE = 12
+TWINS = 8  # the first sessions of a source; its last TWINS sessions return to them (extended.layout)
 
 
 @pytest.fixture(scope="module")
@@ -31,14 +31,16 @@ def extended_home(tmp_path_factory, small_home, embedded_dbs):
     home = tmp_path_factory.mktemp("extended") / "home"
     shutil.copytree(small_home, home, ignore=shutil.ignore_patterns("results", "redis", "dbt", "report"))
     profiles = {s: extract_profiles(s, p, EXTENDED_DIR) for s, p in embedded_dbs.items()}
-    sessions = [s for s in build_extended_sessions(profiles) if int(s.session_id[-3:]) <= SESSIONS_PER_SOURCE]
+    built = build_extended_sessions(profiles)
+    last = max(int(s.session_id[-3:]) for s in built)
+    sessions = [s for s in built if not TWINS < int(s.session_id[-3:]) <= last - TWINS]
     write_benchmark(benchmark_dir(home, EXTENDED_BENCHMARK), sessions, EXTENDED_TURNS_SCHEMA)
     return home
 
 
 def test_an_extended_partition_through_dagster(extended_home, monkeypatch):
     monkeypatch.setenv("MEMSQL_HOME", str(extended_home))
-    # Sessions one at a time (the paper's order): each distractor pair's second session sees the first.
+    # Sessions one at a time (the paper's order): each returning session sees its twin.
     one_by_one = {"resources": evaluation_run_config(wave_size=1)}
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions("model", list(REFERENCE_MODELS))
@@ -54,7 +56,8 @@ def test_an_extended_partition_through_dagster(extended_home, monkeypatch):
         meta = mat.materialization.metadata
         assert meta["benchmark"].value == EXTENDED_BENCHMARK
     rows = read_results(partition_dir(extended_home, "reader-probe", "C", EXTENDED_BENCHMARK) / RESULT_FILE)
-    assert len({r["session_id"] for r in rows}) == 3 * SESSIONS_PER_SOURCE
+    assert len({r["session_id"] for r in rows}) == 3 * 2 * TWINS
+    assert mat.materialization.metadata["twins_reachable_pct"].value == 100.0
     assert all("-X-" in r["session_id"] for r in rows)
     # Episodic memory holds this benchmark's sessions only: every supplying session is an extended one.
     assert any(r["contaminated"] for r in rows), "a distractor session's value reached a failed turn"

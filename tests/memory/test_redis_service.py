@@ -92,7 +92,7 @@ def test_orphan_of_a_dead_owner_is_replaced(tmp_path: Path) -> None:
     orphan.start()
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
-    (redis_dir(home) / OWNER_FILE).write_text(json.dumps({"owner_pid": dead.pid, "server_pid": orphan.pid}))
+    (redis_dir(home) / OWNER_FILE).write_text(json.dumps({"started_by": dead.pid, "server_pid": orphan.pid}))
     try:
         with redis_connection(home) as client:
             assert client.ping()

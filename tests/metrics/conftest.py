@@ -41,6 +41,8 @@ PARTITIONS = (
     ("guess-probe", "A"),
     ("gold-agent", "T"),  # through the agent loop: agg_agent_steps
     ("gold-agent", "E"),  # AgentSM against T: agg_agent_steps_saved, the report's "Agents"
+    ("gold-agent", "T_schema"),  # the same pair with the schema in the prompt: one step per turn
+    ("gold-agent", "E_schema"),
 )
 TRAJECTORY_BUDGET = 12  # synthetic questions of the metrics home's trajectory store (E reads it)
 BUILD_OUTPUT = "dbt_build.out"  # what metrics_home's dbt build printed

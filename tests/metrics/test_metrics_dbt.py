@@ -13,7 +13,12 @@ import yaml
 from conftest import PARTITIONS, fresh_home, run_dbt
 
 from memsql_assets.lib.paths import REPO_ROOT
-from memsql_assets.lib.vocabulary import AGENT_CONDITIONS, ERROR_CLASSES, REPORT_SOURCES
+from memsql_assets.lib.vocabulary import (
+    AGENT_CONDITIONS,
+    AGENT_SCHEMA_CONDITIONS,
+    ERROR_CLASSES,
+    REPORT_SOURCES,
+)
 
 
 def read_results(home) -> pd.DataFrame:
@@ -178,14 +183,21 @@ def test_errors_contamination_cost_comparators_match_pandas(duckdb_path, results
 def test_agent_steps_match_pandas_over_the_agent_turns_only(duckdb_path, results):
     agent = mart(duckdb_path, "agg_agent_steps").set_index(["model", "condition", "source"])
     turns = results[results["steps"] > 0]
-    assert set(turns["condition"]) == set(AGENT_CONDITIONS) and len(turns) < len(results)
-    assert set(agent.index.droplevel("source")) == {("gold-agent", c) for c in AGENT_CONDITIONS}
+    tools = {*AGENT_CONDITIONS, *AGENT_SCHEMA_CONDITIONS}
+    assert set(turns["condition"]) == tools and len(turns) < len(results)
+    assert set(agent.index.droplevel("source")) == {("gold-agent", c) for c in tools}
     for (model, cond), g in turns.groupby(["model", "condition"]):
         for source, s in [*g.groupby("source"), ("ALL", g)]:
             row = agent.loc[(model, cond, source)]
             assert row["n_turns"] == len(s) and row["ex_pct"] == pytest.approx(pct(s["ex_strict"]))
             assert row["median_steps"] == pytest.approx(s["steps"].median())
             assert row["mean_tool_calls_per_step"] == pytest.approx(s["tool_calls"].sum() / s["steps"].sum())
+            tokens = s["prompt_tokens"].fillna(0) + s["completion_tokens"].fillna(0)
+            for measure, values in (("mean_steps", s["steps"]), ("mean_tool_calls", s["tool_calls"]), ("mean_tokens", tokens)):
+                half = 1.96 * values.std() / s["session_id"].nunique() ** 0.5
+                assert row[measure] == pytest.approx(values.mean())
+                assert row[f"{measure}_ci_hi"] == pytest.approx(values.mean() + half)
+                assert row[f"{measure}_ci_lo"] <= row[measure] <= row[f"{measure}_ci_hi"]
             for phase in ("explore", "execute", "validate"):
                 assert row[f"{phase}_share"] == pytest.approx(s[f"{phase}_share"].mean())
             assert row["composite_uses"] == s["composite_uses"].sum()
@@ -198,18 +210,27 @@ def test_agent_steps_match_pandas_over_the_agent_turns_only(duckdb_path, results
 
 
 def test_steps_saved_pair_the_agent_baseline_with_agentsm(duckdb_path, results):
-    saved = mart(duckdb_path, "agg_agent_steps_saved").set_index(["model", "source"])
+    saved = mart(duckdb_path, "agg_agent_steps_saved").set_index(["model", "schema_in_prompt", "source"])
     t, e = AGENT_CONDITIONS
+    t_schema, e_schema = AGENT_SCHEMA_CONDITIONS
     agent = results[results["steps"] > 0]
     assert set(saved.index.get_level_values("model")) == {"gold-agent"}
+    assert set(saved["steps_saved_by"]) == {"reference agent (scripted)"}
     for source in (*sorted(agent["source"].unique()), "ALL"):
         rows = agent if source == "ALL" else agent[agent["source"] == source]
         median = rows.groupby("condition")["steps"].median()
-        row = saved.loc[("gold-agent", source)]
+        row = saved.loc[("gold-agent", False, source)]
+        assert (row["condition_t"], row["condition_e"]) == (t, e)
         assert (row["median_steps_t"], row["median_steps_e"]) == (median[t], median[e])
         assert row["steps_saved"] == median[t] - median[e] > 0  # the trajectory covers the exploration
+        assert median[t] >= 3 and row["explore_share_t"] > row["explore_share_e"]
         assert row["ex_t_pct"] == row["ex_e_pct"] == 100.0 and row["ex_e_ci_lo_pct"] < 100.0
         assert row["traj_pp"] == 0.0
+        # with the schema in its prompt the reference agent submits at once: nothing to save
+        shown = saved.loc[("gold-agent", True, source)]
+        assert (shown["condition_t"], shown["condition_e"]) == (t_schema, e_schema)
+        assert (shown["median_steps_t"], shown["median_steps_e"], shown["steps_saved"]) == (1.0, 1.0, 0.0)
+        assert shown["mean_tool_calls_t"] == 1.0 and pd.isna(shown["traj_pp"])
 
 
 def test_model_pairs_flag_gaps_whose_interval_excludes_zero(duckdb_path, results):
@@ -260,7 +281,9 @@ def test_only_complete_partitions_and_labelled_samples_reach_the_marts(metrics_h
     shutil.rmtree(results / "model=gold")
 
     after = build()
-    kept = {("recall-probe", c) for c in ("A", "B_wm5", "H", "S")} | {("guess-probe", "A"), ("gold-agent", "T"), ("gold-agent", "E")}
+    kept = {("recall-probe", c) for c in ("A", "B_wm5", "H", "S")} | {("guess-probe", "A")} | {
+        ("gold-agent", c) for c in (*AGENT_CONDITIONS, *AGENT_SCHEMA_CONDITIONS)
+    }
     assert set(after.index) == kept
     assert bool(after.loc[("recall-probe", "A"), "is_sample"])
     assert not after.loc[("recall-probe", "B_wm5"), "is_sample"]

@@ -131,3 +131,17 @@ def test_real_benchmark_is_hard_to_guess(real_dbs, tmp_path):
             conn = conns[t["source"]]
             correct += strict_equal(run_query(conn, sql).rows, run_query(conn, t["gt_sql"]).rows)
     assert 100 * correct / len(critical) <= GUESS_FLOOR_MAX_PCT
+
+
+def test_real_sources_yield_a_checked_extended_benchmark(real_dbs):
+    """On the real data the extended benchmark builds (its wording check passes on every turn), its
+    ground truths run and every memory-critical turn's guess_rate is measured."""
+    from memsql_assets.lib.benchmark.extended import EXTENDED_DIR
+    from memsql_assets.lib.benchmark.pipeline import build_measured_extended_sessions
+
+    profiles = extract_all_profiles(real_dbs, EXTENDED_DIR)
+    turns = [dict(t.__dict__) for s in build_measured_extended_sessions(profiles, real_dbs) for t in s.turns]
+    critical = [t for t in turns if t["memory_critical"]]
+    assert critical and all(t["guess_rate"] is not None for t in critical)
+    assert check_ground_truth(turns, real_dbs).ok
+    assert check_answers(turns, real_dbs).ok

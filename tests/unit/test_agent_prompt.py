@@ -188,7 +188,11 @@ def test_condition_blocks():
     assert "Semantic hints" in texts["D"] and "Reference trajectory" in texts[PROMPT_TRAJECTORY_CONDITION]
     assert "Reference trajectory" in texts[AGENTSM_CONDITION]
     assert '- ticker: "QRVX"' in texts["C"] and '- ticker: "QRVX"' not in texts["B_wm5"]
-    assert texts["T"] == texts["B_wm5"], "T's first message is B_wm5's prompt (the loop adds its tools)"
+    assert texts["T_schema"] == texts["B_wm5"], "T_schema's first message is B_wm5's prompt (the loop adds its tools)"
+    # T's is the same without the source guidance and the schema: the agent finds them with its tools
+    assert "Schema:" not in texts["T"] and "Source guidance:" not in texts["T"]
+    assert texts["B_wm5"].endswith("\n\n" + texts["T"])
+    assert texts[AGENTSM_CONDITION] == texts["E_schema"][texts["E_schema"].index("Reference trajectory") :]
     assert texts["H"].count("Q: question") == 7, "H shows every earlier turn the session has"
     assert "Summary of earlier turns:" in texts["S"] and "Result:" not in texts["S"]
     assert "Similar past turns" in texts["M0"] and "Recent conversation" not in texts["M0"]

@@ -69,6 +69,11 @@ def test_a_users_file_adds_conditions_after_the_built_in_ones(tmp_path):
         ("conditions:\n  Z:\n    memory: {implementation: none}\n  Z:\n    memory: {implementation: none}\n", "conditions.Z", "duplicate key"),
         ("conditions: {}\n", "conditions", "non-empty mapping"),
         ("models: {}\n", "conditions", "exactly one key"),
+        (
+            "conditions:\n  Z:\n    memory: {implementation: none}\n    schema_in_prompt: false\n",
+            "conditions.Z.schema_in_prompt",
+            "false needs tools: true",
+        ),
     ],
 )
 def test_a_malformed_file_names_the_file_and_the_field(tmp_path, body, field, cause):
@@ -142,3 +147,11 @@ def test_a_plugin_without_the_base_class_gets_its_defaults(tmp_path, monkeypatch
     memory.forget("S-1")
     memory.persist({"session_id": "S-1"})
     assert memory.inner.kept == {"session_id": "S-1"} and memory.visibility == "session"
+
+
+def test_agent_conditions_leave_the_schema_out_unless_they_say_so(tmp_path):
+    shown = {n: c.schema_in_prompt for n, c in CONDITIONS.items() if c.tools}
+    assert shown == {"T": False, "E": False, "T_schema": True, "E_schema": True}
+    assert all(c.schema_in_prompt for c in CONDITIONS.values() if not c.tools)
+    path = _file(tmp_path, "conditions:\n  Z:\n    memory: {implementation: none}\n    schema_in_prompt: true\n")
+    assert load_conditions(path)["Z"].schema_in_prompt

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -11,10 +12,12 @@ import yaml
 from memsql_assets.lib.benchmark.extended import (
     EXTENDED_DIR,
     generate_extended_source,
+    layout,
     load_extended_template,
+    phrasing_index,
 )
 from memsql_assets.lib.errors import TemplateError
-from memsql_assets.lib.vocabulary import PHENOMENA
+from memsql_assets.lib.vocabulary import GUESS_FLOOR_MAX_PCT, PHENOMENA
 
 SQL = "SELECT {a} AS a, {b} AS b"
 
@@ -49,18 +52,20 @@ def _session_turns():
         {**_turn("correction", refs=["a"], binds={"b": "b1"}, overwrites=["b"], question="I meant {b1}"),
          "sql": "SELECT {a} AS a, {b1} AS b", "paraphrase": "SELECT {b1} AS b2, {a} AS a2"},
         _turn("wording", refs=["a", "b"], question="again"),
-        _turn("distractor", refs=["a", "b"], binds={"a": "a", "b": "b"}, question="the first again"),
+        _turn("distractor", refs=["a", "b"], binds={"a": "a", "b": "b"}, question="both again"),
     ]
 
 
-def _write(tmp_path: Path, source: str, turns, n_variants: int = 6) -> Path:
+def _write(tmp_path: Path, source: str, turns, n_variants: int = 6, **top) -> Path:
     directory = tmp_path / "extended"
     directory.mkdir(exist_ok=True)
     doc = {
         "source": source,
         "profile": "p",
         "sessions": 4,
+        "returning": 1,
         "variants": [{"id": f"v{i}", "turns": turns} for i in range(n_variants)],
+        **top,
     }
     (directory / f"{source}.yaml").write_text(yaml.safe_dump(doc), encoding="utf-8")
     return directory
@@ -72,7 +77,7 @@ PROFILES = {"p": [{"a0": 1, "b0": 2, "a1": 3, "b1": 4, "z": 5}, {"a0": 6, "b0": 
 def test_each_phenomenon_on_a_hand_built_session(tmp_path):
     template = load_extended_template("sec_edgar", _write(tmp_path, "sec_edgar", _session_turns()))
     sessions = generate_extended_source(template, PROFILES)
-    first, twin = sessions[0], sessions[1]
+    first, twin = sessions[3], sessions[0]  # the returning session (profile 0), and its twin three before
     by_tag = {t.tag: t for t in first.turns}
     assert set(by_tag) == set(PHENOMENA)
     assert not by_tag["baseline"].memory_critical and not by_tag["detour"].memory_critical
@@ -85,14 +90,14 @@ def test_each_phenomenon_on_a_hand_built_session(tmp_path):
     assert by_tag["wording"].gt_sql == "SELECT 3 AS a, 4 AS b"
     assert by_tag["wording"].stale_gt_sql == "SELECT 3 AS a, 2 AS b"
     assert by_tag["correction"].stale_gt_sql is None  # it states its new value
-    # distractor: the twin session is worded the same and is about another profile
+    # distractor: the twin session, earlier, is worded the same and is about another profile; only the
+    # returning session asks the distractor turn
     assert [t.question for t in twin.turns] == [
         t.question.replace("1", "6").replace("2", "7").replace("3", "8").replace("4", "9").replace("5", "10")
-        for t in first.turns
+        for t in first.turns[:-1]
     ]
-    assert twin.turns[-1].gt_sql != by_tag["distractor"].gt_sql
-    # varied wording: the next pair of sessions picks other phrasings
-    assert sessions[2].turns[3].question != first.turns[3].question
+    assert by_tag["distractor"].twin_session_id == twin.session_id == "SEC-X-001"
+    assert [t.tag for s in sessions[:3] for t in s.turns].count("distractor") == 0
 
 
 def test_a_turn_without_a_tag_fails_naming_file_variant_and_turn(tmp_path):
@@ -129,6 +134,92 @@ def test_a_long_range_turn_whose_value_is_restated_fails(tmp_path):
         generate_extended_source(load_extended_template("sec_edgar", _write(tmp_path, "sec_edgar", turns)), PROFILES)
 
 
+# b is the newer value until the correction replaces it with one below a (the switch set a to 3, or 7)
+YEAR_PROFILES = {"p": [{"a0": 1, "b0": 5, "a1": 3, "b1": 2, "z": 0}, {"a0": 6, "b0": 9, "a1": 7, "b1": 4, "z": 0}]}
+OLDER = {**_turn("wording", refs=["a"], question="the older of the two again"),
+         "sql": "SELECT {a} AS a, 0 AS b", "paraphrase": "SELECT 0 AS b2, {a} AS a2"}
+
+
+def test_the_wording_check_catches_the_older_of_two_after_a_correction(tmp_path):
+    turns = _session_turns()
+    turns[6] = OLDER  # after the correction of b to 2, a (3) is the newer one
+    directory = _write(tmp_path, "sec_edgar", turns, ordered_pair=["a", "b"])
+    template = load_extended_template("sec_edgar", directory)  # statically evaluable: it loads
+    with pytest.raises(TemplateError) as err:
+        generate_extended_source(template, YEAR_PROFILES)
+    message = str(err.value)
+    assert "sec_edgar.yaml" in message and "variant v0, turn 7" in message and "SEC-X-001" in message
+    assert "calls a=7 the older one, but the pair holds {'a': 7, 'b': 4}" in message  # profile 1 opens
+
+
+def test_the_same_turn_before_the_correction_passes_the_wording_check(tmp_path):
+    turns = _session_turns()
+    turns[5], turns[6] = OLDER, turns[5]
+    directory = _write(tmp_path, "sec_edgar", turns, ordered_pair=["a", "b"])
+    sessions = generate_extended_source(load_extended_template("sec_edgar", directory), YEAR_PROFILES)
+    assert sessions[0].turns[5].question == "the older of the two again"
+
+
+@pytest.mark.parametrize(
+    ("question", "top", "expected"),
+    [
+        ("the value from before", {}, "relative wording 'before' that the wording check cannot evaluate"),
+        ("the older one", {}, "ordered_pair (none declared)"),
+        ("the first region again", {"ordered_pair": ["a", "b"]}, "does not use the template's anchor"),
+    ],
+)
+def test_relative_wording_the_check_cannot_evaluate_fails_loading(tmp_path, question, top, expected):
+    turns = _session_turns()
+    turns[6] = _turn("wording", refs=["a", "b"], question=question)
+    with pytest.raises(TemplateError) as err:
+        load_extended_template("sec_edgar", _write(tmp_path, "sec_edgar", turns, **top))
+    assert "variant v0, turn 7.phrasings[0]" in str(err.value) and expected in str(err.value)
+
+
+def test_an_origin_phrase_is_checked_against_turn_one(tmp_path):
+    turns = _session_turns()
+    turns[7] = _turn("distractor", refs=["a", "b"], binds={"a": "a", "b": "b"}, question="the first one again")
+    directory = _write(tmp_path, "sec_edgar", turns, anchor="a")
+    with pytest.raises(TemplateError, match="calls a=3 where the session began, but turn 1 bound 1"):
+        generate_extended_source(load_extended_template("sec_edgar", directory), PROFILES)
+
+
+def test_phrasings_are_spread_evenly_over_a_turns_sessions():
+    """Per shipped (variant, turn), the sessions using each phrasing differ in number by at most one."""
+    for source in ("sec_edgar", "northwind", "bird_financial"):
+        cells: dict[tuple[str, int], Counter] = {}
+        for slot in layout(load_extended_template(source, EXTENDED_DIR)):
+            for index, turn in enumerate(slot.variant.turns, start=1):
+                phrasing = phrasing_index(slot.wording, turn, index)
+                cells.setdefault((slot.variant.id, index), Counter({p: 0 for p in range(len(turn.phrasings))}))[
+                    phrasing
+                ] += 1
+        assert all(max(c.values()) - min(c.values()) <= 1 for c in cells.values()), source
+
+
+def test_every_distractor_turn_reaches_its_twin_up_to_w_32():
+    """The shipped layout: each returning session's twin is 32 positions earlier, in an earlier wave at
+    W = 1, 4, 8 and 32 (the runner's own waves), and only returning sessions ask a distractor turn."""
+    from memsql_assets.lib.harness.runner import twins_reachable_pct
+
+    for source in ("sec_edgar", "northwind", "bird_financial"):
+        template = load_extended_template(source, EXTENDED_DIR)
+        slots = layout(template)
+        turns = [
+            {
+                "session_id": f"S-X-{i + 1:03d}",
+                "source": "S",
+                "twin_session_id": None if slot.twin is None else f"S-X-{slot.twin + 1:03d}",
+            }
+            for i, slot in enumerate(slots)
+        ]
+        assert sum(slot.variant.turns[-1].tag == "distractor" for slot in slots) == template.returning
+        assert [t for t in turns if t["twin_session_id"]] == turns[-template.returning :]
+        for w in (1, 4, 8, 32):
+            assert twins_reachable_pct(turns, w) == 100.0, (source, w)
+        assert twins_reachable_pct(turns, 33) < 90.0  # beyond the gap, a twin shares a wave
+
+
 def test_shipped_templates_load_and_cover_every_phenomenon(tmp_path):
     for source in ("sec_edgar", "northwind", "bird_financial"):
         template = load_extended_template(source, EXTENDED_DIR)
@@ -139,16 +230,23 @@ def test_shipped_templates_load_and_cover_every_phenomenon(tmp_path):
 
 @pytest.mark.slow
 def test_extended_benchmark_on_embedded_data(embedded_dbs):
+    """The wording check passes on every turn (the build raises otherwise), every memory-critical turn has
+    its guess_rate and their mean stays under the guess-floor target, and most detours carry no marker."""
     from memsql_assets.lib.benchmark.answer_check import check_answers
-    from memsql_assets.lib.benchmark.extended import build_extended_sessions
     from memsql_assets.lib.benchmark.gt_check import check_ground_truth
+    from memsql_assets.lib.benchmark.pipeline import build_measured_extended_sessions
     from memsql_assets.lib.benchmark.profiles import extract_profiles
 
     profiles = {s: extract_profiles(s, p, EXTENDED_DIR) for s, p in embedded_dbs.items()}
-    turns = [dict(t.__dict__) for s in build_extended_sessions(profiles) for t in s.turns]
+    turns = [dict(t.__dict__) for s in build_measured_extended_sessions(profiles, embedded_dbs) for t in s.turns]
     assert len({t["session_id"] for t in turns}) <= 300
     critical = [t for t in turns if t["memory_critical"]]
     assert sum(t["recall_distance"] > 5 for t in critical) >= 0.10 * len(critical)
     assert any(t["stale_gt_sql"] for t in turns)
+    assert all(t["guess_rate"] is not None for t in critical)
+    assert 100 * sum(t["guess_rate"] for t in critical) / len(critical) <= GUESS_FLOOR_MAX_PCT
+    assert all(set(t["guess_values"]) == set(t["referenced_context_keys"]) for t in turns)
+    detours = [t for t in turns if t["tag"] == "detour"]
+    assert 0 < sum(t["explicit_marker"] for t in detours) < len(detours) / 2
     assert check_ground_truth(turns, embedded_dbs).ok
     assert check_answers(turns, embedded_dbs).ok

@@ -27,6 +27,8 @@ select
     r.stale_state,
     t.tag,
     t.recall_distance,
+    t.variant_id,
+    t.phrasing_index,
     -- Another session's episode supplied a resolved key: only then can the turn be contaminated.
     coalesce(len(list_filter(
         from_json(r.supplying_sessions, '["VARCHAR"]'), lambda s: s <> r.session_id

@@ -1,9 +1,13 @@
--- The agent baseline (T) against AgentSM (E) per benchmark x model x source (and 'ALL'): EX % of each
--- with its Wilson interval, median and mean steps of each, the steps the retrieved trajectory saved
--- (median T - median E, and in % of T's), the exploration share of each, and on the paper benchmark
--- Traj = E - T with its paired session-bootstrap interval (agg_ablation). Only models evaluated under
--- both conditions have a row. The two conditions come from the vocabulary.
-{%- set t, e = var('agent_baseline_condition'), var('agentsm_condition') %}
+-- The agent baseline against AgentSM per benchmark x model x source (and 'ALL'), once for each pair of
+-- agent conditions (var agent_pairs: T against E without the schema in the prompt, T_schema against
+-- E_schema with it): EX % of each with its Wilson interval, median and mean steps, tool calls and
+-- tokens per turn of each (the means with their intervals), the steps the retrieved trajectory saved
+-- (median T - median E, and in % of T's) and who earned them (the scripted reference agent or a model),
+-- the exploration share of each, and on the paper benchmark Traj = E - T with its paired
+-- session-bootstrap interval (agg_ablation: the pair without the schema). Only models evaluated under
+-- both conditions of a pair have its row.
+{%- set t = var('agent_baseline_condition') %}
+{%- set measures = ['mean_steps', 'mean_tool_calls', 'mean_tokens', 'explore_share'] %}
 with steps as (
     select * from {{ ref('agg_agent_steps') }}
 ),
@@ -12,19 +16,15 @@ ablation as (
     select * from {{ ref('agg_ablation') }}
 ),
 
-baseline as (
-    select * from steps where condition = '{{ t }}'
-),
-
-agentsm as (
-    select * from steps where condition = '{{ e }}'
-),
-
 compared as (
+    {%- for pair in var('agent_pairs') %}
     select
         b.benchmark,
         b.model,
+        {{ 'true' if pair.schema_in_prompt else 'false' }} as schema_in_prompt,
         b.source,
+        b.condition as condition_t,
+        a.condition as condition_e,
         b.n_sessions as n_sessions_t,
         a.n_sessions as n_sessions_e,
         b.n_turns as n_turns_t,
@@ -37,29 +37,41 @@ compared as (
         a.ex_ci_hi_pct as ex_e_ci_hi_pct,
         b.median_steps as median_steps_t,
         a.median_steps as median_steps_e,
-        b.mean_steps as mean_steps_t,
-        a.mean_steps as mean_steps_e,
+        {%- for m in measures %}
+        b.{{ m }} as {{ m }}_t,
+        b.{{ m }}_ci_lo as {{ m }}_t_ci_lo,
+        b.{{ m }}_ci_hi as {{ m }}_t_ci_hi,
+        a.{{ m }} as {{ m }}_e,
+        a.{{ m }}_ci_lo as {{ m }}_e_ci_lo,
+        a.{{ m }}_ci_hi as {{ m }}_e_ci_hi,
+        {%- endfor %}
         b.median_steps - a.median_steps as steps_saved,
         {{ pct('b.median_steps - a.median_steps', 'b.median_steps') }} as steps_saved_pct,
-        b.explore_share as explore_share_t,
-        a.explore_share as explore_share_e,
         a.trajectory_tables_used_rate as trajectory_tables_used_rate_e
-    from baseline as b
-    inner join agentsm as a
+    from steps as b
+    inner join steps as a
         on a.benchmark = b.benchmark
         and a.model = b.model
         and a.source = b.source
+        and a.condition = '{{ pair.agentsm }}'
+    where b.condition = '{{ pair.baseline }}'
+    {% if not loop.last %}union all{% endif %}
+    {%- endfor %}
 ),
 
 final as (
     select
         c.*,
+        case
+            when c.model = '{{ var("reference_agent") }}' then 'reference agent (scripted)' else 'model'
+        end as steps_saved_by,
         x.traj_pp,
         x.traj_ci_lo_pp,
         x.traj_ci_hi_pp
     from compared as c
     left join ablation as x
         on c.benchmark = '{{ var("paper_benchmark") }}'
+        and c.condition_t = '{{ t }}'
         and x.model = c.model
         and x.source = c.source
 )

@@ -33,10 +33,9 @@ with turns as (
 ),
 
 floor as (
-    select ex_memory_critical_pct as guess_floor_pct
+    select benchmark, ex_memory_critical_pct as guess_floor_pct
     from turns
-    where benchmark = '{{ var("paper_benchmark") }}'
-        and model = '{{ var("guess_probe") }}'
+    where model = '{{ var("guess_probe") }}'
         and condition = '{{ var("floor_condition") }}'
 )
 
@@ -59,9 +58,9 @@ select
     f.guess_floor_pct,
     t.ex_memory_critical_pct - f.guess_floor_pct as above_floor_pp
 from turns as t
--- the paper benchmark's floor, on its rows only: guess-probe does not run on the extended benchmark
-left join (select max(guess_floor_pct) as guess_floor_pct from floor) as f
-    on t.benchmark = '{{ var("paper_benchmark") }}'
+-- each benchmark's own floor (guess-probe runs under A on both)
+left join floor as f
+    on f.benchmark = t.benchmark
 inner join {{ ref('int_partitions') }} as p
     on p.benchmark = t.benchmark
     and p.model = t.model

@@ -1,6 +1,6 @@
 -- One row per benchmark turn of each benchmark built, typed; list/JSON fields reduced to what metrics
 -- need. The extended benchmark's turns carry their phenomenon tag, stale ground truth and recall
--- distance (null on the paper benchmark's turns).
+-- distance and phrasing index (null on the paper benchmark's turns).
 {%- set columns = [
     'session_id', 'turn_index', 'source', 'tier', 'question', 'gt_sql', 'fallback_sql',
     'requires_prior_context', 'memory_critical', 'variant_id', 'guess_rate'
@@ -12,7 +12,8 @@ select
     len(referenced_context_keys) as n_referenced_keys,
     cast(null as varchar) as tag,
     cast(null as varchar) as stale_gt_sql,
-    cast(null as integer) as recall_distance
+    cast(null as integer) as recall_distance,
+    cast(null as integer) as phrasing_index
 from {{ source('memsql', 'turns') }}
 {%- if has_files(source('memsql', 'extended_turn_files')) %}
 union all
@@ -23,6 +24,7 @@ select
     len(referenced_context_keys) as n_referenced_keys,
     tag,
     stale_gt_sql,
-    recall_distance
+    recall_distance,
+    phrasing_index
 from {{ source('memsql', 'extended_turns') }}
 {%- endif %}

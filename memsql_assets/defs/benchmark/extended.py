@@ -11,8 +11,8 @@ import dagster as dg
 from memsql_assets.defs.benchmark.checks import answers_result, ground_truth_result, suite_check
 from memsql_assets.defs.resources import MemsqlSettings
 from memsql_assets.lib.atomic import sha256_file
-from memsql_assets.lib.benchmark.extended import EXTENDED_DIR, build_extended_sessions
-from memsql_assets.lib.benchmark.pipeline import extract_all_profiles
+from memsql_assets.lib.benchmark.extended import EXTENDED_DIR
+from memsql_assets.lib.benchmark.pipeline import build_measured_extended_sessions, extract_all_profiles
 from memsql_assets.lib.benchmark.store import (
     EXTENDED_TURNS_SCHEMA,
     write_benchmark,
@@ -41,18 +41,21 @@ def _tag_table(turns: list) -> str:
     description="The extended benchmark (docs/specification.md, section 6): profiles by "
     "templates/extended/profiles.yaml, then each source's tagged templates (long-range references, "
     "corrections with their stale ground truth, entity switches, cross-session distractors, varied wording) "
-    "instantiated and verified against the extended invariants. Writes benchmark/extended/, and embeds its "
+    "instantiated, their wording checked (lib/benchmark/wording.py) and verified against the extended "
+    "invariants; each memory-critical turn's guess_rate is measured as the paper's. Writes benchmark/extended/, and embeds its "
     "questions into the home's embedding cache for the conditions that retrieve by similarity.",
 )
 def extended_sessions(context: dg.AssetExecutionContext, memsql: MemsqlSettings) -> dg.MaterializeResult:
     home = memsql.home_path
     out = benchmark_dir(home, EXTENDED_BENCHMARK)
-    profiles = extract_all_profiles({s: source_db_path(home, s) for s in SOURCE_NAMES}, EXTENDED_DIR)
+    db_paths = {s: source_db_path(home, s) for s in SOURCE_NAMES}
+    profiles = extract_all_profiles(db_paths, EXTENDED_DIR)
     write_profiles(out / "profiles.json", profiles)
-    built = build_extended_sessions(profiles)
+    built = build_measured_extended_sessions(profiles, db_paths)
     paths = write_benchmark(out, built, EXTENDED_TURNS_SCHEMA)
     turns = [t for s in built for t in s.turns]
     critical = [t for t in turns if t.memory_critical]
+    rates = [t.guess_rate for t in critical]
     # The questions in the one batch every partition embeds them in (harness/services.py): the
     # evaluations that run concurrently then read the vectors from disk instead of each computing them.
     EmbeddingCache(store=embeddings_cache_dir(home)).warm([t.question for t in turns])
@@ -63,6 +66,7 @@ def extended_sessions(context: dg.AssetExecutionContext, memsql: MemsqlSettings)
             "sessions": len(built),
             "turns": len(turns),
             "memory_critical_turns": len(critical),
+            "mean_guess_rate_pct": dg.MetadataValue.float(round(100 * sum(rates) / max(1, len(rates)), 2)),
             "beyond_five_turns": sum(t.recall_distance > 5 for t in critical),
             "stale_ground_truths": sum(t.stale_gt_sql is not None for t in turns),
             "turns_by_source_and_tag": dg.MetadataValue.md(_tag_table(turns)),

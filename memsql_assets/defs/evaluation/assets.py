@@ -217,6 +217,8 @@ def _metadata(s: dict[str, Any], path: Path, benchmark: str, model: str, conditi
         "contaminated": s["contaminated"],
         "fallback_match": s["fallback_match"],
         "stale_state": s["stale_state"],
+        # C/D: of the distractor turns, those whose twin ran in an earlier wave (retrievable)
+        "twins_reachable_pct": "-" if s.get("twins_reachable_pct") is None else s["twins_reachable_pct"],
         "model_calls": s["calls"],
         "cache_hits": s["cache_hits"],
         "model_errors": dg.MetadataValue.json(s["model_errors"]),

@@ -12,6 +12,7 @@ from memsql_assets.lib.code_versions import SOURCE_GUIDANCE_CODE, SOURCES_CODE, 
 from memsql_assets.lib.paths import source_db_path
 from memsql_assets.lib.sources.build import build_source
 from memsql_assets.lib.sources.config import SOURCE_NAMES, SourceSpec
+from memsql_assets.lib.sources.wide import VARIANTS
 
 DESCRIPTIONS = {
     "bird_financial": "BIRD financial (PKDD'99 Czech bank): account, card, client, disp, district, loan, order, trans.",
@@ -21,13 +22,15 @@ DESCRIPTIONS = {
 
 
 def spec_version(spec: SourceSpec) -> str:
-    """The configuration a source is built from, with the identity (size, mtime) of each real file."""
+    """The configuration a source is built from, with the identity (size, mtime) of each real file
+    (the variant only where it is not the standard one, so a standard build's version stays)."""
+    variant = {"variant": spec.variant} if spec.variant != VARIANTS[0] else {}
     if spec.kind != "real" or spec.real_path is None:
-        return digest({"kind": spec.kind, "seed": spec.seed, "options": spec.options})
+        return digest({"kind": spec.kind, "seed": spec.seed, "options": spec.options, **variant})
     root = spec.real_path
     paths = sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else [root]
     files = [(str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in paths]
-    return digest({"kind": spec.kind, "options": spec.options, "files": files})
+    return digest({"kind": spec.kind, "options": spec.options, "files": files, **variant})
 
 
 def raw_key(name: str) -> dg.AssetKey:

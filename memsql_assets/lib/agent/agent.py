@@ -121,7 +121,7 @@ class Agent:
         resolution = retrieval.resolution or resolve_context(turn["referenced_context_keys"], working, episodic)
         parts = PromptParts(
             source=turn["source"],
-            schema=self.schemas[turn["source"]],
+            schema=self.schemas[turn["source"]] if self.condition.schema_in_prompt else "",
             question=question,
             output_requirements=turn.get("output_requirements", ""),
             semantic_hints=list(retrieval.hints),

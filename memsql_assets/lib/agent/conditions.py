@@ -2,7 +2,8 @@
 
 Each condition names its memory implementation with that implementation's parameters
 (lib/memory/plugins.py resolves and validates them), whether its turns run through the agent loop
-with tools, whether the paper evaluates it, and whether `memsql run` evaluates it. The file beside
+with tools, whether their first message carries the schema, whether the paper evaluates it, and
+whether `memsql run` evaluates it. The file beside
 models.yaml holds the built-in conditions; `MEMSQL_CONDITIONS_FILE` names a user's file whose
 conditions are added after them (a name the built-in file uses is refused there). Everything else
 derives from this table: the vocabulary's names, the Dagster `condition` partitions, dbt's accepted
@@ -23,7 +24,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, Field, ValidationError
+from pydantic import AfterValidator, Field, ValidationError, model_validator
 
 from memsql_assets.lib.config_files import FieldProblem, Strict, config_error, read_yaml
 from memsql_assets.lib.errors import ConfigError, MemsqlError
@@ -59,10 +60,28 @@ class ConditionSpec(Strict):
     """What a person should know about the condition."""
     tools: bool = False
     """Each turn runs through the agent loop with the exploration tools (lib/agent/loop.py)."""
+    schema_in_prompt: bool | None = None
+    """The first message carries the source guidance and the whole schema (its DDL). Default: true
+    for a single-shot condition; false under `tools: true`, where the agent finds the schema with
+    its tools (AgentSM's setting: schemas too large for a prompt). false needs `tools: true`."""
     paper: bool = False
     """The paper evaluates this condition: its claims are checked in these (dbt var `paper_conditions`)."""
     main_run: bool = True
     """`memsql run` evaluates the reference models under it (conditions with tools never: `memsql eval`)."""
+
+    @model_validator(mode="after")
+    def _answerable(self) -> ConditionSpec:
+        if self.schema_in_prompt is False and not self.tools:
+            raise FieldProblem(
+                "schema_in_prompt",
+                "false needs tools: true (a single-shot model without the schema cannot answer)",
+            )
+        return self
+
+    @property
+    def schema_shown(self) -> bool:
+        """Whether the first message carries the schema, the default applied."""
+        return not self.tools if self.schema_in_prompt is None else self.schema_in_prompt
 
 
 class ConditionsFile(Strict):
@@ -79,6 +98,7 @@ class Condition:
     params: Mapping[str, Any] = field(default_factory=dict)
     description: str = ""
     tools: bool = False  # the turn runs through the agent loop, with the exploration tools
+    schema_in_prompt: bool = True  # the first message carries the source guidance and the schema
     paper: bool = False
     main_run: bool = True
     file: Path = BUILTIN_CONDITIONS_FILE  # where it is declared: errors about it name this file
@@ -114,6 +134,7 @@ def read_conditions_file(path: Path) -> dict[str, Condition]:
             params=MappingProxyType(dict(spec.memory.params)),
             description=spec.description,
             tools=spec.tools,
+            schema_in_prompt=spec.schema_shown,
             paper=spec.paper,
             main_run=spec.main_run,
             file=path,

@@ -32,7 +32,7 @@ from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.evaluation.extract import extract_sql
 from memsql_assets.lib.harness.settings import DEFAULT_MAX_STEPS, DEFAULT_TURN_TIME_S
 from memsql_assets.lib.models.gateway import ModelGateway, ModelReply
-from memsql_assets.lib.models.reference_agent import SUBMIT_TOOL, sql_tables
+from memsql_assets.lib.models.reference_agent import SUBMIT_TOOL, schema_in_prompt, sql_tables
 from memsql_assets.lib.trajectories.phases import PHASES
 from memsql_assets.lib.trajectories.trace import clip
 
@@ -43,6 +43,8 @@ AGENT_INSTRUCTIONS = (
     "look at values, find join paths, execute and validate queries (read-only). When you are sure, call "
     f"{SUBMIT_TOOL} with the one final SQLite query. Each reply is one step; you have at most {{steps}} steps."
 )
+# Added where the first message has no schema (the condition's schema_in_prompt is false).
+NO_SCHEMA_NOTE = "The schema is not in this message: find the tables and columns you need with the tools."
 
 # (messages, tools) -> the model's reply to this step
 Complete = Callable[[list[dict[str, Any]], list[dict[str, Any]]], Awaitable[ModelReply]]
@@ -171,8 +173,11 @@ def gateway_complete(
 
 
 def first_messages(messages: list[dict[str, Any]], limits: AgentLimits) -> list[dict[str, Any]]:
-    """The turn's messages with the agent instructions added to the system prompt."""
+    """The turn's messages with the agent instructions added to the system prompt (and, without the
+    schema in them, that the tools must find it)."""
     note = AGENT_INSTRUCTIONS.format(steps=limits.max_steps)
+    if not schema_in_prompt([str(m.get("content") or "") for m in messages]):
+        note = f"{note} {NO_SCHEMA_NOTE}"
     out = [dict(m) for m in messages]
     if out and out[0].get("role") == "system":
         out[0]["content"] = f"{out[0]['content']}\n\n{note}"

@@ -27,6 +27,7 @@ SYSTEM_PROMPT = (
 # The contract with the recall-probe model (memsql_assets/lib/models/builtins.py): this header line,
 # then one "- key: <JSON value>" line per resolved key.
 RESOLVED_HEADER = "Resolved context:"
+SCHEMA_HEADER = "Schema:"
 OUTPUT_REQUIREMENTS_HEADER = "Output requirements:"
 
 
@@ -35,7 +36,7 @@ class PromptParts:
     """Everything a condition may put in front of the question; empty parts are left out."""
 
     source: str
-    schema: str
+    schema: str  # empty: the condition leaves the guidance and schema out (schema_in_prompt: false)
     question: str
     output_requirements: str
     semantic_hints: Sequence[str] = ()
@@ -89,9 +90,10 @@ def memory_blocks(parts: PromptParts) -> list[str]:
 
 def build_messages(parts: PromptParts) -> list[dict[str, str]]:
     """System prompt (A.1) + one user message: guidance, schema, the memory's blocks (`memory_blocks`),
-    question, output requirements (the same text for every model and condition, SPEC §2 / paper §5.6)."""
+    question, output requirements (the same text for every model and condition, SPEC §2 / paper §5.6).
+    Guidance and schema only where the prompt has a schema."""
     guidance = "\n".join(f"- {line}" for line in SOURCE_GUIDANCE[parts.source])
-    blocks = [f"Source guidance:\n{guidance}", f"Schema:\n{parts.schema}"]
+    blocks = [f"Source guidance:\n{guidance}", f"{SCHEMA_HEADER}\n{parts.schema}"] if parts.schema else []
     blocks += memory_blocks(parts)
     blocks.append(f"Question: {parts.question}")
     blocks.append(f"{OUTPUT_REQUIREMENTS_HEADER}\n{parts.output_requirements}")

@@ -1,7 +1,8 @@
 """Every turn's answer is stated and unambiguous on the built databases.
 
 Per turn: the output requirement and the paraphrase SQL are present; the paraphrase returns the
-ground truth's result (strict EX); and no `ORDER BY ... LIMIT 1` ground truth (or fallback) ties on
+ground truth's result (strict EX); the ground truth's shape agrees with the source guidance
+(guidance_check.py); and no `ORDER BY ... LIMIT 1` ground truth (or fallback) ties on
 its ranking key, so no answer rests on an unstated tie-break. A failure names the turn, the template
 file and variant, and shows both results.
 """
@@ -19,6 +20,7 @@ from typing import Any
 import sqlglot
 
 from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
+from memsql_assets.lib.benchmark.guidance_check import guidance_problems
 from memsql_assets.lib.benchmark.templates import template_path
 from memsql_assets.lib.benchmark.ties import tie_probe_sql, tied
 from memsql_assets.lib.sources.sqlite_db import open_readonly
@@ -63,6 +65,7 @@ def _turn_problems(
     if not (t.get("output_requirements") or "").strip():
         problems.append(("no output_requirements", {}))
     gold = run_cached(conn, t["gt_sql"], memo)
+    problems += [(problem, {}) for problem in guidance_problems(t, gold)]
     if not (t.get("paraphrase_sql") or "").strip():
         problems.append(("no paraphrase SQL", {}))
     else:

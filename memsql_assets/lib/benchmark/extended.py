@@ -4,14 +4,17 @@ A template turn is a paper turn (templates.py: question, requirement, SQL, parap
 let) with three more fields: `tag`, the phenomenon it tests; `phrasings`, the question worded at
 least three ways (chosen by index arithmetic, so generation stays byte-identical); and
 `overwrites`, the keys a correction rebinds. A turn after a correction also carries the ground
-truth built with the overwritten values (`stale_gt_sql`), which the scorer compares with.
-Consecutive sessions share their variant and wording and differ in profile: each is the other's
-cross-session distractor under episodic retrieval.
+truth built with the overwritten values (`stale_gt_sql`), which the scorer compares with. Every
+question's relative wording is checked against the state at its turn (wording.py). A source's last
+`returning` sessions each return to a twin `sessions - returning` positions earlier (`layout`): same variant and
+wording, the neighbouring profile, so that episodic retrieval can reach the twin, the cross-session
+distractor of the returning session's last turn.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +31,7 @@ from memsql_assets.lib.benchmark.templates import (
     parse_turn,
     validate_turns,
 )
+from memsql_assets.lib.benchmark.wording import Claim, claims, contradiction
 from memsql_assets.lib.errors import BenchmarkInvariantError, TemplateError
 from memsql_assets.lib.sources.config import PREFIX
 from memsql_assets.lib.vocabulary import EXTENDED_BENCHMARK, PHENOMENA, SELF_CONTAINED_TAGS, SOURCE_NAMES
@@ -38,6 +42,8 @@ MIN_VARIANTS = 6
 MAX_SESSIONS = 300  # no larger than the paper's benchmark
 LONG_RANGE = range(3, 9)  # a long-range turn's value was last stated 3 to 8 turns earlier
 SESSION_ID = re.compile(r"^(NW|SEC|BIRD)-X-(\d{3})$")
+# A detour that announces itself ("Separately: ..."); most change topic without one (`explicit_marker`).
+DETOUR_MARKER = re.compile(r"^(?:Separately|On another note|Unrelated)\b", re.I)
 EXTENDED_FIELDS = ("tag", "phrasings", "overwrites")
 
 
@@ -47,6 +53,7 @@ class ExtendedTurnTemplate:
     tag: str
     phrasings: tuple[str, ...]
     overwrites: tuple[str, ...]
+    claims: tuple[tuple[Claim, ...], ...]  # per phrasing, its relative wordings (wording.py)
 
 
 @dataclass(frozen=True)
@@ -61,7 +68,10 @@ class ExtendedTemplate:
     source: str
     profile: str
     sessions: int
+    returning: int  # the last sessions, each returning to an earlier twin (layout)
     variants: tuple[ExtendedVariant, ...]
+    ordered_pair: tuple[str, ...]  # the two keys "older"/"newer" compare (wording.py); () if none
+    anchor: str | None  # the key "the <entity> we began with" names (wording.py)
 
 
 @dataclass(frozen=True)
@@ -71,13 +81,23 @@ class ExtendedTurn(Turn):
     stale_gt_sql: str | None = None  # the ground truth with a correction's overwritten values
     recall_distance: int = 0  # turns back to where the farthest referenced value was last stated
     phrasing_index: int = 0
+    explicit_marker: bool = False  # a detour whose question announces the change of topic
+    twin_session_id: str | None = None  # a distractor turn: the earlier session worded the same
 
 
 def extended_template_path(source: str, directory: Path = EXTENDED_DIR) -> Path:
     return directory / f"{source}.yaml"
 
 
-def _parse_extended_turn(path: Path, where: str, raw: Any) -> ExtendedTurnTemplate:
+@dataclass(frozen=True)
+class _Wording:
+    """What a template declares for its relative wordings (wording.py)."""
+
+    pair: tuple[str, ...]
+    anchor: str | None
+
+
+def _parse_extended_turn(path: Path, where: str, raw: Any, wording: _Wording) -> ExtendedTurnTemplate:
     if not isinstance(raw, dict):
         raise TemplateError(path, where, "expected a mapping with tag, phrasings and the turn fields")
     tag = raw.get("tag")
@@ -109,7 +129,21 @@ def _parse_extended_turn(path: Path, where: str, raw: Any) -> ExtendedTurnTempla
                 f"{where}.phrasings[{i}]",
                 f"states {sorted(TurnTemplate.placeholders(text))}; phrasing 0 states {sorted(base.question_keys)}",
             )
-    return ExtendedTurnTemplate(base=base, tag=tag, phrasings=texts, overwrites=tuple(overwrites))
+    found = tuple(
+        claims(path, f"{where}.phrasings[{i}]", text, set(base.refs), wording.pair, wording.anchor)
+        for i, text in enumerate(texts)
+    )
+    return ExtendedTurnTemplate(base=base, tag=tag, phrasings=texts, overwrites=tuple(overwrites), claims=found)
+
+
+def _parse_wording(path: Path, raw: dict[str, Any]) -> _Wording:
+    pair = raw.get("ordered_pair") or []
+    if not isinstance(pair, list) or len(pair) not in (0, 2) or not all(isinstance(k, str) for k in pair):
+        raise TemplateError(path, "ordered_pair", "expected two key names (the pair older/newer compares)")
+    anchor = raw.get("anchor")
+    if anchor is not None and not isinstance(anchor, str):
+        raise TemplateError(path, "anchor", "expected the key that holds the entity the session began with")
+    return _Wording(tuple(pair), anchor)
 
 
 def _validate_extended_variant(path: Path, variant: ExtendedVariant) -> None:
@@ -132,6 +166,10 @@ def _validate_extended_variant(path: Path, variant: ExtendedVariant) -> None:
                 raise TemplateError(
                     path, f"{where}.overwrites", f"overwrites key '{key}' but does not bind it"
                 )
+        if turn.tag == "distractor" and index != len(variant.turns):
+            raise TemplateError(
+                path, f"{where}.tag", "a distractor turn is its variant's last (sessions before their twin drop it)"
+            )
         if turn.tag == "detour" and turn.base.refs:
             raise TemplateError(path, f"{where}.refs", "a detour states everything it needs (no refs)")
         if (turn.tag == "correction") != bool(turn.overwrites):
@@ -158,6 +196,7 @@ def load_extended_template(source: str, directory: Path = EXTENDED_DIR) -> Exten
     variants_raw = raw.get("variants")
     if not isinstance(variants_raw, list) or len(variants_raw) < MIN_VARIANTS:
         raise TemplateError(path, "variants", f"expected a list of >= {MIN_VARIANTS} variants")
+    wording = _parse_wording(path, raw)
     variants: list[ExtendedVariant] = []
     for i, v in enumerate(variants_raw):
         if (
@@ -169,7 +208,7 @@ def load_extended_template(source: str, directory: Path = EXTENDED_DIR) -> Exten
         if any(v["id"] == seen.id for seen in variants):
             raise TemplateError(path, f"variants[{i}].id", f"duplicate variant id {v['id']!r}")
         turns = tuple(
-            _parse_extended_turn(path, f"variant {v['id']}, turn {j}", t)
+            _parse_extended_turn(path, f"variant {v['id']}, turn {j}", t, wording)
             for j, t in enumerate(v["turns"], start=1)
         )
         variant = ExtendedVariant(id=v["id"], turns=turns)
@@ -182,7 +221,14 @@ def load_extended_template(source: str, directory: Path = EXTENDED_DIR) -> Exten
             "variants",
             f"no turn tests {', '.join(sorted(missing))}; every source covers every phenomenon",
         )
-    return ExtendedTemplate(path, source, raw["profile"], raw["sessions"], tuple(variants))
+    returning = raw.get("returning")
+    if not isinstance(returning, int) or not 0 < 2 * returning <= raw["sessions"]:
+        raise TemplateError(
+            path, "returning", f"expected the number of returning sessions, 1 to half of sessions ({raw['sessions']})"
+        )
+    return ExtendedTemplate(
+        path, source, raw["profile"], raw["sessions"], returning, tuple(variants), wording.pair, wording.anchor
+    )
 
 
 @dataclass(frozen=True)
@@ -193,6 +239,12 @@ class ExtendedRendered:
     stale_sql: str | None
     state_updates: dict[str, Any]
     stated_values: dict[str, Any]
+
+
+def phrasing_index(wording: int, turn: ExtendedTurnTemplate, index: int) -> int:
+    """The phrasing of `turn` (the index-th of its variant) in a session of wording offset `wording`
+    (the how-manieth use of its variant: successive uses take the phrasings in turn)."""
+    return (wording + index) % len(turn.phrasings)
 
 
 def instantiate_extended(variant: ExtendedVariant, profile: Profile, wording: int) -> list[ExtendedRendered]:
@@ -206,7 +258,7 @@ def instantiate_extended(variant: ExtendedVariant, profile: Profile, wording: in
         old = _namespace(turn.base, profile, stale)
         sql = render(turn.base.sql, ns, literal=True)
         stale_sql = render(turn.base.sql, old, literal=True) if corrected else None
-        phrasing = turn.phrasings[(wording + index) % len(turn.phrasings)]
+        phrasing = turn.phrasings[phrasing_index(wording, turn, index)]
         updates = {key: ns[src] for key, src in turn.base.binds}
         out.append(
             ExtendedRendered(
@@ -222,6 +274,49 @@ def instantiate_extended(variant: ExtendedVariant, profile: Profile, wording: in
         stale.update({k: old[src] for k, src in turn.base.binds if k not in turn.overwrites})
         corrected = corrected or bool(turn.overwrites)
     return out
+
+
+def check_wording(
+    template: ExtendedTemplate,
+    variant: ExtendedVariant,
+    session_id: str,
+    rendered: list[ExtendedRendered],
+    wording: int,
+) -> None:
+    """Fail the build on the first question whose relative wording its state at that turn contradicts."""
+    state: dict[str, Any] = {}
+    opened = rendered[0].state_updates
+    for index, (turn, mine) in enumerate(zip(variant.turns, rendered, strict=True), start=1):
+        for claim in turn.claims[phrasing_index(wording, turn, index)]:
+            problem = contradiction(claim, state, opened, template.ordered_pair)
+            if problem:
+                raise TemplateError(
+                    template.path,
+                    f"variant {variant.id}, turn {index}",
+                    f"in {session_id}, {mine.question!r} {problem}",
+                )
+        state.update(mine.state_updates)
+
+
+def pool_states(template: ExtendedTemplate, variant: ExtendedVariant, pool: list[Profile]) -> list[list[dict[str, Any]]]:
+    """Per pool profile, the session state before each turn of `variant` (the values a guess fills in)."""
+    out = []
+    for profile in pool:
+        state: dict[str, Any] = {}
+        states = []
+        for rendered in instantiate_extended(variant, profile, 0):
+            states.append(dict(state))
+            state.update(rendered.state_updates)
+        out.append(states)
+    return out
+
+
+def _modal_values(variant: ExtendedVariant, states: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Per turn, each referenced key's most common value over the pool (generate.modal_values' rule)."""
+    return [
+        {key: Counter(s[t][key] for s in states).most_common(1)[0][0] for key in turn.base.refs}
+        for t, turn in enumerate(variant.turns)
+    ]
 
 
 def _states(turn: ExtendedRendered, key: str, value: Any) -> bool:
@@ -246,14 +341,59 @@ def recall_distance(
     return farthest
 
 
-def _session(template: ExtendedTemplate, i: int, pool: list[Profile]) -> Session:
+@dataclass(frozen=True)
+class Slot:
+    """One session of a source's layout (`layout`): what it is instantiated from."""
+
+    variant: ExtendedVariant  # without its distractor turn unless the session returns to a twin
+    profile: int  # pool index of its profile
+    neighbour: int  # pool index of the profile its fallback SQL (and its twin) uses
+    wording: int  # phrasing offset, shared by a returning session and its twin
+    twin: int | None  # a returning session: the position of its twin, an earlier session
+
+
+def _without_distractor(variant: ExtendedVariant) -> ExtendedVariant:
+    return ExtendedVariant(variant.id, tuple(t for t in variant.turns if t.tag != "distractor"))
+
+
+def layout(template: ExtendedTemplate) -> list[Slot]:
+    """The sessions of a source in session order. The last `returning` sessions each return to a twin
+    among the first ones (same variant and wording, the neighbouring profile), `sessions - returning`
+    positions earlier: at every wave size W up to that distance the twin ran in an earlier wave, so
+    episodic retrieval can reach it. Only returning sessions keep their variant's distractor turn."""
+    with_distractor = [v for v in template.variants if v.turns[-1].tag == "distractor"]
+    gap = template.sessions - template.returning
+    uses: Counter[str] = Counter()
+
+    def wording(variant: ExtendedVariant) -> int:
+        uses[variant.id] += 1
+        return uses[variant.id] - 1
+
+    twins = [with_distractor[k % len(with_distractor)] for k in range(template.returning)]
+    offsets = [wording(v) for v in twins]
+    front = [Slot(_without_distractor(v), 2 * k + 1, 2 * k, offsets[k], None) for k, v in enumerate(twins)]
+    for s in range(gap - template.returning):
+        variant = template.variants[s % len(template.variants)]
+        start = 2 * template.returning + 2 * s
+        front.append(Slot(_without_distractor(variant), start, start + 1, wording(variant), None))
+    back = [Slot(v, 2 * k, 2 * k + 1, offsets[k], k) for k, v in enumerate(twins)]
+    return front + back
+
+
+def _session_id(template: ExtendedTemplate, position: int) -> str:
+    return f"{PREFIX[template.source]}-X-{position + 1:03d}"
+
+
+def _session(
+    template: ExtendedTemplate, position: int, slot: Slot, pool: list[Profile], modes: dict[str, list[dict[str, Any]]]
+) -> Session:
     prefix = PREFIX[template.source]
-    pair = i // 2  # the two sessions of a pair are each other's distractor
-    variant = template.variants[pair % len(template.variants)]
-    profile, neighbour = pool[i % len(pool)], pool[(i + 1) % len(pool)]
-    own = instantiate_extended(variant, profile, pair)
-    theirs = instantiate_extended(variant, neighbour, pair)
-    session_id = f"{prefix}-X-{i + 1:03d}"
+    variant, profile = slot.variant, pool[slot.profile % len(pool)]
+    own = instantiate_extended(variant, profile, slot.wording)
+    theirs = instantiate_extended(variant, pool[slot.neighbour % len(pool)], slot.wording)
+    session_id = _session_id(template, position)
+    twin = None if slot.twin is None else _session_id(template, slot.twin)
+    check_wording(template, variant, session_id, own, slot.wording)
     state: dict[str, Any] = {}
     turns = []
     for t, (tmpl, mine, other) in enumerate(zip(variant.turns, own, theirs, strict=True), start=1):
@@ -284,11 +424,14 @@ def _session(template: ExtendedTemplate, i: int, pool: list[Profile]) -> Session
                 memory_critical=critical,
                 sql_template=tmpl.base.sql,
                 stated_values=mine.stated_values,
+                guess_values=modes[variant.id][t - 1],
                 variant_id=variant.id,
                 tag=tmpl.tag,
                 stale_gt_sql=mine.stale_sql,
                 recall_distance=distance,
-                phrasing_index=(pair + t) % len(tmpl.phrasings),
+                phrasing_index=phrasing_index(slot.wording, tmpl, t),
+                explicit_marker=tmpl.tag == "detour" and bool(DETOUR_MARKER.match(mine.question)),
+                twin_session_id=twin if tmpl.tag == "distractor" else None,
             )
         )
         state.update(mine.state_updates)
@@ -303,7 +446,8 @@ def generate_extended_source(template: ExtendedTemplate, profiles: dict[str, lis
             "profile",
             f"profile '{template.profile}' needs >= 2 rows (a session and its distractor)",
         )
-    return [_session(template, i, pool) for i in range(template.sessions)]
+    modes = {v.id: _modal_values(v, pool_states(template, v, pool)) for v in template.variants}
+    return [_session(template, i, slot, pool, modes) for i, slot in enumerate(layout(template))]
 
 
 def extended_violations(turns: list[dict[str, Any]]) -> list[str]:

@@ -23,6 +23,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from memsql_assets.lib.benchmark.extended import (
+    EXTENDED_DIR,
+    ExtendedTemplate,
+    load_extended_template,
+    pool_states,
+)
 from memsql_assets.lib.benchmark.generate import Session, _namespace, bound_states, render
 from memsql_assets.lib.benchmark.profiles import Profile
 from memsql_assets.lib.benchmark.templates import TEMPLATES_DIR, Variant, load_tier_template
@@ -141,6 +147,56 @@ def attach_guess_rates(
         return _source_rates(by_source[name], _tiers(name, profiles[name], directory), db_paths[name])
 
     # A thread per database: SQLite runs a query without holding the GIL.
+    with ThreadPoolExecutor(len(SOURCE_NAMES)) as pool:
+        measured = [s for batch in pool.map(one, SOURCE_NAMES) for s in batch]
+    return sorted(measured, key=lambda s: s.session_id)
+
+
+def _extended_source_rates(
+    sessions: list[Session], template: ExtendedTemplate, pool: list[Profile], db_path: Path
+) -> list[Session]:
+    """The paper's rule on the extended turns: each memory-critical turn's SQL filled with every other
+    pool profile's state at that turn (its own stated values kept), the share that gives its answer."""
+    variants = {v.id: v for v in template.variants}
+    states = {v.id: pool_states(template, v, pool) for v in template.variants}
+    by_fill: dict[tuple[Any, ...], list[frozenset | None]] = {}
+    out = []
+    with contextlib.closing(indexed_copy(db_path)) as conn:
+        runner = _Runner(conn)
+        for session in sessions:
+            variant, own = variants[session.variant_id], pool.index(session.profile)
+            turns = []
+            for turn in session.turns:
+                if turn.memory_critical:
+                    base = variant.turns[turn.turn_index - 1].base
+                    cached = (variant.id, turn.turn_index, tuple(sorted(turn.stated_values.items())))
+                    if cached not in by_fill:
+                        ns = _namespace(base, session.profile, states[variant.id][own][turn.turn_index - 1])
+                        by_fill[cached] = [
+                            runner.key(render(base.sql, {**ns, **{k: s[turn.turn_index - 1][k] for k in base.refs}}, True))
+                            for s in states[variant.id]
+                        ]
+                    keys = by_fill[cached]
+                    rate = guess_rate(runner.key(turn.gt_sql), keys[:own] + keys[own + 1 :])
+                    turn = dataclasses.replace(turn, guess_rate=round(rate, 6))
+                turns.append(turn)
+            out.append(dataclasses.replace(session, turns=turns))
+    return out
+
+
+def attach_extended_guess_rates(
+    sessions: list[Session],
+    profiles: Mapping[str, Mapping[str, list[Profile]]],
+    db_paths: Mapping[str, Path],
+    directory: Path = EXTENDED_DIR,
+) -> list[Session]:
+    """The extended `sessions` with every memory-critical turn's guess_rate measured on its source."""
+
+    def one(name: str) -> list[Session]:
+        template = load_extended_template(name, directory)
+        mine = [s for s in sessions if s.source_name == name]
+        return _extended_source_rates(mine, template, profiles[name][template.profile], db_paths[name])
+
     with ThreadPoolExecutor(len(SOURCE_NAMES)) as pool:
         measured = [s for batch in pool.map(one, SOURCE_NAMES) for s in batch]
     return sorted(measured, key=lambda s: s.session_id)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from memsql_assets.lib.benchmark.extended import EXTENDED_DIR, build_extended_sessions
 from memsql_assets.lib.benchmark.generate import Session, generate_source
-from memsql_assets.lib.benchmark.guess import attach_guess_rates
+from memsql_assets.lib.benchmark.guess import attach_extended_guess_rates, attach_guess_rates
 from memsql_assets.lib.benchmark.invariants import verify
 from memsql_assets.lib.benchmark.profiles import Profile, extract_profiles
 from memsql_assets.lib.benchmark.templates import TEMPLATES_DIR, check_profile_columns, load_tier_template
@@ -41,3 +42,10 @@ def build_measured_sessions(
 ) -> list[Session]:
     """build_sessions, with each memory-critical turn's guess_rate measured on the source databases."""
     return attach_guess_rates(build_sessions(profiles, directory), profiles, db_paths, directory)
+
+
+def build_measured_extended_sessions(
+    profiles: dict[str, dict[str, list[Profile]]], db_paths: dict[str, Path], directory: Path = EXTENDED_DIR
+) -> list[Session]:
+    """build_extended_sessions, with each memory-critical turn's guess_rate measured as the paper's."""
+    return attach_extended_guess_rates(build_extended_sessions(profiles, directory), profiles, db_paths, directory)

@@ -81,6 +81,8 @@ EXTENDED_TURNS_SCHEMA = pa.schema(
         ("stale_gt_sql", pa.string()),
         ("recall_distance", pa.int32()),
         ("phrasing_index", pa.int32()),
+        ("explicit_marker", pa.bool_()),
+        ("twin_session_id", pa.string()),
     ]
 )
 SESSIONS_SCHEMA = pa.schema(

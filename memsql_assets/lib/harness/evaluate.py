@@ -30,7 +30,7 @@ from memsql_assets.lib.harness.results import (
     partition_dir,
     read_results,
 )
-from memsql_assets.lib.harness.runner import PartitionRunner, Progress, RunStats
+from memsql_assets.lib.harness.runner import PartitionRunner, Progress, RunStats, twins_reachable_pct
 from memsql_assets.lib.harness.sample import allowed_range, sample_turns
 from memsql_assets.lib.harness.services import TrajectoryFactory, open_services
 from memsql_assets.lib.harness.settings import EvalSettings, check_epochs, resolve_wave_size
@@ -201,6 +201,7 @@ def evaluate_partition(
         **_coverage(turns, all_turns, sample, fixed),
         # Rows of a shared memory (C, D) are a function of W (runner.py); per-session memory has no waves.
         wave_size=runner.wave_size if runner.shared else None,
+        twins_reachable_pct=twins_reachable_pct(turns, runner.wave_size) if runner.shared else None,
         memory_implementation=condition.implementation,
         **_epoch_counts(stats_by_epoch),
     )

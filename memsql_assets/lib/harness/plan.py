@@ -211,16 +211,19 @@ def estimate_cost(entry: ModelEntry, prompts: Sequence[int], outputs: Sequence[i
     return Estimate(total, per_call, source, entry.cost_usd(total, per_call * len(prompts)))
 
 
-def prompt_tokens(home: Path, entry: ModelEntry, turns: Sequence[Mapping[str, Any]]) -> dict[str, int]:
-    """Each turn's prompt tokens by the model's tokenizer: the prompt as the agent assembles it, without
-    memory blocks (agent/prompts.build_messages)."""
+def prompt_tokens(
+    home: Path, entry: ModelEntry, condition: str, turns: Sequence[Mapping[str, Any]]
+) -> dict[str, int]:
+    """Each turn's prompt tokens by the model's tokenizer: the prompt as the agent assembles it under
+    `condition`, without memory blocks (agent/prompts.build_messages)."""
     from memsql_assets.lib.agent.prompts import PromptParts, build_messages
     from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
     from memsql_assets.lib.models.gateway import count_prompt_tokens
     from memsql_assets.lib.paths import source_db_path
     from memsql_assets.lib.sources.sqlite_db import schema_text
 
-    schemas = {prefix: schema_text(source_db_path(home, name)) for prefix, name in SOURCE_BY_PREFIX.items()}
+    shown = get_condition(condition).schema_in_prompt
+    schemas = {p: schema_text(source_db_path(home, name)) if shown else "" for p, name in SOURCE_BY_PREFIX.items()}
     return {
         turn_id(t): count_prompt_tokens(
             entry.litellm_model,
@@ -273,6 +276,6 @@ def plan_partition(
     cells = answered.cells.get(config, set())
     retries = retry_counts(home, entry.key, condition, only_failed, benchmark) if sessions is None else {}
     turns = read_turns(benchmark_dir(home, benchmark))
-    prompts = None if entry.kind == "builtin" else prompt_tokens(home, entry, sample_turns(turns, sessions))
+    prompts = None if entry.kind == "builtin" else prompt_tokens(home, entry, condition, sample_turns(turns, sessions))
     outputs = answered.outputs.get(config, [])
     return plan_run(entry, condition, turns, epochs, cells, sessions, retries, max_steps, prompts, outputs)

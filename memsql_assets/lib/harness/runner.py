@@ -80,7 +80,7 @@ from memsql_assets.lib.trajectories.composites import CompositeTool
 from memsql_assets.lib.trajectories.lookup import load_composites
 from memsql_assets.lib.trajectories.phases import PHASES
 from memsql_assets.lib.trajectories.schema_stats import SchemaStats, introspect
-from memsql_assets.lib.trajectories.tools import DbTools
+from memsql_assets.lib.trajectories.tools import AGENT_OBSERVATION_CHARS, DbTools
 from memsql_assets.lib.vocabulary import PAPER_BENCHMARK
 
 Progress = Callable[["RunStats"], None]
@@ -184,6 +184,20 @@ def waves(order: Sequence[str], size: int, source: Mapping[str, str]) -> dict[st
     return {src: [sids[i : i + size] for i in range(0, len(sids), size)] for src, sids in chains.items()}
 
 
+def twins_reachable_pct(turns: Sequence[Mapping[str, Any]], size: int) -> float | None:
+    """Of the turns with a twin session (the extended benchmark's distractor turns), the share in %
+    whose twin runs in an earlier wave at wave size `size`: what episodic retrieval can reach.
+    None when no turn has a twin (the paper's benchmark); a twin outside `turns` is out of reach."""
+    twinned = [t for t in turns if t.get("twin_session_id")]
+    if not twinned:
+        return None
+    source = {t["session_id"]: t["source"] for t in turns}
+    chains = waves(sorted(source), size, source)
+    wave_of = {sid: i for chain in chains.values() for i, wave in enumerate(chain) for sid in wave}
+    reached = sum(wave_of.get(t["twin_session_id"], len(wave_of)) < wave_of[t["session_id"]] for t in twinned)
+    return round(100.0 * reached / len(twinned), 2)
+
+
 def whole_waves(chains: Mapping[str, list[list[str]]], done: Mapping[str, Any]) -> dict[str, Any]:
     """The checkpointed sessions that count as done: a wave is done only if it and every earlier
     wave of its chain were wholly checkpointed."""
@@ -198,6 +212,34 @@ def whole_waves(chains: Mapping[str, list[list[str]]], done: Mapping[str, Any]) 
 
 class PartitionStopped(MemsqlError):
     """The model's endpoint failed the same way on consecutive turns; finished sessions are kept."""
+
+
+@dataclass
+class FailureStreak:
+    """The stop rule: the Nth consecutive turn failing with the same endpoint failure stops the
+    partition; a success, a request-caused failure or another failure type starts the count again."""
+
+    partition: str  # "<model>/<condition>", as the stop line names it
+    stop_after: int = STOP_AFTER_FAILURES
+    kind: str | None = None  # the endpoint failure being counted
+    count: int = 0  # consecutive turns that failed with it
+
+    def record(self, error_type: str | None, message: str | None) -> None:
+        """Count one turn's outcome (`error_type` None: a success); raise PartitionStopped at the Nth."""
+        if error_type not in ENDPOINT_FAILURES:
+            self.kind, self.count = None, 0
+            return
+        self.count = self.count + 1 if self.kind == error_type else 1
+        self.kind = error_type
+        if error_type == COST_CAP:  # at once: no later call can be made either
+            raise PartitionStopped(
+                f"{self.partition} stopped: {message}. Finished sessions are kept: re-run with a higher cap to resume."
+            )
+        if self.count >= self.stop_after:
+            raise PartitionStopped(
+                f"{self.partition} stopped: {self.count} consecutive turns failed with "
+                f"{error_type}; last: {message}. Finished sessions are kept: re-run to resume."
+            )
 
 
 class ServiceRestarted(Exception):
@@ -241,7 +283,7 @@ class PartitionRunner:
         self._stats: dict[str, SchemaStats] = {}  # the agent's tools: each source's, read once
         self._composite_tools: tuple[CompositeTool, ...] | None = None
         self._pools_lock = threading.Lock()
-        self._streak: tuple[str | None, int] = (None, 0)  # (endpoint failure, consecutive turns)
+        self._failures = FailureStreak(f"{self.model_key}/{self.condition.name}", self.stop_after_failures)
         self._store = StoreSize()  # per-session memory: each session's, summed as sessions end
         self._hold_checkpoints = False  # cross-session: a session was not checkpointed, nor is any later
         self._other_profile_sql = OtherProfileSQL(benchmark_dir(self.home, self.benchmark))
@@ -386,25 +428,6 @@ class PartitionRunner:
         with self._pools_lock:
             self._store = StoreSize(self._store.entries + size.entries, self._store.bytes + size.bytes)
 
-    def _count_failure(self, error_type: str | None, message: str | None) -> None:
-        """Stop the partition at the Nth consecutive turn that failed with the same endpoint failure."""
-        if error_type not in ENDPOINT_FAILURES:
-            self._streak = (None, 0)
-            return
-        kind, count = self._streak
-        count = count + 1 if kind == error_type else 1
-        self._streak = (error_type, count)
-        if error_type == COST_CAP:  # at once: no later call can be made either
-            raise PartitionStopped(
-                f"{self.model_key}/{self.condition.name} stopped: {message}. Finished sessions are kept: "
-                "re-run with a higher cap to resume."
-            )
-        if count >= self.stop_after_failures:
-            raise PartitionStopped(
-                f"{self.model_key}/{self.condition.name} stopped: {count} consecutive turns failed with "
-                f"{error_type}; last: {message}. Finished sessions are kept: re-run to resume."
-            )
-
     async def _run_turn(self, turn: Mapping[str, Any], sent: asyncio.Event | None = None) -> dict[str, Any]:
         """The turn pipeline: assemble the prompt, call the model (under a condition with tools, run
         the agent loop), score the answer, persist what memory keeps of the turn, and build its row.
@@ -421,7 +444,7 @@ class PartitionRunner:
                 reply = not_asked()
             else:
                 reply = await self.call_model(self.model_key, prompt.messages, turn_context(turn))
-        self._count_failure(reply.error_type, reply.error_message)
+        self._failures.record(reply.error_type, reply.error_message)
         raw = reply.text if reply.ok else None
         score, failure = await self._score_and_remember(turn, raw, prompt.resolution.supplying_sessions)
         return self._row(turn, prompt, reply, score, trace, prompt.memory_failure or failure).as_row()
@@ -440,7 +463,13 @@ class PartitionRunner:
 
         stats = await asyncio.to_thread(self._schema_stats, source)
         with self._pools[source].connection() as conn:
-            db = DbTools(conn, SOURCE_BY_PREFIX[source], stats, sql_timeout_s=self.timeout_s)
+            db = DbTools(
+                conn,
+                SOURCE_BY_PREFIX[source],
+                stats,
+                sql_timeout_s=self.timeout_s,
+                observation_chars=AGENT_OBSERVATION_CHARS,
+            )
             tools = TurnTools(db, composites=self._composites())
             return await agent_turn(self.agent, turn, tools, complete, self.agent_limits)
 

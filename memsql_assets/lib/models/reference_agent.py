@@ -1,15 +1,18 @@
 """The reference agent's policy (`memsql/gold-agent`): model-free, deterministic, offline.
 
-It proves the agent loop end to end and measures the steps a trajectory saves without a model:
+A scripted instrument, not a model: it knows the ground truth and explores only what its first
+message does not already tell it, so its steps measure how much exploration a condition's prompt
+leaves necessary, never what a model would do.
 
-1. explore: list_tables, get_ddl of each table the ground-truth SQL reads, a sample of the first;
-2. validate: validate_result of the ground-truth SQL;
-3. submit_sql with the ground-truth SQL.
+- With the schema in the prompt (a condition's `schema_in_prompt`), it submits at once: one step.
+- Without it: list_tables, get_ddl of each table the ground-truth SQL reads, validate_result of the
+  ground-truth SQL, then submit_sql with it.
 
 Exploration that a trajectory in the prompt already did (the calls listed under its "## Explore"
-headers, trajectories/markdown.py, that did not fail) is skipped, so with a trajectory that covers
-the tables the agent takes fewer steps. The policy is a function of the messages alone: the number
-of assistant steps already taken says where in the plan it stands, so a resumed turn asks the same.
+headers, trajectories/markdown.py, that did not fail) is skipped, so under E it reuses what the
+retrieved trajectory shows and explores the rest. The policy is a function of the messages alone:
+the number of assistant steps already taken says where in the plan it stands, so a resumed turn
+asks the same.
 """
 
 from __future__ import annotations
@@ -19,10 +22,11 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from memsql_assets.lib.agent.prompts import SCHEMA_HEADER
+
 AGENT_CONTEXT_FIELDS: tuple[str, ...] = ("gt_sql",)
 # The tool that ends an agent's turn with its final SQL (lib/agent/loop.py offers it).
 SUBMIT_TOOL = "submit_sql"
-SAMPLE_ROWS = 3
 
 Action = tuple[str, dict[str, Any]]
 
@@ -31,6 +35,8 @@ _TABLE_RE = re.compile(r"\b(?:FROM|JOIN)\s+(\"[^\"]+\"|\[[^\]]+\]|`[^`]+`|[A-Za-
 _CTE_RE = re.compile(r"(?:\bWITH(?:\s+RECURSIVE)?|,)\s*([A-Za-z_]\w*)\s+AS\s*\(", re.I)
 # One rendered call of a trajectory step: `tool` `{json args}` → observation
 _CALL_RE = re.compile(r"`([A-Za-z_]\w*)` `(\{.*?\})` → (.*)$")
+# The schema block of a prompt (prompts.build_messages): a block starts the text or follows a blank line.
+_SCHEMA_BLOCK_RE = re.compile(rf"(?:\A|\n\n){re.escape(SCHEMA_HEADER)}\n")
 
 
 def sql_tables(sql: str) -> list[str]:
@@ -65,14 +71,17 @@ def explored_calls(texts: Sequence[str]) -> set[tuple[str, str]]:
     return covered
 
 
+def schema_in_prompt(texts: Sequence[str]) -> bool:
+    """Whether one of the prompt's texts has the schema block."""
+    return any(_SCHEMA_BLOCK_RE.search(text) for text in texts)
+
+
 def plan(gt_sql: str, covered: set[tuple[str, str]]) -> list[Action]:
-    tables = sql_tables(gt_sql)
+    """The steps of a turn without the schema in its prompt, skipping the `covered` explorations."""
     actions: list[Action] = []
     if ("list_tables", "") not in covered:
         actions.append(("list_tables", {}))
-    actions += [("get_ddl", {"table": t}) for t in tables if ("get_ddl", t.lower()) not in covered]
-    if tables and ("sample_rows", tables[0].lower()) not in covered:
-        actions.append(("sample_rows", {"table": tables[0], "n": SAMPLE_ROWS}))
+    actions += [("get_ddl", {"table": t}) for t in sql_tables(gt_sql) if ("get_ddl", t.lower()) not in covered]
     actions.append(("validate_result", {"sql": gt_sql}))
     actions.append((SUBMIT_TOOL, {"sql": gt_sql}))
     return actions
@@ -81,5 +90,7 @@ def plan(gt_sql: str, covered: set[tuple[str, str]]) -> list[Action]:
 def next_action(prompt_texts: Sequence[str], steps_taken: int, gt_sql: str) -> Action:
     """The action of the agent's next step: `prompt_texts` are the system and user messages' texts,
     `steps_taken` the assistant messages so far."""
+    if schema_in_prompt(prompt_texts):
+        return (SUBMIT_TOOL, {"sql": gt_sql})
     actions = plan(gt_sql, explored_calls(prompt_texts))
     return actions[min(steps_taken, len(actions) - 1)]

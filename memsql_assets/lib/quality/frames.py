@@ -52,8 +52,8 @@ def turns_frame(turns: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
 
 def extended_turns_frame(turns: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     """turns_frame's columns, and those of the extended invariants: the tag, the phenomena its source
-    lacks, stale ground truths only after a correction and different from the ground truth, and
-    long-range turns 3 to 8 turns from their value."""
+    lacks, stale ground truths only after a correction and different from the ground truth,
+    long-range turns 3 to 8 turns from their value, and distractor turns whose twin session is earlier."""
     turns = list(turns)
     frame = turns_frame(turns)
     tags_by_source: dict[str, set[str]] = {}
@@ -70,6 +70,8 @@ def extended_turns_frame(turns: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
             and t["turn_index"] <= corrected.get(t["session_id"], 10**6),
             "stale_equals_gt": t.get("stale_gt_sql") == t["gt_sql"],
             "long_range_out_of_range": t["tag"] == "long_range" and t["recall_distance"] not in LONG_RANGE,
+            "distractor_without_earlier_twin": t["tag"] == "distractor"
+            and not (t.get("twin_session_id") or "~") < t["session_id"],
         }
         for t in turns
     }

@@ -18,6 +18,8 @@ from memsql_assets.lib.harness.turn_result import column_docs, dbt_columns
 from memsql_assets.lib.paths import REPO_ROOT
 from memsql_assets.lib.vocabulary import (
     AGENT_BASELINE_CONDITION,
+    AGENT_CONDITIONS,
+    AGENT_SCHEMA_CONDITIONS,
     AGENTSM_CONDITION,
     ALL_SOURCES,
     BENCHMARKS,
@@ -69,6 +71,10 @@ def dbt_vars() -> dict[str, Any]:
         "window_condition": WINDOW_CONDITION,
         "agentsm_condition": AGENTSM_CONDITION,
         "agent_baseline_condition": AGENT_BASELINE_CONDITION,
+        "agent_pairs": [
+            {"baseline": t, "agentsm": e, "schema_in_prompt": shown}
+            for (t, e), shown in ((AGENT_CONDITIONS, False), (AGENT_SCHEMA_CONDITIONS, True))
+        ],
         "prompt_trajectory_condition": PROMPT_TRAJECTORY_CONDITION,
         "guess_floor_max_pct": GUESS_FLOOR_MAX_PCT,
         "benchmarks": list(BENCHMARKS),

@@ -67,8 +67,8 @@ def summary_table(m: Marts, benchmark: str = PAPER_BENCHMARK) -> Table:
     df = (m.extended_condition_summary if extended else m.condition_summary).copy()
     df["ex_ci95"] = _intervals(df, "ex_ci_lo_pct", "ex_ci_hi_pct")
     # The guess floor is read against condition A: shown on those rows only.
-    df["floor_at_a"] = [  # the paper benchmark's floor: guess-probe does not run on the extended one
-        f if c == FLOOR_CONDITION and not extended else None
+    df["floor_at_a"] = [  # each benchmark's own floor: guess-probe runs under A on both
+        f if c == FLOOR_CONDITION else None
         for f, c in zip(df["guess_floor_pct"], df["condition"], strict=True)
     ]
     df["run"] = [
@@ -410,6 +410,7 @@ def guess_rate_table(m: Marts) -> Table:
         "Guessability of memory-critical turns (guess_rate)",
         df,
         [
+            ("benchmark", "benchmark", _text),
             ("source", "source", _text),
             ("memory-critical turns", "n_memory_critical", fmt.count),
             ("guessable at all", "n_guessable", fmt.count),
@@ -529,24 +530,30 @@ def benchmarks_table(m: Marts) -> Table:
 
 
 def agents_table(m: Marts) -> Table:
-    """The agent baseline against AgentSM per model x source: EX with intervals, median steps, steps saved."""
+    """Each pair of agent conditions (without and with the schema in the prompt) per model x source:
+    EX, steps, tool calls, tokens and exploration share with intervals, steps saved and who earned them."""
     df = _paper_first(m.agent_steps_saved)
     t, e = AGENT_BASELINE_CONDITION, AGENTSM_CONDITION
     df = df.assign(
+        pair=[f"{a} / {b}" for a, b in zip(df["condition_t"], df["condition_e"], strict=True)],
         ex_t_ci95=_intervals(df, "ex_t_ci_lo_pct", "ex_t_ci_hi_pct"),
         ex_e_ci95=_intervals(df, "ex_e_ci_lo_pct", "ex_e_ci_hi_pct"),
         traj_ci95=_intervals(df, "traj_ci_lo_pp", "traj_ci_hi_pp"),
-        explore_pct_t=100.0 * df["explore_share_t"],
-        explore_pct_e=100.0 * df["explore_share_e"],
     )
+    means = [(f"{label} {c}", f"{col}_{side}") for label, col in AGENT_MEANS for side, c in (("t", t), ("e", e))]
+    for _, col in means:
+        scale = 100.0 if col.startswith("explore") else 1.0
+        df[f"{col}_ci95"] = _mean_with_interval(df, col, scale)
     return _table(
         "agents",
-        f"Agents: {t} (the agent baseline) against {e} (AgentSM) per source",
+        f"Agents: {t} (the agent baseline) against {e} (AgentSM) per source, without and with the schema in the prompt",
         df,
         [
             ("benchmark", "benchmark", _text),
             ("model", "model", _text),
             ("source", "source", _text),
+            ("schema in prompt", "schema_in_prompt", fmt.flag),
+            ("pair", "pair", _text),
             ("turns", "n_turns_e", fmt.count),
             (f"EX {t} %", "ex_t_pct", fmt.pct),
             (f"EX {t} 95% CI", "ex_t_ci95", _text),
@@ -558,15 +565,39 @@ def agents_table(m: Marts) -> Table:
             (f"median steps {e}", "median_steps_e", fmt.number),
             ("steps saved", "steps_saved", fmt.number),
             ("steps saved %", "steps_saved_pct", fmt.pct),
-            (f"explore % {t}", "explore_pct_t", fmt.pct),
-            (f"explore % {e}", "explore_pct_e", fmt.pct),
+            ("steps saved by", "steps_saved_by", _text),
+            *((f"{label} (95% CI)", f"{col}_ci95", _text) for label, col in means),
         ],
         f"agg_agent_steps_saved: the same agent with the window's memory ({t}) and with AgentSM's retrieved "
         f"trajectory ({e}: its explore segment in the first message, the others loaded per phase, the store's "
-        "composite tools offered). Steps saved = median steps of the baseline − of AgentSM. EX 95% CI: Wilson, "
-        "the number of sessions as n; Traj's: paired session bootstrap (agg_ablation, paper benchmark). The "
-        "reference agent runs on its registry entry's fixed sample of sessions.",
+        "composite tools offered); without the schema in the first message (AgentSM's setting: the agent "
+        f"finds it with its tools) and with it ({t}_schema, {e}_schema). Steps saved = median steps of the "
+        "baseline − of AgentSM. Steps saved by the reference agent (gold-agent) are a scripted instrument's, "
+        "not a model's: it knows the ground truth and explores only what its first message does not tell it, "
+        "so its steps measure how much exploration a condition leaves necessary, never what a model does "
+        "(it runs on its registry entry's fixed sample of sessions). Means per turn with 95% intervals "
+        "(normal, the number of sessions as n); EX 95% CI: Wilson, the number of sessions as n; Traj's: "
+        "paired session bootstrap (agg_ablation, paper benchmark, the pair without the schema).",
     )
+
+
+# The per-turn means the agents table shows for each condition of a pair: (label, mart column stem).
+AGENT_MEANS = (
+    ("mean steps", "mean_steps"),
+    ("tool calls", "mean_tool_calls"),
+    ("tokens", "mean_tokens"),
+    ("explore %", "explore_share"),
+)
+
+
+def _mean_with_interval(df: pd.DataFrame, col: str, scale: float) -> list[str]:
+    """`mean (lo–hi)` of one mean column and its interval columns, scaled (a share to %)."""
+    out = []
+    for v, lo, hi in zip(df[col], df[f"{col}_ci_lo"], df[f"{col}_ci_hi"], strict=True):
+        bounds = [None if fmt.is_missing(x) else scale * float(x) for x in (lo, hi)]
+        value = fmt.number(None if fmt.is_missing(v) else scale * float(v))
+        out.append(f"{value} ({fmt.interval(*bounds)})")
+    return out
 
 
 def _intervals(df: pd.DataFrame, lo: str, hi: str) -> list[str]:

@@ -1,14 +1,16 @@
-"""Build one source database (embedded builder or real-data adapter) and describe the result."""
+"""Build one source database (embedded builder or real-data adapter, widened for the `wide`
+variant: wide.py) and describe the result."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
-from memsql_assets.lib.atomic import sha256_file
+from memsql_assets.lib.atomic import atomic_path, sha256_file
 from memsql_assets.lib.sources import bird, northwind, sec
 from memsql_assets.lib.sources.config import SourceSpec
 from memsql_assets.lib.sources.sqlite_db import check_sqlite_file, open_readonly, read_meta, row_counts
+from memsql_assets.lib.sources.wide import VARIANTS, widen
 
 _MODULES = {"bird_financial": bird, "sec_edgar": sec, "northwind": northwind}
 
@@ -36,13 +38,22 @@ class BuiltSource:
 
 def build_source(spec: SourceSpec, target: Path) -> BuiltSource:
     """Write `target` atomically from the spec; a failure leaves any earlier file untouched."""
+    if spec.variant == VARIANTS[0]:
+        _build(spec, target)
+    else:
+        with atomic_path(target) as tmp:
+            _build(spec, tmp)
+            widen(tmp)
+    return describe_source(spec.name, target)
+
+
+def _build(spec: SourceSpec, target: Path) -> None:
     module = _MODULES[spec.name]
     if spec.kind == "embedded":
         module.build_embedded(target, seed=spec.seed, options=spec.options)
     else:
         assert spec.real_path is not None  # load_sources guarantees it
         module.build_real(target, spec.real_path)
-    return describe_source(spec.name, target)
 
 
 def describe_source(name: str, path: Path) -> BuiltSource:

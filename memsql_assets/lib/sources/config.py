@@ -14,6 +14,7 @@ import yaml
 from memsql_assets.lib.atomic import atomic_path
 from memsql_assets.lib.errors import ConfigError
 from memsql_assets.lib.paths import REPO_ROOT
+from memsql_assets.lib.sources.wide import VARIANTS
 from memsql_assets.lib.vocabulary import BENCHMARKS, SOURCE_NAMES, SOURCE_PREFIXES
 
 PREFIX = SOURCE_PREFIXES
@@ -29,6 +30,7 @@ class SourceSpec:
     seed: int = 0
     real_path: Path | None = None
     options: dict[str, Any] = field(default_factory=dict)
+    variant: str = VARIANTS[0]  # standard, or wide: the same data plus a warehouse's tables (wide.py)
 
     @property
     def prefix(self) -> str:
@@ -91,7 +93,7 @@ def load_sources(path: Path | None = None, environ: dict[str, str] | None = None
     for name in SOURCE_NAMES:
         entry = raw.get(name) or {}
         if not isinstance(entry, dict):
-            raise ConfigError(path, name, "expected a mapping with kind/seed/real_path/options")
+            raise ConfigError(path, name, "expected a mapping with kind/seed/real_path/options/variant")
         kind = entry.get("kind", "embedded")
         real_path = entry.get("real_path")
         override = env.get(env_var_for(name))
@@ -105,6 +107,9 @@ def load_sources(path: Path | None = None, environ: dict[str, str] | None = None
         options = entry.get("options") or {}
         if not isinstance(options, dict):
             raise ConfigError(path, f"{name}.options", "expected a mapping")
+        variant = entry.get("variant", VARIANTS[0])
+        if variant not in VARIANTS:
+            raise ConfigError(path, f"{name}.variant", f"got {variant!r}; expected one of {', '.join(VARIANTS)}")
         resolved: Path | None = None
         if real_path:
             resolved = Path(str(real_path)).expanduser()
@@ -115,7 +120,7 @@ def load_sources(path: Path | None = None, environ: dict[str, str] | None = None
                 raise ConfigError(path, f"{name}.real_path", "kind is 'real' but no real_path is set")
             if not resolved.exists():
                 raise ConfigError(path, f"{name}.real_path", f"{resolved} does not exist")
-        specs[name] = SourceSpec(name=name, kind=kind, seed=seed, real_path=resolved, options=options)
+        specs[name] = SourceSpec(name, kind, seed, resolved, options, variant)
     return specs
 
 

@@ -1,8 +1,12 @@
 """Exploration tools with real implementations against one read-only source database.
 
-Every tool returns (observation, error). Observations are short summaries (≤ 200 chars) because
-they are what a trajectory stores and what a later agent reads; bad arguments (an unknown table
-or column, failing SQL) become errors an agent can react to, never exceptions.
+Every tool returns (observation, error); bad arguments (an unknown table or column, failing SQL)
+become errors an agent can react to, never exceptions. An observation fits the box's
+`observation_chars`: short summaries (trace.OBSERVATION_CHARS) where it is what a trajectory stores
+and a later agent reads, AGENT_OBSERVATION_CHARS where an agent reads it in its turn. The rows of
+`execute_sql` and `validate_result` are shown whole, up to SHOWN_ROWS and within that budget, and
+the observation says how many more there are; a value longer than VALUE_CHARS is cut and says by
+how much.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from typing import Any
 
 from memsql_assets.lib.sql.execute import run_query
 from memsql_assets.lib.trajectories.schema_stats import SchemaStats, TableInfo, introspect, quote_ident
-from memsql_assets.lib.trajectories.trace import Call, clip
+from memsql_assets.lib.trajectories.trace import OBSERVATION_CHARS, Call, clip
 
 TOOL_NAMES = (
     "list_tables",
@@ -29,6 +33,11 @@ TOOL_NAMES = (
 )
 SQL_TIMEOUT_S = 10.0
 SQL_ROW_CAP = 200
+SHOWN_ROWS = 20  # rows of a query an observation shows at most
+VALUE_CHARS = 60  # characters of one value shown before it is cut
+# An agent's observation budget, about 1,000 tokens: 20 rows of a few columns, or the list of a
+# wide schema's tables.
+AGENT_OBSERVATION_CHARS = 4000
 
 
 class DbTools:
@@ -41,10 +50,12 @@ class DbTools:
         stats: SchemaStats | None = None,
         memo: bool = False,
         sql_timeout_s: float = SQL_TIMEOUT_S,
+        observation_chars: int = OBSERVATION_CHARS,
     ):
         self.conn = conn
         self.db = db
         self.sql_timeout_s = sql_timeout_s  # per tool query (sql/execute.py's watchdog)
+        self.observation_chars = observation_chars
         self.stats = stats or introspect(conn, db)
         # a read-only database answers the same call the same way: a build's passes reuse answers
         self._memo: dict[str, Call] | None = {} if memo else None
@@ -68,7 +79,7 @@ class DbTools:
             obs, err = fn(**args)
         except TypeError as exc:
             return Call(tool, args, "", clip(f"bad arguments: {exc}"))
-        return Call(tool, args, clip(obs), clip(err) if err else None)
+        return Call(tool, args, clip(obs, self.observation_chars), clip(err) if err else None)
 
     # ------------------------------------------------------------------ helpers
     def _table(self, name: str) -> TableInfo | None:
@@ -203,9 +214,8 @@ class DbTools:
         if not res.ok:
             return "", res.error
         rows = res.rows or []
-        shown = "; ".join(str(tuple(_short(v) for v in r)) for r in rows[:3])
-        more = "+" if res.truncated else ""
-        return f"{len(rows)}{more} rows [{', '.join(res.columns)}]: {shown}", None
+        head = f"{len(rows)}{'+' if res.truncated else ''} rows [{', '.join(res.columns)}]: "
+        return head + self._rows_text(rows, res.truncated, len(head)), None
 
     def validate_result(self, sql: str) -> tuple[str, str | None]:
         """Re-run the answer and check it is non-empty, not all NULL and of a sane size."""
@@ -220,15 +230,34 @@ class DbTools:
         if nulls == len(cells):
             return "", "result is all NULL"
         dupes = len(rows) - len(set(rows))
-        return (
+        head = (
             f"valid: {len(rows)}{'+' if res.truncated else ''} rows × {len(res.columns)} cols, "
-            f"{nulls} NULL cells, {dupes} duplicate rows"
-        ), None
+            f"{nulls} NULL cells, {dupes} duplicate rows: "
+        )
+        return head + self._rows_text(rows, res.truncated, len(head)), None
+
+    def _rows_text(self, rows: list[tuple[Any, ...]], truncated: bool, used: int) -> str:
+        """Whole rows, at most SHOWN_ROWS, that fit the observation budget after `used` characters,
+        then how many rows were left out ("more than" where the query's row cap cut the result)."""
+        shown: list[str] = []
+        for row in rows[:SHOWN_ROWS]:
+            text = str(tuple(_short(v) for v in row))
+            tail = _more_rows(len(rows) - len(shown) - 1, truncated)
+            if used + len("; ".join([*shown, text])) + len(tail) > self.observation_chars:
+                break
+            shown.append(text)
+        return "; ".join(shown) + _more_rows(len(rows) - len(shown), truncated)
+
+
+def _more_rows(left: int, truncated: bool) -> str:
+    if left <= 0 and not truncated:
+        return ""
+    return f" (and {'more than ' if truncated else ''}{max(left, 0)} more rows not shown)"
 
 
 def _short(v: object) -> object:
-    if isinstance(v, str) and len(v) > 40:
-        return v[:39] + "…"
+    if isinstance(v, str) and len(v) > VALUE_CHARS:
+        return f"{v[:VALUE_CHARS]}…[cut, {len(v) - VALUE_CHARS} more chars]"
     if isinstance(v, bytes):
         return f"<{len(v)} bytes>"
     return v
