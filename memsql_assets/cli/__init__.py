@@ -55,3 +55,17 @@ def main(argv: list[str] | None = None) -> int:
     except MemsqlError as exc:
         print(f"memsql: error: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:
+        return _disk_full_exit(exc)
+
+
+def _disk_full_exit(exc: Exception) -> int:
+    """One line for a disk that filled up under a library's write (Dagster's SQLite storage, ...);
+    any other exception goes on as it is."""
+    from memsql_assets.lib.atomic import disk_full
+    from memsql_assets.lib.paths import memsql_home
+
+    if not disk_full(exc):
+        raise exc
+    print(f"memsql: error: {memsql_home()}: no space left on device; free some space and re-run to resume", file=sys.stderr)
+    return 2

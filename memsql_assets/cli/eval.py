@@ -92,7 +92,7 @@ def command(
     ensure_dagster_home(memsql_home())
     with dg.DagsterInstance.get() as instance, console_without_failures():
         out = evaluate_partition_run(
-            instance, model, condition, sessions, epochs, only_failed, benchmark, retry_errors, wave_size
+            instance, model, condition, sessions, epochs, only_failed, benchmark, retry_errors, wave_size, max_cost
         )
     warnings = out.summary.warnings if out.summary else []
     if as_json:

@@ -69,13 +69,14 @@ def cost_options(f: Callable[..., Any]) -> Callable[..., Any]:
     f = click.option(
         "--max-cost",
         type=MaxCost(),
-        help="stop before a partition run whose cost bound exceeds USD (a number >= 0)",
+        help="stop before a partition run whose estimated cost exceeds USD (a number >= 0), and stop a "
+        "run, resumable, once its recorded spend reaches USD (`memsql eval`)",
     )(f)
     return click.option(
         "--dry-run",
         is_flag=True,
-        help="print, per partition, the model calls the run would make (answers not in the request store) "
-        "and an upper bound of their cost; change nothing",
+        help="print, per partition, the model calls the run would make (answers not in the request store), "
+        "their estimated cost and its upper bound; change nothing",
     )(f)
 
 

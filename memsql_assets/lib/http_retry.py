@@ -26,6 +26,9 @@ class RetryPolicy:
     # Cannot connect at all (refused, DNS, TLS): retrying longer rarely helps, and a caller must
     # fail within a minute.
     max_connect_attempts: int = 3
+    # A 429 asks the client to slow down, which the gateway's adaptive limit does; until it has, a call
+    # can be refused several times in a row (1 turn in 466 exhausted 6 attempts in bench/adaptive_concurrency.py).
+    max_rate_limited_attempts: int = 12
     base_delay_s: float = 1.0
     max_delay_s: float = 60.0
     max_retry_after_s: float = 300.0
@@ -33,11 +36,13 @@ class RetryPolicy:
     seed: int | None = None
 
     def __post_init__(self) -> None:
-        if self.max_attempts < 1 or self.max_connect_attempts < 1:
-            raise ValueError("max_attempts and max_connect_attempts must be >= 1")
+        if min(self.max_attempts, self.max_connect_attempts, self.max_rate_limited_attempts) < 1:
+            raise ValueError("max_attempts, max_connect_attempts and max_rate_limited_attempts must be >= 1")
 
-    def attempts_for(self, cannot_connect: bool) -> int:
-        return self.max_connect_attempts if cannot_connect else self.max_attempts
+    def attempts_for(self, failure: Retryable) -> int:
+        if failure.cannot_connect:
+            return self.max_connect_attempts
+        return self.max_rate_limited_attempts if failure.rate_limited else self.max_attempts
 
     def delay(self, attempt: int, retry_after_s: float | None, rng: random.Random) -> float:
         if retry_after_s is not None:
@@ -55,6 +60,7 @@ class Retryable:
     retry_after_s: float | None = None  # the server's Retry-After
     cannot_connect: bool = False  # the host did not answer at all
     at_once: bool = False  # resume without waiting (a transfer dropped mid-way)
+    rate_limited: bool = False  # a 429: the server asks the client to slow down
 
 
 def retrying(
@@ -75,7 +81,7 @@ def retrying(
         return got
 
     def last(state: tenacity.RetryCallState) -> bool:
-        return state.attempt_number >= policy.attempts_for(how(state).cannot_connect)
+        return state.attempt_number >= policy.attempts_for(how(state))
 
     def wait(state: tenacity.RetryCallState) -> float:
         if last(state) or how(state).at_once:  # tenacity asks for the delay before it stops: no jitter drawn

@@ -37,9 +37,10 @@ def evaluate_partition_run(
     benchmark: str = PAPER_BENCHMARK,
     retry_errors: bool = False,
     wave_size: int | None = None,
+    max_cost_usd: float | None = None,
 ) -> EvaluationRun:
     """One partition's Dagster run, ended and decoded. `sessions`, `epochs`, `only_failed`,
-    `retry_errors`, `wave_size`: the evaluation resource's fields of that name, passed as the run's
+    `retry_errors`, `wave_size`, `max_cost_usd`: the evaluation resource's fields of that name, passed as the run's
     config (validated by the caller; None: the resource's default). The job comes from the
     definitions without the dbt metrics: no evaluation process pays for importing those."""
     get_condition(condition)  # unknown condition: a clear error before anything runs
@@ -54,6 +55,7 @@ def evaluate_partition_run(
         only_failed=only_failed or None,
         retry_errors=retry_errors or None,
         wave_size=wave_size,
+        max_cost_usd=max_cost_usd,
     )
     run_config = {**QUIET_RUN_CONFIG, "resources": resources} if resources else QUIET_RUN_CONFIG
     key = partition_key(model, condition)

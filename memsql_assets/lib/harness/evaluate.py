@@ -164,9 +164,7 @@ def evaluate_partition(
     fixed = _partition_sample(entry, all_turns) if sample is None else None  # the reference agent's
     turns = sample_turns(all_turns, fixed if sample is None else sample)  # a bad size fails here
     retries = retry_counts(home, model_key, condition_name, settings.only_failed, benchmark) if sample is None else {}
-    gateway = gateway or ModelGateway(
-        registry, RequestStore.at_home(home), home=home, environ=api_keys, retry_errors=settings.retry_errors
-    )
+    gateway = gateway or _gateway(registry, home, api_keys, settings, entry)
     run = _PartitionRun(
         home, entry, condition, settings, benchmark, progress, trajectory_factory, gateway, limits, registry
     )
@@ -188,6 +186,8 @@ def evaluate_partition(
         benchmark_version=run.version,
         retried_turns=sum(1 for r in rows if r["retries"]),
         model_calls_this_run=gateway.calls,
+        concurrency=gateway.limit(model_key).stats(),
+        damaged_records=gateway.store.rejected,  # request-store records that failed their checksum: asked again
         model_fingerprint=entry.fingerprint(),
         share_identical_prompts=settings.share_identical_prompts,
         **_coverage(turns, all_turns, sample, fixed),
@@ -199,6 +199,16 @@ def evaluate_partition(
     )
     path = runner.finish(rows, summary)
     return PartitionOutcome(summary=summary.model_dump(), result_path=path, rows=rows)
+
+
+def _gateway(
+    registry: Registry, home: Path, api_keys: Mapping[str, str] | None, settings: EvalSettings, entry: ModelEntry
+) -> ModelGateway:
+    """The run's gateway, its live cost cap the run's setting, else the registry entry's."""
+    cap = settings.max_cost_usd if settings.max_cost_usd is not None else entry.max_cost_usd
+    return ModelGateway(
+        registry, RequestStore.at_home(home), home=home, environ=api_keys, retry_errors=settings.retry_errors, max_cost_usd=cap
+    )
 
 
 def _epoch_counts(stats: list[RunStats]) -> dict[str, int]:

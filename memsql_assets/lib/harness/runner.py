@@ -27,7 +27,8 @@ An unusable endpoint stops the partition: after `stop_after_failures` consecutiv
 the same endpoint failure (gateway.ENDPOINT_FAILURES), no success between, the run raises
 PartitionStopped naming the model, the endpoint and the cause. A session with such a failure is
 never checkpointed (in C and D, nor is any later one: it saw that session's memory), so a re-run
-after the fix re-asks those turns; the request store never replays them.
+after the fix re-asks those turns; the request store never replays them. A turn refused for the
+run's cost cap (gateway COST_CAP) stops the partition at once, in the same way.
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ from memsql_assets.lib.harness.summary import PartitionSummary
 from memsql_assets.lib.harness.turn_result import SCHEMA_VERSION, TurnResult
 from memsql_assets.lib.memory.protocol import Memory, StoreSize, Visibility
 from memsql_assets.lib.memory.resolution import retrieved_sessions
-from memsql_assets.lib.models.gateway import ENDPOINT_FAILURES, ModelReply
+from memsql_assets.lib.models.gateway import COST_CAP, ENDPOINT_FAILURES, ModelReply
 from memsql_assets.lib.paths import benchmark_dir, sql_cache_path
 from memsql_assets.lib.sources.sqlite_db import check_sqlite_file, open_readonly
 from memsql_assets.lib.sql.result_cache import RESULTS, DatabaseResults, NotCached
@@ -231,6 +232,10 @@ class FailureStreak:
             return
         self.count = self.count + 1 if self.kind == error_type else 1
         self.kind = error_type
+        if error_type == COST_CAP:  # at once: no later call can be made either
+            raise PartitionStopped(
+                f"{self.partition} stopped: {message}. Finished sessions are kept: re-run with a higher cap to resume."
+            )
         if self.count >= self.stop_after:
             raise PartitionStopped(
                 f"{self.partition} stopped: {self.count} consecutive turns failed with "

@@ -190,6 +190,11 @@ class PartitionSummary(BaseModel):
     """The sessions evaluated, when not all."""
     wave_size: int | None = None
     """W of a shared memory (C, D); None for per-session memory."""
+    concurrency: dict[str, float] | None = None
+    """The model's adaptive in-flight limit over the run: limit_min, limit_max, limit_last,
+    limit_settled (the median over the later half of the attempts), retries, retry_wait_s."""
+    damaged_records: int = 0
+    """Request-store records that failed their checksum, and were asked again instead of replayed."""
     twins_reachable_pct: float | None = None
     """A shared memory's distractor turns whose twin session ran in an earlier wave, in percent."""
     memory_implementation: str | None = None
