@@ -185,9 +185,7 @@ def evaluate_partition(
         benchmark=benchmark,
         benchmark_version=run.version,
         retried_turns=sum(1 for r in rows if r["retries"]),
-        model_calls_this_run=gateway.calls,
-        concurrency=gateway.limit(model_key).stats(),
-        damaged_records=gateway.store.rejected,  # request-store records that failed their checksum: asked again
+        **_gateway_fields(gateway, model_key),
         model_fingerprint=entry.fingerprint(),
         share_identical_prompts=settings.share_identical_prompts,
         **_coverage(turns, all_turns, sample, fixed),
@@ -209,6 +207,15 @@ def _gateway(
     return ModelGateway(
         registry, RequestStore.at_home(home), home=home, environ=api_keys, retry_errors=settings.retry_errors, max_cost_usd=cap
     )
+
+
+def _gateway_fields(gateway: ModelGateway, model_key: str) -> dict[str, Any]:
+    """What the run asked: calls made (not replayed), the adaptive limit's range, damaged records asked again."""
+    return {
+        "model_calls_this_run": gateway.calls,
+        "concurrency": gateway.limit(model_key).stats(),
+        "damaged_records": gateway.store.rejected,
+    }
 
 
 def _epoch_counts(stats: list[RunStats]) -> dict[str, int]:
