@@ -27,6 +27,7 @@ from pydantic import AfterValidator, Field, ValidationError
 
 from memsql_assets.lib.config_files import FieldProblem, Strict, config_error, read_yaml
 from memsql_assets.lib.errors import ConfigError, MemsqlError
+from memsql_assets.lib.memory.context_mode import CONTEXT_MODES, ContextMode
 
 CONDITIONS_FILE_ENV = "MEMSQL_CONDITIONS_FILE"
 BUILTIN_CONDITIONS_FILE = Path(__file__).resolve().parents[3] / "conditions.yaml"
@@ -38,6 +39,12 @@ def _condition_name(name: str) -> str:
     if not CONDITION_NAME_RE.match(name):
         raise FieldProblem("", "expected a name of letters, digits and _ starting with a letter (at most 32)")
     return name
+
+
+def _context_mode(mode: str) -> str:
+    if mode not in CONTEXT_MODES:
+        raise FieldProblem("", f"expected one of {'|'.join(CONTEXT_MODES)}, got {mode!r}")
+    return mode
 
 
 class MemorySpec(Strict):
@@ -63,6 +70,8 @@ class ConditionSpec(Strict):
     """The paper evaluates this condition: its claims are checked in these (dbt var `paper_conditions`)."""
     main_run: bool = True
     """`memsql run` evaluates the reference models under it (conditions with tools never: `memsql eval`)."""
+    context_mode: Annotated[str, AfterValidator(_context_mode)] | None = None
+    """What its memory is given (lib/memory/context_mode.py): annotated or observed; unset: the benchmark's default."""
 
 
 class ConditionsFile(Strict):
@@ -81,6 +90,7 @@ class Condition:
     tools: bool = False  # the turn runs through the agent loop, with the exploration tools
     paper: bool = False
     main_run: bool = True
+    context_mode: ContextMode | None = None  # None: the benchmark's default (vocabulary.context_mode)
     file: Path = BUILTIN_CONDITIONS_FILE  # where it is declared: errors about it name this file
 
     def field_path(self, *parts: str) -> str:
@@ -116,6 +126,7 @@ def read_conditions_file(path: Path) -> dict[str, Condition]:
             tools=spec.tools,
             paper=spec.paper,
             main_run=spec.main_run,
+            context_mode=ContextMode(spec.context_mode) if spec.context_mode else None,
             file=path,
         )
         for name, spec in parsed.conditions.items()

@@ -157,7 +157,7 @@ def build_memory(condition: Condition) -> Memory:
 
 def condition_fingerprint(condition: Condition) -> str:
     """What a condition's results are a function of besides memsql's own code: its memory implementation,
-    parameters and tools, and for a plug-in its module's source (a changed plug-in makes them stale)."""
+    parameters, tools and context mode, and for a plug-in its module's source (a changed plug-in makes them stale)."""
     target = implementation_target(condition)
     module = target.partition(":")[0]
     source = None
@@ -166,7 +166,13 @@ def condition_fingerprint(condition: Condition) -> str:
         origin = spec.origin if spec is not None else None
         source = hashlib.sha256(Path(origin).read_bytes()).hexdigest() if origin and Path(origin).is_file() else None
     spec_text = json.dumps(
-        {"target": target, "params": dict(condition.params), "tools": condition.tools, "source": source},
+        {
+            "target": target,
+            "params": dict(condition.params),
+            "tools": condition.tools,
+            "source": source,
+            "context_mode": condition.context_mode,
+        },
         sort_keys=True,
         default=str,
     )
