@@ -941,7 +941,9 @@ def _print_summary(s: dict[str, Any]) -> None:
         for benchmark in BENCHMARKS:
             rows = [e for e in s["evaluations"] if e.get("benchmark", PAPER_BENCHMARK) == benchmark]
             if rows:
-                print(f"  {benchmark} benchmark ({TURN_RESULTS[benchmark]} partitions):")
+                modes = "/".join(sorted({str(e["context_mode"]) for e in rows if e.get("context_mode")}))
+                mode = f", {modes} context mode" if modes else ""
+                print(f"  {benchmark} benchmark ({TURN_RESULTS[benchmark]} partitions{mode}):")
                 _print_evaluations(rows)
     report = s.get("report")
     if report:

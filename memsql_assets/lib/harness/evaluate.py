@@ -35,13 +35,13 @@ from memsql_assets.lib.harness.sample import allowed_range, sample_turns
 from memsql_assets.lib.harness.services import TrajectoryFactory, open_services
 from memsql_assets.lib.harness.settings import EvalSettings, check_epochs, resolve_wave_size
 from memsql_assets.lib.harness.summary import summarize
-from memsql_assets.lib.memory.plugins import check_conditions
+from memsql_assets.lib.memory.plugins import check_conditions, check_context_mode
 from memsql_assets.lib.models.gateway import ModelGateway, ModelReply
 from memsql_assets.lib.models.registry import ModelEntry, Registry, load_registry
 from memsql_assets.lib.models.request_store import RequestStore, evaluation_cell, redact
 from memsql_assets.lib.paths import benchmark_dir, source_db_path
 from memsql_assets.lib.sources.sqlite_db import schema_text
-from memsql_assets.lib.vocabulary import PAPER_BENCHMARK
+from memsql_assets.lib.vocabulary import PAPER_BENCHMARK, context_mode
 
 log = logging.getLogger(__name__)
 
@@ -158,6 +158,8 @@ def evaluate_partition(
     registry = registry or load_registry()
     epochs = _epochs(home, model_key, condition_name, settings, benchmark)  # before anything is written
     condition, entry = _runnable(registry, model_key, condition_name, settings, api_keys, home)
+    mode = context_mode(condition.name, benchmark)
+    check_context_mode(condition, mode)  # a plug-in reading withheld keys: refused before anything runs
     limits = AgentLimits(settings.agent_max_steps, settings.agent_time_limit_s)  # below 1: one line
     all_turns = read_turns(benchmark_dir(home, benchmark))
     sample = settings.sessions
@@ -194,6 +196,7 @@ def evaluate_partition(
         # Rows of a shared memory (C, D) are a function of W (runner.py); per-session memory has no waves.
         wave_size=runner.wave_size if runner.shared else None,
         memory_implementation=condition.implementation,
+        context_mode=mode.value,
         **_epoch_counts(stats_by_epoch),
     )
     path = runner.finish(rows, summary)

@@ -24,8 +24,9 @@ entity by another column of the table it joined (`c.CompanyName = 'Around the Ho
 Customers WHERE CompanyName = 'Around the Horn')`. A turn whose question opens as a side question
 ("Separately: ...") is not read for the conversation's current values.
 
-One inference, as a careful LLM makes it: a turn about "both years" whose prompt shows only one of a
-year pair (`YEAR_PAIR`) takes the other to be the adjacent year.
+Two inferences about a year pair (`YEAR_PAIR`), as a careful LLM makes them: "the older of the two
+years" is the smaller of the pair the SQL stated; a turn about "both years" whose prompt shows only one
+of them takes the other to be the adjacent year.
 
 What it cannot do, where a careful LLM can: read values stated only in a question's words and never
 in SQL (a company name in a question whose SQL failed), read `Result:` lines, a summary a model wrote
@@ -129,6 +130,8 @@ def _stated(slot: _Slot, turn: PastTurn) -> dict[str, Any]:
     values = [v for f in said if f.label == slot.label for v in f.values]
     if len(values) == len(slot.keys):
         return {k: v for k, v in zip(slot.keys, values, strict=True) if k}
+    if len(values) == 2 and len(slot.keys) == 1 and slot.keys[0] in YEAR_PAIR:  # "the older of the two years"
+        return {slot.keys[0]: sorted(values, key=str)[YEAR_PAIR.index(slot.keys[0])]}
     if len(slot.keys) != 1 or slot.column is None:
         return {}
     for f in reversed(said):
