@@ -119,7 +119,10 @@ class Mem0Memory(MemoryBase):
             )["results"]
         ranked = sorted(found, key=lambda h: (-round(float(h["score"]), 6), -int(h["metadata"]["turn_index"])))
         similar = [json.loads(h["metadata"]["payload"]) for h in ranked[: self.params.top_k]]
-        if self.context_mode == ContextMode.OBSERVED:  # no annotations: its own reading of the SQL
+        if self.context_mode == ContextMode.OBSERVED:
+            # No annotations to resolve from: the top-k most recent first (a correction is read over the value
+            # it corrected), and the memory's own reading of their SQL.
+            similar.sort(key=lambda p: -int(p["turn_index"]))
             facts = facts_block(similar)
             return Retrieval(similar=similar, blocks=[facts] if facts else ())
         return Retrieval(

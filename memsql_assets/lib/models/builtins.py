@@ -63,7 +63,7 @@ from memsql_assets.lib.atomic import atomic_path
 from memsql_assets.lib.benchmark.generate import sql_literal
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.models.builtin_names import SIMULATED_LATENCY_PARAM, smollm2_weights_path
-from memsql_assets.lib.models.reader_probe import SqlFragment, read_prompt
+from memsql_assets.lib.models.reader_probe import UNFOUND, SqlFragment, read_prompt
 from memsql_assets.lib.models.reference_agent import AGENT_CONTEXT_FIELDS, SUBMIT_TOOL, next_action
 from memsql_assets.lib.vocabulary import REFERENCE_AGENT
 
@@ -133,9 +133,11 @@ def recall_probe_sql(
     referenced_keys: list[str],
     stated_values: Mapping[str, Any],
     resolved: Mapping[str, Any],
+    unfilled: str | None = None,
 ) -> str:
     """Fill the template: referenced keys only from `resolved`, stated keys from the question.
-    A key without a usable value stays as `{key}`, so the SQL fails to run (the turn fails)."""
+    A key without a usable value stays as `{key}` (or `unfilled`, which names no key), so the SQL
+    fails to run (the turn fails)."""
     referenced = set(referenced_keys)
     out = []
     for text, name, _spec, _conv in string.Formatter().parse(sql_template):
@@ -151,7 +153,7 @@ def recall_probe_sql(
                 literal = sql_literal(source[name])
             except TypeError:  # null / bool / object in the Resolved block: not a SQL value
                 literal = None
-        out.append(literal if literal is not None else "{" + name + "}")
+        out.append(literal if literal is not None else unfilled or "{" + name + "}")
     return "".join(out)
 
 
@@ -288,7 +290,9 @@ async def answer(
         keys = list(context["referenced_context_keys"])
         texts = [message_text(m) for m in messages]
         values = read_prompt(texts, keys, parse_resolved_block(messages), context["sql_template"])
-        text = recall_probe_sql(context["sql_template"], keys, context["stated_values"], values)
+        # What it could not find it leaves as UNFOUND, never as the key's name: its SQL is part of the
+        # conversation an observed-mode memory stores.
+        text = recall_probe_sql(context["sql_template"], keys, context["stated_values"], values, UNFOUND)
         return text, prompt_tokens, whitespace_tokens(text)
     if name == "guess-probe":
         text = recall_probe_sql(

@@ -24,9 +24,10 @@ entity by another column of the table it joined (`c.CompanyName = 'Around the Ho
 Customers WHERE CompanyName = 'Around the Horn')`. A turn whose question opens as a side question
 ("Separately: ...") is not read for the conversation's current values.
 
-Two inferences about a year pair (`YEAR_PAIR`), as a careful LLM makes them: "the older of the two
-years" is the smaller of the pair the SQL stated; a turn about "both years" whose prompt shows only one
-of them takes the other to be the adjacent year.
+Inferences about a year pair (`YEAR_PAIR`), as a careful LLM makes them: "the older of the two
+years" is the smaller of the pair the SQL stated; a turn whose question named "the newer year" and
+whose SQL compared one year stated that one; a turn about "both years" whose prompt shows only one of
+them takes the other to be the adjacent year.
 
 What it cannot do, where a careful LLM can: read values stated only in a question's words and never
 in SQL (a company name in a question whose SQL failed), read `Result:` lines, a summary a model wrote
@@ -50,6 +51,13 @@ RECENT_HEADER = "Recent conversation:"
 SIMILAR_HEADER = "Similar past turns:"
 # The template keys of a session's compared years, older first: one implies the other (module docstring).
 YEAR_PAIR = ("older_year", "newer_year")
+# What reader-probe writes for a value it did not find: the SQL fails, and names no key.
+UNFOUND = "{?}"
+# How a question names one year of the pair, older first.
+YEAR_CUES = (
+    re.compile(r"\b(older|earlier|first) year\b", re.IGNORECASE),
+    re.compile(r"\b(newer|later|second|recent) year\b", re.IGNORECASE),
+)
 # A key the wording points back to the start of the conversation with ("the company we began with").
 FIRST_PREFIX = "first_"
 # A question that opens like this asks aside: its values are not the conversation's current ones.
@@ -132,6 +140,9 @@ def _stated(slot: _Slot, turn: PastTurn) -> dict[str, Any]:
         return {k: v for k, v in zip(slot.keys, values, strict=True) if k}
     if len(values) == 2 and len(slot.keys) == 1 and slot.keys[0] in YEAR_PAIR:  # "the older of the two years"
         return {slot.keys[0]: sorted(values, key=str)[YEAR_PAIR.index(slot.keys[0])]}
+    if len(values) == 1 and set(slot.keys) == set(YEAR_PAIR):  # "focus on the newer year": which one it was
+        which = next((k for k, cue in zip(YEAR_PAIR, YEAR_CUES, strict=True) if cue.search(turn.question)), None)
+        return {which: values[0]} if which else {}
     if len(slot.keys) != 1 or slot.column is None:
         return {}
     for f in reversed(said):
