@@ -131,18 +131,29 @@ def _slots(sql_template: str, keys: list[str]) -> list[_Slot]:
     return slots
 
 
+def _year_pair(slot: _Slot, values: list[Any], question: str) -> dict[str, Any] | None:
+    """A year pair's values where the SQL stated one year, or the pair for one of them; None: not a pair case."""
+    if len(values) == 2 and len(slot.keys) == 1 and slot.keys[0] in YEAR_PAIR:  # "the older of the two years"
+        return {slot.keys[0]: sorted(values, key=str)[YEAR_PAIR.index(slot.keys[0])]}
+    if len(values) != 1 or not set(slot.keys) <= set(YEAR_PAIR):
+        return None
+    # "Now focus on the newer year": that one (when the other is needed, adjacent_year infers it).
+    which = next((k for k, cue in zip(YEAR_PAIR, YEAR_CUES, strict=True) if cue.search(question)), None)
+    if which is not None:
+        return {which: values[0]}
+    return {} if len(slot.keys) == 2 else None
+
+
 def _stated(slot: _Slot, turn: PastTurn) -> dict[str, Any]:
     """The slot's keys as `turn`'s SQL states them: the same expression with as many literals, else
     (one key on a column) the entity another column of a joined table names."""
     said = filters(turn.sql)
     values = [v for f in said if f.label == slot.label for v in f.values]
+    pair = _year_pair(slot, values, turn.question)
+    if pair is not None:
+        return pair
     if len(values) == len(slot.keys):
         return {k: v for k, v in zip(slot.keys, values, strict=True) if k}
-    if len(values) == 2 and len(slot.keys) == 1 and slot.keys[0] in YEAR_PAIR:  # "the older of the two years"
-        return {slot.keys[0]: sorted(values, key=str)[YEAR_PAIR.index(slot.keys[0])]}
-    if len(values) == 1 and set(slot.keys) == set(YEAR_PAIR):  # "focus on the newer year": which one it was
-        which = next((k for k, cue in zip(YEAR_PAIR, YEAR_CUES, strict=True) if cue.search(turn.question)), None)
-        return {which: values[0]} if which else {}
     if len(slot.keys) != 1 or slot.column is None:
         return {}
     for f in reversed(said):
@@ -172,6 +183,7 @@ def read_prompt(
     recent = list(reversed(past_turns(texts, RECENT_HEADER)))  # most recent first
     summary = list(reversed(past_turns(texts, SUMMARY_HEADER)))
     similar = past_turns(texts, SIMILAR_HEADER)
+    pair: dict[str, Any] = {}
     for slot in _slots(sql_template, keys):
         wanted = [k for k in slot.keys if k in keys and k not in found]
         if not wanted:
@@ -180,7 +192,8 @@ def read_prompt(
         order = [*reversed(recent), *reversed(summary), *similar] if first else [*recent, *summary, *similar]
         stated = _read(slot, order)
         found.update({k: v for k, v in stated.items() if k in wanted})
-    return {**found, **adjacent_year(keys, found)}
+        pair.update({k: v for k, v in stated.items() if k not in wanted})  # the other year of a pair
+    return {**found, **adjacent_year(keys, {**pair, **found})}
 
 
 def adjacent_year(keys: list[str], found: Mapping[str, Any]) -> dict[str, Any]:
