@@ -897,6 +897,12 @@ def _summary(
     return summary
 
 
+def _modes(evaluations: list[dict[str, Any]]) -> str:
+    """", observed context mode": the context modes the evaluations ran in (issue 46)."""
+    modes = "/".join(sorted({str(e["context_mode"]) for e in evaluations if e.get("context_mode")}))
+    return f", {modes} context mode" if modes else ""
+
+
 def _print_summary(s: dict[str, Any]) -> None:
     from memsql_assets.defs.jobs import TURN_RESULTS
     from memsql_assets.lib.console import table
@@ -941,9 +947,7 @@ def _print_summary(s: dict[str, Any]) -> None:
         for benchmark in BENCHMARKS:
             rows = [e for e in s["evaluations"] if e.get("benchmark", PAPER_BENCHMARK) == benchmark]
             if rows:
-                modes = "/".join(sorted({str(e["context_mode"]) for e in rows if e.get("context_mode")}))
-                mode = f", {modes} context mode" if modes else ""
-                print(f"  {benchmark} benchmark ({TURN_RESULTS[benchmark]} partitions{mode}):")
+                print(f"  {benchmark} benchmark ({TURN_RESULTS[benchmark]} partitions{_modes(rows)}):")
                 _print_evaluations(rows)
     report = s.get("report")
     if report:

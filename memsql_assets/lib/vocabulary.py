@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from memsql_assets.lib.agent.conditions import CONDITIONS
-from memsql_assets.lib.memory.context_mode import ContextMode
+from memsql_assets.lib.agent.conditions import CONDITIONS, ContextMode
 
 # Condition names in the order of the conditions file (conditions.yaml, then the user's; conditions.py
 # holds what each one's memory is). The paper's own conditions are those the file marks `paper`.

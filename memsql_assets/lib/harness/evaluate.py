@@ -157,9 +157,7 @@ def evaluate_partition(
     api_keys = os.environ if api_keys is None else api_keys
     registry = registry or load_registry()
     epochs = _epochs(home, model_key, condition_name, settings, benchmark)  # before anything is written
-    condition, entry = _runnable(registry, model_key, condition_name, settings, api_keys, home)
-    mode = context_mode(condition.name, benchmark)
-    check_context_mode(condition, mode)  # a plug-in reading withheld keys: refused before anything runs
+    condition, entry = _runnable(registry, model_key, condition_name, settings, api_keys, home, benchmark)
     limits = AgentLimits(settings.agent_max_steps, settings.agent_time_limit_s)  # below 1: one line
     all_turns = read_turns(benchmark_dir(home, benchmark))
     sample = settings.sessions
@@ -195,12 +193,17 @@ def evaluate_partition(
         **_coverage(turns, all_turns, sample, fixed),
         # Rows of a shared memory (C, D) are a function of W (runner.py); per-session memory has no waves.
         wave_size=runner.wave_size if runner.shared else None,
-        memory_implementation=condition.implementation,
-        context_mode=mode.value,
+        **_memory_fields(condition, benchmark),
         **_epoch_counts(stats_by_epoch),
     )
     path = runner.finish(rows, summary)
     return PartitionOutcome(summary=summary, result_path=path, rows=rows)
+
+
+def _memory_fields(condition: Condition, benchmark: str) -> dict[str, str]:
+    """The partition's memory: its implementation and the context mode it was given."""
+    mode = context_mode(condition.name, benchmark).value
+    return {"memory_implementation": condition.implementation, "context_mode": mode}
 
 
 def _epoch_counts(stats: list[RunStats]) -> dict[str, int]:
@@ -249,6 +252,7 @@ def _runnable(
     settings: EvalSettings,
     api_keys: Mapping[str, str],
     home: Path,
+    benchmark: str,
 ) -> tuple[Condition, ModelEntry]:
     """The condition and the registry entry, once everything a run needs is known to be there."""
     condition = get_condition(condition_name)
@@ -258,6 +262,7 @@ def _runnable(
     if not ok:
         raise ModelUnavailableError(f"model {entry.key} is unavailable: {reason}")
     check_conditions([condition.name])  # its memory imports and takes its params, before anything runs
+    check_context_mode(condition, context_mode(condition.name, benchmark))  # a plug-in reading withheld keys
     return condition, entry
 
 
