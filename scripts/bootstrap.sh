@@ -12,7 +12,7 @@ want=$(cat pyproject.toml constraints.txt | sha256sum | cut -c1-16)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "memsql: installing dependencies into .venv (first time: a few minutes)" >&2
   .venv/bin/pip install -q --disable-pip-version-check --upgrade "pip>=24" 2> >(grep -v "is ignored: it is neither" >&2)
-  # torch first, pinned: otherwise sentence-transformers pulls a multi-GB CUDA build (STACK.md).
+  # torch first, pinned: otherwise sentence-transformers pulls a multi-GB CUDA build.
   .venv/bin/pip install -q --disable-pip-version-check torch==2.13.0 2> >(grep -v "is ignored: it is neither" >&2)
   .venv/bin/pip install -q --disable-pip-version-check -c constraints.txt -e ".[dev]" 2> >(grep -v "is ignored: it is neither" >&2)
   echo "$want" > "$stamp"

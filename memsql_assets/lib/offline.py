@@ -1,4 +1,4 @@
-"""Offline by construction: the switches that stop dependencies from phoning home (STACK.md)."""
+"""Offline by construction: the switches that stop dependencies from phoning home (docs/architecture.md, "Stack and offline operation")."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Run a server (`dagster dev`, `dbt docs serve`) so that it never outlives the CLI that started it.
 
-The server starts in its own session, hence its own process group (STACK.md), so a terminal's
+The server starts in its own session, hence its own process group, so a terminal's
 Ctrl-C reaches only the CLI; the CLI forwards SIGTERM, SIGINT and SIGHUP to the whole group, waits
 STOP_GRACE_S for it to exit, then kills what is left. The group holds every process the server
 starts (webserver, daemon, code servers) unless one starts a session of its own.

@@ -1,9 +1,10 @@
-"""The report renders from the marts: files exist, figures are real PNGs, and every number in the
-HTML tables equals the corresponding mart value (read here independently, formatted to the
-report's precision)."""
+"""The report renders from the marts: files exist, figures are real PNGs, the leaderboard is the
+marts' model × condition matrix, and every number in the HTML tables equals the corresponding mart
+value (read here independently, formatted to the report's precision)."""
 
 from __future__ import annotations
 
+import dataclasses
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -12,20 +13,27 @@ import pandas as pd
 import pytest
 from conftest import PAPER_STAND_INS, PARTITIONS
 
-from memsql_assets.lib.report import ReportError, build_report
+from memsql_assets.lib.models.builtin_names import BUILTIN_NAMES
+from memsql_assets.lib.report import ReportError, build_report, load_marts
+from memsql_assets.lib.report.figures import FIGURES
+from memsql_assets.lib.report.leaderboard import leaderboard
+from memsql_assets.lib.report.marts import CONDITIONS
+from memsql_assets.lib.report.page import SECTIONS, leaderboard_html
 from memsql_assets.lib.vocabulary import REFERENCE_MODELS
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 class _Tables(HTMLParser):
-    """table id -> (header cells, body rows), and the src of every <img>."""
+    """table id -> (header cells, body rows), tbody id -> its rows, and the src of every <img>."""
 
     def __init__(self) -> None:
         super().__init__()
         self.tables: dict[str, tuple[list[str], list[list[str]]]] = {}
+        self.groups: dict[str, list[list[str]]] = {}
         self.images: dict[str, str] = {}
         self._table: str | None = None
+        self._group: str | None = None
         self._row: list[str] | None = None
         self._cell: list[str] | None = None
         self._in_head = False
@@ -37,6 +45,9 @@ class _Tables(HTMLParser):
             self.tables[self._table] = ([], [])
         elif tag == "thead":
             self._in_head = True
+        elif tag == "tbody" and "id" in a:
+            self._group = a["id"]
+            self.groups[self._group] = []
         elif tag == "tr":
             self._row = []
         elif tag in ("td", "th"):
@@ -54,9 +65,13 @@ class _Tables(HTMLParser):
                 head.extend(self._row)
             else:
                 body.append(self._row)
+            if self._group is not None:
+                self.groups[self._group].append(self._row)
             self._row = None
         elif tag == "thead":
             self._in_head = False
+        elif tag == "tbody":
+            self._group = None
         elif tag == "table":
             self._table = None
 
@@ -106,22 +121,71 @@ def page(report):
 
 def test_files_exist_and_figures_are_nonempty_pngs(report, page):
     assert report.html.exists() and report.summary_file.exists()
-    assert set(report.figures) == {
-        "paper",
-        "mbs_hook",
-        "per_turn_ex",
-        "ablation",
-        "error_taxonomy",
-        "contamination",
-        "cost",
-    }
+    # Only reference models ran here, and the paper's claims are checked for LLMs only: no paper figure.
+    assert set(report.figures) == set(FIGURES) - {"paper"}
+    assert not (report.out_dir / "figures" / "paper.png").exists()
     for key, png in report.figures.items():
         data = png.read_bytes()
-        assert data.startswith(PNG_SIGNATURE), key
-        # Only reference models ran here, and the paper's claims are checked for LLMs only.
-        assert len(data) > 10_000 or key == "paper", key
-        assert page.images[f"fig-{key}"].startswith("data:image/png;base64,")
-    assert set(report.markdown) == set(page.tables)
+        assert data.startswith(PNG_SIGNATURE) and len(data) > 10_000, key
+    assert set(page.images) == {f"fig-{key}" for key in report.figures}
+    assert all(src.startswith("data:image/png;base64,") for src in page.images.values())
+    assert set(report.markdown) == {t.key for t in report.tables}
+    # Every table with rows is on the page, and no empty one.
+    assert set(page.tables) == {t.key for t in report.tables if t.rows} and "matrix_paper" in page.tables
+
+
+def _matrix_cells(page, benchmark: str) -> tuple[list[str], dict[str, list[list[str]]]]:
+    """The leaderboard's column heads, and its two blocks' rows (the labelled divider row first)."""
+    head, _ = page.tables[f"matrix_{benchmark}"]
+    return head, {kind: page.groups[f"matrix_{benchmark}-{kind}"] for kind in ("llms", "references")}
+
+
+def test_the_leaderboard_is_the_marts_model_by_condition_matrix(report, page, duckdb_path):
+    summary = mart(duckdb_path, "agg_condition_summary")
+    summary = summary[summary["benchmark"] == "paper"]
+    head, blocks = _matrix_cells(page, "paper")
+    assert head == ["model", *(c for c in CONDITIONS if c in set(summary["condition"]))]
+    assert head[1:] == ["A", "B", "B_wm5", "T", "E", "H", "S"]
+    # Only reference models ran here: the LLM block is its divider and one line saying how to add one.
+    llms, references = blocks["llms"], blocks["references"]
+    assert llms[0] == ["Evaluated LLMs"] and len(llms) == 2 and "models.yaml" in llms[1][0] and "memsql eval" in llms[1][0]
+    assert references[0][0].startswith("Reference models")
+    rows = {r[0]: dict(zip(head[1:], r[1:], strict=True)) for r in references[1:]}
+    assert list(rows) == [m for m in BUILTIN_NAMES["builtin"] if m in set(summary["model"])]
+    assert list(rows) == ["gold", "recall-probe", "guess-probe", "gold-agent"]
+    assert len(summary) == len(PARTITIONS)
+    for rec in summary.to_dict("records"):
+        lo, hi = rec["ex_memory_critical_ci_lo_pct"], rec["ex_memory_critical_ci_hi_pct"]
+        expected = f"{rec['ex_memory_critical_pct']:.1f} {lo:.1f}–{hi:.1f}"
+        assert rows[rec["model"]][rec["condition"]] == expected, (rec["model"], rec["condition"])
+    filled = [c for r in rows.values() for c in r.values() if c != "–"]
+    assert len(filled) == len(summary)
+    text = report.leaderboards[0].table()
+    assert sum("(" in c for r in text.rows for c in r[2:]) == len(summary)
+    # No partition of the extended benchmark: one line saying what fills it, no table.
+    html = report.html.read_text(encoding="utf-8")
+    assert "matrix_extended" not in page.tables and 'id="matrix_extended-empty"' in html
+    assert "memsql eval --benchmark extended" in html
+
+
+def test_the_leaderboard_caption_names_the_context_mode_only_where_the_mart_has_it(duckdb_path):
+    marts = load_marts(duckdb_path)
+    board = leaderboard(marts)
+    assert "Context" not in board.caption() and not board.modes
+    summary = marts.condition_summary
+    uniform = dataclasses.replace(marts, condition_summary=summary.assign(context_mode="annotated"))
+    assert leaderboard(uniform).caption().endswith("Context: annotated.")
+    mixed = summary.assign(context_mode=["observed" if c == "H" else "annotated" for c in summary["condition"]])
+    board = leaderboard(dataclasses.replace(marts, condition_summary=mixed))
+    expected = "Context: annotated (A, B, B_wm5, T, E, S); observed (H)."
+    assert board.caption().endswith(expected) and expected in leaderboard_html(board)
+
+
+def test_a_mart_with_two_rows_for_one_partition_is_a_clear_error(duckdb_path):
+    marts = load_marts(duckdb_path)
+    twice = pd.concat([marts.condition_summary, marts.condition_summary.iloc[:1]])
+    with pytest.raises(ReportError, match="expected one row per model × condition"):
+        leaderboard(dataclasses.replace(marts, condition_summary=twice))
 
 
 def test_headline_numbers_equal_the_mart(report, page, duckdb_path):
@@ -146,13 +210,17 @@ def test_per_turn_and_mbs_tables_equal_the_marts(page, duckdb_path):
     for rec in depth[depth["condition"].isin(["A", "B"])].to_dict("records"):
         assert same(per_turn[(rec["model"], rec["condition"])][f"t={rec['turn_depth']}"], rec["ex_pct"])
     mbs = keyed(page.tables["mbs"], 2)
-    for rec in mart(duckdb_path, "agg_mbs").to_dict("records"):
+    mbs_mart = mart(duckdb_path, "agg_mbs")
+    assert len(mbs) > 0 and len(mbs_mart) > 0
+    for rec in mbs_mart.to_dict("records"):
         assert same(mbs[(rec["model"], rec["condition"])][f"t={rec['turn_depth']}"], rec["mbs_pp"])
 
 
 def test_ablation_errors_contamination_cost_tables_equal_the_marts(page, duckdb_path):
     abl = keyed(page.tables["ablation"], 2)
-    for rec in mart(duckdb_path, "agg_ablation").to_dict("records"):
+    ablation = mart(duckdb_path, "agg_ablation")
+    assert len(ablation) == len(abl) > 0
+    for rec in ablation.to_dict("records"):
         cells = abl[(rec["model"], rec["source"])]
         for col, head in (
             ("ex_b_pct", "EX B"),
@@ -165,16 +233,22 @@ def test_ablation_errors_contamination_cost_tables_equal_the_marts(page, duckdb_
         ):
             assert same(cells[head], rec[col]), (rec["model"], rec["source"], head)
     tax = keyed(page.tables["error_taxonomy"], 2)
-    for rec in mart(duckdb_path, "agg_error_taxonomy").to_dict("records"):
+    taxonomy = mart(duckdb_path, "agg_error_taxonomy")
+    assert set(tax) == set(PARTITIONS) and len(taxonomy) > 0
+    for rec in taxonomy.to_dict("records"):
         assert same(tax[(rec["model"], rec["condition"])][rec["error_class"]], rec["share_pct"])
     cont = keyed(page.tables["contamination"], 2)
-    for rec in mart(duckdb_path, "agg_contamination").to_dict("records"):
+    contamination = mart(duckdb_path, "agg_contamination")
+    assert set(cont) == set(PARTITIONS) and len(contamination) == len(PARTITIONS)
+    for rec in contamination.to_dict("records"):
         cells = cont[(rec["model"], rec["condition"])]
         assert cells["contaminated"] == f"{rec['n_contaminated']:,}"
         assert same(cells["% of turns"], rec["contamination_rate_pct"])
         assert cells["fallback match"] == f"{rec['n_fallback_match']:,}"
     cost = keyed(page.tables["cost"], 2)
-    for rec in mart(duckdb_path, "agg_cost").to_dict("records"):
+    costs = mart(duckdb_path, "agg_cost")
+    assert set(cost) == set(PARTITIONS) and len(costs) == len(PARTITIONS)
+    for rec in costs.to_dict("records"):
         cells = cost[(rec["model"], rec["condition"])]
         assert cells["tokens"] == f"{rec['total_tokens']:,}"
         assert same(cells["latency s (mean)"], rec["mean_latency_s"], 3)
@@ -184,6 +258,7 @@ def test_ablation_errors_contamination_cost_tables_equal_the_marts(page, duckdb_
 def test_added_conditions_against_b_wm5_and_a_and_the_cost_of_memory_equal_the_marts(page, duckdb_path):
     contrasts = keyed(page.tables["contrasts"], 3)
     marts = mart(duckdb_path, "agg_condition_contrasts")
+    assert len(contrasts) > 0 and (marts["source"] == "ALL").any()
     for rec in marts[marts["source"] == "ALL"].to_dict("records"):
         if rec["condition"] in ("A", "B_wm5"):
             assert (rec["benchmark"], rec["model"], rec["condition"]) not in contrasts, "the references have no row"
@@ -228,14 +303,26 @@ def test_paper_tables_equal_the_mart(paper_home):
     # The claims reach the LLM entries only, never the reference models evaluated beside them.
     assert set(paper["model"]) == {target[0] for _, target in PAPER_STAND_INS}
     assert not set(paper["model"]) & set(REFERENCE_MODELS)
+    # The leaderboard sets the LLMs apart from the reference models.
+    _, blocks = _matrix_cells(page, "paper")
+    assert [r[0] for r in blocks["llms"][1:]] == sorted({target[0] for _, target in PAPER_STAND_INS})
+    assert {r[0] for r in blocks["references"][1:]} <= set(BUILTIN_NAMES["builtin"])
 
 
-def test_report_of_empty_marts_says_so(empty_home, tmp_path):
+def test_report_of_empty_marts_says_what_fills_each_section_in_one_line(empty_home, tmp_path):
     home, run = empty_home
     assert run.returncode == 0, run.output[-4000:]
     report = build_report(home / "dbt" / "memsql.duckdb", tmp_path / "report")
-    assert "no rows yet" in report.html.read_text(encoding="utf-8")
-    assert all(p.read_bytes().startswith(PNG_SIGNATURE) for p in report.figures.values())
+    html = report.html.read_text(encoding="utf-8")
+    # No figure and no empty table; the one section to open is the benchmark's guessability, from no partition.
+    assert report.figures == {} and "<img" not in html and "no rows yet" not in html
+    assert html.count("<table") == html.count("<details") == 1 and '<details id="section-guess_rate">' in html
+    empty = [f"section-{s.key}" for s in SECTIONS if s.key != "guess_rate"]
+    for key in ("matrix_paper-empty", "matrix_extended-empty", *empty):
+        start = html.index(f'<p class="empty" id="{key}">')
+        line = html[start : html.index("</p>", start)]
+        assert "\n" not in line and "<code>memsql " in line, key
+    assert "models.yaml" in html
 
 
 def test_missing_database_is_a_clear_error(tmp_path):
@@ -245,7 +332,9 @@ def test_missing_database_is_a_clear_error(tmp_path):
 
 def test_summary_shows_the_interval_and_labels_samples(page, duckdb_path, report):
     rows = keyed(page.tables["summary"], 2)
-    for rec in mart(duckdb_path, "agg_condition_summary").to_dict("records"):
+    summary = mart(duckdb_path, "agg_condition_summary")
+    assert set(rows) == set(PARTITIONS) and len(summary) == len(PARTITIONS)
+    for rec in summary.to_dict("records"):
         cells = rows[(rec["model"], rec["condition"])]
         assert cells["EX 95% CI"] == f"{rec['ex_ci_lo_pct']:.1f}–{rec['ex_ci_hi_pct']:.1f}"
         assert cells["run"] == ("complete" if rec["is_complete"] else f"sample of {rec['n_sessions']} sessions")

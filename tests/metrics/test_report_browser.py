@@ -1,6 +1,11 @@
 """The report as a person sees it: $MEMSQL_HOME/report/report.html opened in a real headless
-browser (Debian's chromium, driven by playwright; `.ci/run` installs it). Every figure has decoded
-(natural size > 0) and the section "This run vs the paper" is there with the mart's rows."""
+browser (Debian's chromium, driven by playwright; `.ci/run` installs it). It opens with the
+leaderboard, a heatmap of the mart's model × condition cells in the first screen, the LLMs apart
+from the reference models; every other section is collapsed until clicked; once opened, every figure
+has decoded (natural size > 0) and the section "This run vs the paper" is there with the mart's rows.
+
+With MEMSQL_SCREENSHOTS set to a folder, the tests leave there report.png (the page's top, as the
+README shows it) and report_agents.png (the agents table)."""
 
 from __future__ import annotations
 
@@ -10,11 +15,15 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from memsql_assets.lib.models.builtin_names import BUILTIN_NAMES
 from memsql_assets.lib.report.figures import FIGURES
+from memsql_assets.lib.report.marts import CONDITIONS
 from memsql_assets.lib.vocabulary import AGENT_BASELINE_CONDITION, AGENTSM_CONDITION
 
 CHROMIUM = Path("/usr/bin/chromium")
-SCREENSHOTS = os.environ.get("MEMSQL_SCREENSHOTS")  # a folder: the agents table's screenshot goes there
+SCREENSHOTS = os.environ.get("MEMSQL_SCREENSHOTS")  # a folder: the tests' screenshots go there
+VIEWPORT = {"width": 1300, "height": 900}
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 @pytest.fixture(scope="module")
@@ -28,14 +37,90 @@ def page(paper_home):
             executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
         )
         try:
-            tab = browser.new_page(viewport={"width": 1300, "height": 900})
+            tab = browser.new_page(viewport=VIEWPORT)
             tab.goto((paper_home / "report" / "report.html").as_uri(), wait_until="load")
             yield tab
         finally:
             browser.close()
 
 
-def test_every_figure_has_loaded(page):
+def _mart(paper_home: Path, sql: str) -> list[tuple]:
+    con = duckdb.connect(str(paper_home / "dbt" / "memsql.duckdb"), read_only=True)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def _open(page, section: str) -> None:
+    """Click a collapsed section's summary, as a reader does."""
+    details = page.locator(f"details#section-{section}")
+    if not details.evaluate("d => d.open"):
+        details.locator("summary").click()
+    assert details.evaluate("d => d.open"), section
+
+
+def test_the_page_opens_with_the_leaderboard_heatmap(page, paper_home):
+    cells = _mart(
+        paper_home,
+        "select model, condition, ex_memory_critical_pct, ex_memory_critical_ci_lo_pct, "
+        "ex_memory_critical_ci_hi_pct from main.agg_condition_summary where benchmark = 'paper'",
+    )
+    assert len(cells) > 0
+    matrix = page.locator("#matrix_paper")
+    box = matrix.bounding_box()
+    assert box is not None and box["y"] + box["height"] <= VIEWPORT["height"], "the matrix fills the first screen"
+    conditions = {c for _, c, *_ in cells}
+    head = page.locator("#matrix_paper thead th").all_inner_texts()
+    assert head == ["model", *(c for c in CONDITIONS if c in conditions)]
+    references = set(BUILTIN_NAMES["builtin"])
+    models = {m for m, *_ in cells}
+
+    def block(kind: str) -> list[str]:
+        return page.locator(f"#matrix_paper-{kind} tr[data-model]").evaluate_all("rs => rs.map(r => r.dataset.model)")
+
+    assert block("llms") == sorted(models - references) and len(block("llms")) == 3
+    assert block("references") == [m for m in BUILTIN_NAMES["builtin"] if m in models]
+    label = "th[scope=rowgroup]"
+    assert page.locator(f"#matrix_paper-llms {label}").text_content() == "Evaluated LLMs"
+    assert page.locator(f"#matrix_paper-references {label}").text_content().startswith("Reference models")
+    colours = {}
+    for model, condition, value, lo, hi in cells:
+        cell = page.locator(f'#matrix_paper tr[data-model="{model}"] td[data-condition="{condition}"]')
+        assert cell.inner_text().split() == [f"{value:.1f}", f"{lo:.1f}–{hi:.1f}"], (model, condition)
+        colours[round(value)] = cell.evaluate("td => getComputedStyle(td).backgroundColor")
+    filled = page.locator("#matrix_paper td[data-condition]:not(.none)").count()
+    assert filled == len(cells)
+    assert page.locator("#matrix_paper td.none").count() == (len(head) - 1) * len(models) - len(cells)
+    # A heatmap: a cell at 0 % and one at 100 % are coloured, and differently.
+    assert colours[0] != colours[100] and "rgba(0, 0, 0, 0)" not in (colours[0], colours[100])
+    top = page.locator("header#top")
+    assert top.locator("#matrix_paper").count() == 1 and top.locator("details").count() == 0
+    shot = top.screenshot()  # what scripts/report_screenshot.py takes for the README
+    assert shot.startswith(PNG_SIGNATURE)
+    if SCREENSHOTS:
+        (Path(SCREENSHOTS) / "report.png").write_bytes(shot)
+
+
+def test_the_long_sections_are_collapsed_and_empty_ones_are_one_line(page):
+    sections = page.locator("details")
+    assert sections.count() > 10
+    assert sections.evaluate_all("ds => ds.filter(d => d.open).length") == 0
+    for table in ("#summary", "#paper", "#agents", "#pair_gaps"):
+        assert page.locator(table).count() == 1 and not page.locator(table).is_visible(), table
+    images = page.locator("img").all()
+    assert len(images) > 0 and not any(img.is_visible() for img in images)
+    empty = page.locator("p.empty")
+    assert empty.count() > 0
+    for line in empty.all():  # visible, naming the command that fills it, at most two lines at this width
+        line_height = float(line.evaluate("p => parseFloat(getComputedStyle(p).lineHeight)"))
+        assert line.is_visible() and "memsql" in line.inner_text()
+        assert line.evaluate("p => p.clientHeight - parseFloat(getComputedStyle(p).paddingTop) * 2") <= 2 * line_height + 1
+
+
+def test_every_figure_has_loaded_once_its_section_is_open(page):
+    for section in page.locator("details").evaluate_all("ds => ds.map(d => d.id.replace('section-', ''))"):
+        _open(page, section)
     images = page.eval_on_selector_all(
         "img",
         "els => els.map(e => ({id: e.id, complete: e.complete, w: e.naturalWidth, h: e.naturalHeight}))",
@@ -43,8 +128,7 @@ def test_every_figure_has_loaded(page):
     assert sorted(i["id"] for i in images) == sorted(f"fig-{k}" for k in FIGURES)
     broken = [i for i in images if not (i["complete"] and i["w"] > 0 and i["h"] > 0)]
     assert not broken, broken
-    shown = page.eval_on_selector_all("img", "els => els.map(e => e.getBoundingClientRect().width)")
-    assert all(w > 0 for w in shown)  # laid out, not hidden
+    assert all(img.is_visible() for img in page.locator("img").all())
 
 
 def test_the_paper_section_is_there_with_the_marts_rows(page, paper_home):
@@ -52,6 +136,7 @@ def test_the_paper_section_is_there_with_the_marts_rows(page, paper_home):
     assert "This run vs the paper" in headings
     section = page.locator("h2", has_text="This run vs the paper")
     assert section.is_visible()
+    _open(page, "paper")
     assert page.locator("#fig-paper").is_visible()
     con = duckdb.connect(str(paper_home / "dbt" / "memsql.duckdb"), read_only=True)
     try:
@@ -71,6 +156,7 @@ def test_the_paper_section_is_there_with_the_marts_rows(page, paper_home):
 def test_the_agents_section_shows_t_against_e_per_source_with_steps_saved(page, paper_home):
     headings = page.eval_on_selector_all("h2", "els => els.map(e => e.textContent)")
     assert "Agents" in headings
+    _open(page, "agents")
     table = page.locator("#agents")
     table.scroll_into_view_if_needed()
     assert table.is_visible()

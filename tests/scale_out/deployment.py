@@ -44,7 +44,7 @@ from memsql_assets.lib.scale_out import (
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
-# The machine's services (STACK.md); another machine may point these at its own.
+# The machine's services (Redis, PostgreSQL, RabbitMQ on their default ports); another machine may point these at its own.
 POSTGRES_ADMIN_URL = os.environ.get(
     "MEMSQL_TEST_POSTGRES_URL", "postgresql+psycopg2://postgres@127.0.0.1:5432/postgres"
 )

@@ -47,6 +47,7 @@ def test_guess_probe_scores_at_most_the_floor_on_memory_critical_turns(embedded_
 
 def test_guess_probe_answers_turn_one_like_gold(embedded_turns, tmp_path):
     first = [t for t in embedded_turns if t["turn_index"] == 1][:20]
+    assert len(first) == 20
     for t in first:
         context = {
             k: t[k] for k in ("sql_template", "referenced_context_keys", "stated_values", "guess_values")

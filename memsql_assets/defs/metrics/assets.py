@@ -61,8 +61,9 @@ def metrics_dbt(
     kinds={"html", "python"},
     deps=[dg.AssetKey(m) for m in MARTS],
     automation_condition=dg.AutomationCondition.eager(),
-    description="Static HTML report (PNG figures + tables) drawn from the dbt marts: MBS hook curve, "
-    "per-turn EX A vs B, ablation, error taxonomy, contamination, cost.",
+    description="Static HTML report drawn from the dbt marts: each benchmark's leaderboard (model × condition "
+    "heatmap of memory-critical EX with its interval), then collapsible sections of figures and tables "
+    "(docs/report.md).",
 )
 def results_report(context: dg.AssetExecutionContext, memsql: MemsqlSettings) -> dg.MaterializeResult:
     home = memsql.home_path

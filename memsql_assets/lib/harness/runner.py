@@ -199,6 +199,30 @@ class PartitionStopped(MemsqlError):
     """The model's endpoint failed the same way on consecutive turns; finished sessions are kept."""
 
 
+@dataclass
+class FailureStreak:
+    """The stop rule: the Nth consecutive turn failing with the same endpoint failure stops the
+    partition; a success, a request-caused failure or another failure type starts the count again."""
+
+    partition: str  # "<model>/<condition>", as the stop line names it
+    stop_after: int = STOP_AFTER_FAILURES
+    kind: str | None = None  # the endpoint failure being counted
+    count: int = 0  # consecutive turns that failed with it
+
+    def record(self, error_type: str | None, message: str | None) -> None:
+        """Count one turn's outcome (`error_type` None: a success); raise PartitionStopped at the Nth."""
+        if error_type not in ENDPOINT_FAILURES:
+            self.kind, self.count = None, 0
+            return
+        self.count = self.count + 1 if self.kind == error_type else 1
+        self.kind = error_type
+        if self.count >= self.stop_after:
+            raise PartitionStopped(
+                f"{self.partition} stopped: {self.count} consecutive turns failed with "
+                f"{error_type}; last: {message}. Finished sessions are kept: re-run to resume."
+            )
+
+
 class ServiceRestarted(Exception):
     """Working memory was lost mid-session (Redis restarted): the session is redone from turn 1."""
 
@@ -240,7 +264,7 @@ class PartitionRunner:
         self._stats: dict[str, SchemaStats] = {}  # the agent's tools: each source's, read once
         self._composite_tools: tuple[CompositeTool, ...] | None = None
         self._pools_lock = threading.Lock()
-        self._streak: tuple[str | None, int] = (None, 0)  # (endpoint failure, consecutive turns)
+        self._failures = FailureStreak(f"{self.model_key}/{self.condition.name}", self.stop_after_failures)
         self._store = StoreSize()  # per-session memory: each session's, summed as sessions end
         self._hold_checkpoints = False  # cross-session: a session was not checkpointed, nor is any later
         self._other_profile_sql = OtherProfileSQL(benchmark_dir(self.home, self.benchmark))
@@ -387,20 +411,6 @@ class PartitionRunner:
         with self._pools_lock:
             self._store = StoreSize(self._store.entries + size.entries, self._store.bytes + size.bytes)
 
-    def _count_failure(self, error_type: str | None, message: str | None) -> None:
-        """Stop the partition at the Nth consecutive turn that failed with the same endpoint failure."""
-        if error_type not in ENDPOINT_FAILURES:
-            self._streak = (None, 0)
-            return
-        kind, count = self._streak
-        count = count + 1 if kind == error_type else 1
-        self._streak = (error_type, count)
-        if count >= self.stop_after_failures:
-            raise PartitionStopped(
-                f"{self.model_key}/{self.condition.name} stopped: {count} consecutive turns failed with "
-                f"{error_type}; last: {message}. Finished sessions are kept: re-run to resume."
-            )
-
     async def _run_turn(self, turn: Mapping[str, Any], sent: asyncio.Event | None = None) -> dict[str, Any]:
         """The turn pipeline: assemble the prompt, call the model (under a condition with tools, run
         the agent loop), score the answer, persist what memory keeps of the turn, and build its row.
@@ -417,7 +427,7 @@ class PartitionRunner:
                 reply = not_asked()
             else:
                 reply = await self.call_model(self.model_key, prompt.messages, turn_context(turn))
-        self._count_failure(reply.error_type, reply.error_message)
+        self._failures.record(reply.error_type, reply.error_message)
         raw = reply.text if reply.ok else None
         score, failure = await self._score_and_remember(turn, raw, prompt.resolution.supplying_sessions)
         return self._row(turn, prompt, reply, score, trace, prompt.memory_failure or failure).as_row()

@@ -2,7 +2,7 @@
 
 Persistent local client under the data directory by default; an HTTP client when a server URL is
 configured (`MEMSQL_CHROMA_URL`). Collections are always opened with our embedding function: a
-reopened collection without one silently falls back to Chroma's downloading default (STACK.md).
+reopened collection without one silently falls back to Chroma's downloading default.
 """
 
 from __future__ import annotations

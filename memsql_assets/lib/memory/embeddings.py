@@ -1,7 +1,7 @@
 """The one embedding function of episodic and semantic memory: all-MiniLM-L6-v2 from a local package.
 
 Chroma's default embedding function downloads an ONNX model, which fails offline at `add()`; every
-collection therefore gets this function explicitly (STACK.md). It is built once per process.
+collection therefore gets this function explicitly. It is built once per process.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ BUILTIN_NAMES: dict[str, tuple[str, ...]] = {
 # Provider param of the reference models (kind builtin): wait this long before answering.
 SIMULATED_LATENCY_PARAM = "simulated_latency_ms"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
-# What transformers needs to load a GGUF on CPU (STACK.md "A real local LLM").
+# What transformers needs to load a GGUF on CPU.
 LOCAL_MODEL_PACKAGES = ("torch", "transformers", "gguf", "accelerate")
 
 

@@ -9,10 +9,11 @@ from pathlib import Path
 from memsql_assets.lib.atomic import write_text_atomic
 from memsql_assets.lib.report.figures import write_figures
 from memsql_assets.lib.report.fmt import Table
+from memsql_assets.lib.report.leaderboard import Leaderboard, leaderboard
 from memsql_assets.lib.report.marts import Marts, load_marts
 from memsql_assets.lib.report.page import data_uri, render
 from memsql_assets.lib.report.tables import agents_table, all_tables, summary_table
-from memsql_assets.lib.vocabulary import EXTENDED_BENCHMARK
+from memsql_assets.lib.vocabulary import BENCHMARKS, EXTENDED_BENCHMARK
 
 REPORT_FILE = "report.html"
 SUMMARY_FILE = "summary.txt"
@@ -23,7 +24,9 @@ FIGURE_DIR = "figures"
 class ReportPaths:
     """What build_report wrote, and the same content ready for a terminal and for Dagster metadata.
 
-    markdown: one markdown table per report table (key → text), for MetadataValue.md.
+    leaderboards: each benchmark's model × condition matrix, the page's first section.
+    tables: the leaderboards' tables, then the other tables, in page order.
+    markdown: one markdown table per table (key → text), for MetadataValue.md.
     figure_markdown: one markdown image per figure with the PNG inlined as a data URI, for the UI
     (the PNG files themselves are in `figures`).
     """
@@ -32,6 +35,7 @@ class ReportPaths:
     html: Path
     summary_file: Path
     figures: Mapping[str, Path]
+    leaderboards: tuple[Leaderboard, ...]
     tables: tuple[Table, ...]
     summary_text: str
     markdown: Mapping[str, str] = field(default_factory=dict)
@@ -53,9 +57,10 @@ def build_report(duckdb_path: Path, out_dir: Path) -> ReportPaths:
     out_dir = Path(out_dir)
     marts = load_marts(duckdb_path)
     figures = write_figures(marts, out_dir / FIGURE_DIR)
-    tables = tuple(all_tables(marts))
+    boards = tuple(leaderboard(marts, b) for b in BENCHMARKS)
+    tables = (*(b.table() for b in boards), *all_tables(marts))
     html_path = out_dir / REPORT_FILE
-    write_text_atomic(html_path, render(tables, figures, _subtitle(marts, duckdb_path)))
+    write_text_atomic(html_path, render(boards, tables, figures, _subtitle(marts, duckdb_path)))
     summary = summary_table(marts).to_text()
     if not marts.extended_condition_summary.empty:  # both benchmarks' headlines, one after the other
         extended = summary_table(marts, EXTENDED_BENCHMARK)
@@ -70,6 +75,7 @@ def build_report(duckdb_path: Path, out_dir: Path) -> ReportPaths:
         html=html_path,
         summary_file=summary_path,
         figures=figures,
+        leaderboards=boards,
         tables=tables,
         summary_text=summary,
         markdown={t.key: t.to_markdown() for t in tables},

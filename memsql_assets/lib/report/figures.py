@@ -1,8 +1,8 @@
 """PNG figures drawn from the marts with matplotlib's object API on the Agg canvas.
 
 No pyplot: pyplot keeps global figure state and picks a GUI backend, neither of which a Dagster
-run or a test wants. Every figure is written atomically; an empty mart gives a figure that says so
-rather than no file, so the report's layout never depends on what has been evaluated.
+run or a test wants. Every figure is written atomically. A figure whose mart has no rows yet is not
+drawn (None): the report says in one line what fills its section instead.
 """
 
 from __future__ import annotations
@@ -69,14 +69,6 @@ def _save(fig: Figure, path: Path) -> Path:
     return path
 
 
-def _empty(title: str) -> Figure:
-    fig = Figure(figsize=(6, 2.5))
-    ax = fig.subplots()
-    ax.axis("off")
-    ax.text(0.5, 0.5, f"{title}\n\nno evaluated partition yet", ha="center", va="center", fontsize=11)
-    return fig
-
-
 def _label(model: str, condition: str) -> str:
     return f"{model} · {condition}"
 
@@ -90,11 +82,11 @@ def _yerr(df: pd.DataFrame, value: str, lo: str, hi: str) -> list[pd.Series]:
     ]
 
 
-def mbs_hook(m: Marts) -> Figure:
+def mbs_hook(m: Marts) -> Figure | None:
     """MBS_c(t) per model (one panel each), one line per condition: the paper's 'hook' curve."""
     df = m.mbs.dropna(subset=["mbs_pp"])
     if df.empty:
-        return _empty("MBS_c(t) = EX_c(t) − EX_A(t)")
+        return None
     models = sorted(df["model"].unique())
     ncols = min(3, len(models))
     nrows = math.ceil(len(models) / ncols)
@@ -131,11 +123,11 @@ def mbs_hook(m: Marts) -> Figure:
     return fig
 
 
-def per_turn_ex(m: Marts) -> Figure:
+def per_turn_ex(m: Marts) -> Figure | None:
     """EX by turn depth, A (dashed) vs B (solid) per model: the paper's Fig. 2."""
     df = m.ex_by_turn_depth[m.ex_by_turn_depth["condition"].isin(["A", "B"])]
     if df.empty:
-        return _empty("EX by turn depth, A vs B")
+        return None
     fig = Figure(figsize=(7.5, 4.2), layout="constrained")
     ax = fig.subplots()
     colors = [f"C{i}" for i in range(10)]
@@ -164,12 +156,12 @@ def per_turn_ex(m: Marts) -> Figure:
     return fig
 
 
-def ablation(m: Marts) -> Figure:
+def ablation(m: Marts) -> Figure | None:
     """Win / Ep / Sem / Net / Traj / Traj_prompt (pp) per model, all sources together."""
     df = m.ablation[m.ablation["source"] == "ALL"]
     terms = [(col, name) for col, name in ABLATION_TERMS if col in df and df[col].notna().any()]
     if df.empty or not terms:
-        return _empty("Memory ablation (pp of EX)")
+        return None
     models = list(df["model"])
     fig = Figure(figsize=(max(6.0, 1.4 * len(models) * len(terms) / 3), 4.0), layout="constrained")
     ax = fig.subplots()
@@ -191,11 +183,11 @@ def ablation(m: Marts) -> Figure:
     return fig
 
 
-def error_taxonomy(m: Marts) -> Figure:
+def error_taxonomy(m: Marts) -> Figure | None:
     """Stacked shares of the error classes per model × condition."""
     df = m.error_taxonomy
     if df.empty:
-        return _empty("Error taxonomy")
+        return None
     wide = df.pivot_table(index=["model", "condition"], columns="error_class", values="share_pct", sort=False)
     labels = [_label(mo, c) for mo, c in wide.index]
     fig = Figure(figsize=(8, 0.35 * len(labels) + 1.5), layout="constrained")
@@ -213,10 +205,10 @@ def error_taxonomy(m: Marts) -> Figure:
     return fig
 
 
-def contamination(m: Marts) -> Figure:
+def contamination(m: Marts) -> Figure | None:
     df = m.contamination
     if df.empty:
-        return _empty("Cross-session contamination")
+        return None
     labels = [_label(mo, c) for mo, c in zip(df["model"], df["condition"], strict=True)]
     fig = Figure(figsize=(8, 0.35 * len(labels) + 1.5), layout="constrained")
     ax = fig.subplots()
@@ -232,10 +224,10 @@ def contamination(m: Marts) -> Figure:
     return fig
 
 
-def cost(m: Marts) -> Figure:
+def cost(m: Marts) -> Figure | None:
     df = m.cost
     if df.empty:
-        return _empty("Tokens, latency and cost")
+        return None
     labels = [_label(mo, c) for mo, c in zip(df["model"], df["condition"], strict=True)]
     panels = [
         ("mean_tokens_per_turn", "tokens per turn"),
@@ -257,11 +249,11 @@ def cost(m: Marts) -> Figure:
     return fig
 
 
-def paper(m: Marts) -> Figure:
+def paper(m: Marts) -> Figure | None:
     """Each evaluated claim: the paper's range as a bar, this run's value as a dot (green inside)."""
     df = m.paper_comparison.dropna(subset=["value"])
     if df.empty:
-        return _empty("This run vs the paper")
+        return None
     labels = [
         " · ".join(str(v) for v in (r["model"], r["claim_id"], r["condition"], r["source"]) if not pd.isna(v))
         for r in df.to_dict("records")
@@ -288,7 +280,7 @@ def paper(m: Marts) -> Figure:
     return fig
 
 
-FIGURES: dict[str, tuple[str, Callable[[Marts], Figure]]] = {
+FIGURES: dict[str, tuple[str, Callable[[Marts], Figure | None]]] = {
     "paper": ("This run vs the paper", paper),
     "mbs_hook": ("MBS hook curve", mbs_hook),
     "per_turn_ex": ("EX by turn depth, A vs B (Table 7 / Fig. 2)", per_turn_ex),
@@ -300,4 +292,12 @@ FIGURES: dict[str, tuple[str, Callable[[Marts], Figure]]] = {
 
 
 def write_figures(m: Marts, directory: Path) -> dict[str, Path]:
-    return {key: _save(draw(m), directory / f"{key}.png") for key, (_, draw) in FIGURES.items()}
+    """The figures with data, as PNG files; a figure without data leaves no file (an earlier one goes)."""
+    written = {}
+    for key, (_, draw) in FIGURES.items():
+        path, fig = directory / f"{key}.png", draw(m)
+        if fig is None:
+            path.unlink(missing_ok=True)
+        else:
+            written[key] = _save(fig, path)
+    return written
