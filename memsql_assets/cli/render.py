@@ -100,7 +100,9 @@ def _benchmark_lines(s: RunSummary, benchmark: str) -> list[str]:
         size = f"{composition.sessions} sessions, {composition.turns} turns, {composition.memory_critical} memory-critical"
     if not rows:
         return [f"\n{benchmark} benchmark: {size}"]
-    lines = [f"\n{benchmark} benchmark: {size}; memory-critical EX % (95% CI):"]
+    modes = "/".join(sorted({e.summary.context_mode for e in rows if e.summary is not None}))
+    mode = f" ({modes} context mode)" if modes else ""
+    lines = [f"\n{benchmark} benchmark{mode}: {size}; memory-critical EX % (95% CI):"]
     lines += ["  " + line for line in matrix_lines(rows)]
     failed = [e for e in rows if not e.success]
     lines += [f"  {e.model}/{e.condition}: FAILED: {e.error or 'see the Dagster run'}" for e in failed[:SHOWN_FAILURES]]

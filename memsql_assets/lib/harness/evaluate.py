@@ -35,13 +35,13 @@ from memsql_assets.lib.harness.sample import allowed_range, sample_turns
 from memsql_assets.lib.harness.services import TrajectoryFactory, open_services
 from memsql_assets.lib.harness.settings import EvalSettings, check_epochs, resolve_wave_size
 from memsql_assets.lib.harness.summary import PartitionSummary, summarize
-from memsql_assets.lib.memory.plugins import check_conditions
+from memsql_assets.lib.memory.plugins import check_conditions, check_context_mode
 from memsql_assets.lib.models.gateway import ModelGateway, ModelReply
 from memsql_assets.lib.models.registry import ModelEntry, Registry, load_registry
 from memsql_assets.lib.models.request_store import RequestStore, evaluation_cell, redact
 from memsql_assets.lib.paths import benchmark_dir, source_db_path, turns_file
 from memsql_assets.lib.sources.sqlite_db import schema_text
-from memsql_assets.lib.vocabulary import PAPER_BENCHMARK
+from memsql_assets.lib.vocabulary import PAPER_BENCHMARK, context_mode
 
 log = logging.getLogger(__name__)
 
@@ -157,7 +157,7 @@ def evaluate_partition(
     api_keys = os.environ if api_keys is None else api_keys
     registry = registry or load_registry()
     epochs = _epochs(home, model_key, condition_name, settings, benchmark)  # before anything is written
-    condition, entry = _runnable(registry, model_key, condition_name, settings, api_keys, home)
+    condition, entry = _runnable(registry, model_key, condition_name, settings, api_keys, home, benchmark)
     limits = AgentLimits(settings.agent_max_steps, settings.agent_time_limit_s)  # below 1: one line
     all_turns = read_turns(benchmark_dir(home, benchmark))
     sample = settings.sessions
@@ -192,7 +192,7 @@ def evaluate_partition(
         # Rows of a shared memory (C, D) are a function of W (runner.py); per-session memory has no waves.
         wave_size=runner.wave_size if runner.shared else None,
         twins_reachable_pct=twins_reachable_pct(turns, runner.wave_size) if runner.shared else None,
-        memory_implementation=condition.implementation,
+        **_memory_fields(condition, benchmark),
         **_epoch_counts(stats_by_epoch),
     )
     path = runner.finish(rows, summary)
@@ -216,6 +216,12 @@ def _gateway_fields(gateway: ModelGateway, model_key: str) -> dict[str, Any]:
         "concurrency": gateway.limit(model_key).stats(),
         "damaged_records": gateway.store.rejected,
     }
+
+
+def _memory_fields(condition: Condition, benchmark: str) -> dict[str, str]:
+    """The partition's memory: its implementation and the context mode it was given."""
+    mode = context_mode(condition.name, benchmark).value
+    return {"memory_implementation": condition.implementation, "context_mode": mode}
 
 
 def _epoch_counts(stats: list[RunStats]) -> dict[str, int]:
@@ -264,6 +270,7 @@ def _runnable(
     settings: EvalSettings,
     api_keys: Mapping[str, str],
     home: Path,
+    benchmark: str,
 ) -> tuple[Condition, ModelEntry]:
     """The condition and the registry entry, once everything a run needs is known to be there."""
     condition = get_condition(condition_name)
@@ -273,6 +280,7 @@ def _runnable(
     if not ok:
         raise ModelUnavailableError(f"model {entry.key} is unavailable: {reason}")
     check_conditions([condition.name])  # its memory imports and takes its params, before anything runs
+    check_context_mode(condition, context_mode(condition.name, benchmark))  # a plug-in reading withheld keys
     return condition, entry
 
 

@@ -339,8 +339,10 @@ class PartitionRunner:
 
     def _prepare_progress(self) -> dict[str, list[dict[str, Any]]]:
         meta_path = self.progress_dir / "_meta.json"
-        # Checkpoints of another benchmark version, or (C/D) of other waves, are void.
+        # Checkpoints of another benchmark version or context mode, or (C/D) of other waves, are void.
         meta: dict[str, Any] = {"benchmark_version": self.benchmark_version}
+        if self.agent.observed:  # annotated checkpoints predate the field: they stay valid
+            meta["context_mode"] = self.agent.context_mode.value
         if self.shared:
             meta.update(wave_size=self.wave_size, waves=WAVES)
         if meta_path.exists() and json.loads(meta_path.read_text(encoding="utf-8")) != meta:
