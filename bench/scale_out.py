@@ -40,7 +40,8 @@ from embedded_reference import CELLS  # noqa: E402
 
 from memsql_assets.defs.jobs import EVALUATE_JOB  # noqa: E402
 from memsql_assets.lib.benchmark.store import read_turns  # noqa: E402
-from memsql_assets.lib.harness.results import SUMMARY_FILE, partition_dir  # noqa: E402
+from memsql_assets.lib.harness.results import partition_dir  # noqa: E402
+from memsql_assets.lib.harness.summary import SUMMARY_FILE  # noqa: E402
 from memsql_assets.lib.paths import benchmark_dir  # noqa: E402
 
 MODELS = sorted({m for m, _ in CELLS})

@@ -33,7 +33,6 @@ CELERY_BACKEND = "rpc://"  # results travel back on the broker: no further servi
 DAEMON_TOLERANCE_S = 90.0
 WORKER_REPLY_S = 2.0
 POLL_S = 1.0
-DONE_STATUSES = ("SUCCESS", "FAILURE", "CANCELED")
 
 
 def celery_config_source(settings: ScaleOutSettings) -> dict[str, Any]:
@@ -137,49 +136,34 @@ def check_workers(settings: ScaleOutSettings) -> None:
         )
 
 
-def submit_evaluation(
-    instance: Any, model: str, condition: str, run_config: dict[str, Any]
-) -> dict[str, Any]:
-    """`memsql eval` under the scale-out profile: one turn_results partition queued on the shared
-    instance (the daemon launches it, its step runs on a Celery worker), waited for; returns the
-    summary `memsql eval` prints in the embedded default."""
-    from memsql_assets.defs.evaluation.partitions import evaluation_partitions, partition_key
-    from memsql_assets.lib.harness.results import SUMMARY_FILE, partition_dir
+def submit_evaluation(instance: Any, job: str, run_config: dict[str, Any], tags: dict[str, str]) -> str:
+    """`memsql eval` under the scale-out profile: one run of `job` (a turn_results partition, named by
+    `tags`) queued on the shared instance (the daemon launches it, its step runs on a Celery worker),
+    waited for until it ends; returns its run id (orchestration/outcome.py decodes it, as it decodes
+    a run of the embedded default)."""
     from memsql_assets.lib.paths import memsql_home
 
-    home = memsql_home()
     # Every worker reads and writes this data directory: the run names it, a worker without it fails.
     config = {
         **run_config,
-        "resources": {**run_config.get("resources", {}), "memsql": {"config": {"home": str(home)}}},
+        "resources": {**run_config.get("resources", {}), "memsql": {"config": {"home": str(memsql_home())}}},
     }
-    run_id = _launch(config, dict(evaluation_partitions.get_tags_for_partition_key(partition_key(model, condition))))
+    run_id = _launch(job, config, tags)
     print(f"memsql eval: run {run_id} queued on {redact_url(ScaleOutSettings.from_environ().postgres_url)}",
           file=sys.stderr, flush=True)  # fmt: skip
-    status = _wait(instance, run_id)
-    out: dict[str, Any] = {"model": model, "condition": condition, "run_id": run_id}
-    summary_path = partition_dir(home, model, condition) / SUMMARY_FILE
-    checks = _check_results(instance, run_id)
-    if status == "SUCCESS" and summary_path.exists():
-        out.update(json.loads(summary_path.read_text(encoding="utf-8")))
-    else:
-        out["error"] = _failure(instance, run_id) or f"run {run_id} ended {status}"
-    out["checks"] = checks
-    out["success"] = status == "SUCCESS" and all(checks.values())
-    return out
+    _wait(instance, run_id)
+    return run_id
 
 
-def _launch(run_config: dict[str, Any], tags: dict[str, str]) -> str:
-    """Submit one run of the evaluate job through `dagster job launch` (the instance's run coordinator
+def _launch(job: str, run_config: dict[str, Any], tags: dict[str, str]) -> str:
+    """Submit one run of `job` through `dagster job launch` (the instance's run coordinator
     queues it); returns its run id, given by us so that the run can be found."""
     import subprocess
     import uuid
 
-    from memsql_assets.defs.jobs import EVALUATE_JOB
-
     run_id = str(uuid.uuid4())
     cmd = [
-        sys.executable, "-m", "dagster", "job", "launch", "-w", str(WORKSPACE_FILE), "-j", EVALUATE_JOB,
+        sys.executable, "-m", "dagster", "job", "launch", "-w", str(WORKSPACE_FILE), "-j", job,
         "--config-json", json.dumps(run_config), "--tags", json.dumps(tags), "--run-id", run_id,
     ]  # fmt: skip
     proc = subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True, check=False)
@@ -188,30 +172,9 @@ def _launch(run_config: dict[str, Any], tags: dict[str, str]) -> str:
     return run_id
 
 
-def _wait(instance: Any, run_id: str) -> str:
+def _wait(instance: Any, run_id: str) -> None:
     while True:
         run = instance.get_run_by_id(run_id)
-        if run is not None and run.status.value in DONE_STATUSES:
-            return run.status.value
+        if run is not None and run.is_finished:
+            return
         time.sleep(POLL_S)
-
-
-def _check_results(instance: Any, run_id: str) -> dict[str, bool]:
-    from dagster import DagsterEventType
-
-    records = instance.all_logs(run_id, of_type=DagsterEventType.ASSET_CHECK_EVALUATION)
-    return {
-        r.dagster_event.event_specific_data.check_name: r.dagster_event.event_specific_data.passed
-        for r in records
-    }
-
-
-def _failure(instance: Any, run_id: str) -> str | None:
-    """The first failed step's cause, in one line (the run's page in the UI has the rest)."""
-    from dagster import DagsterEventType
-
-    for record in instance.all_logs(run_id, of_type=DagsterEventType.STEP_FAILURE):
-        error = record.dagster_event.event_specific_data.error
-        cause = error.cause or error
-        return cause.message.strip().splitlines()[-1]
-    return None

@@ -65,6 +65,7 @@ HARNESS_CODE = (
     "lib/sources/sqlite_db.py",
     SOURCE_GUIDANCE_CODE,
     "lib/trajectories",
+    "lib/vocabulary.py",  # each benchmark's default context mode
 )
 REPORT_CODE = ("lib/report",)
 # What a built-in model's answer is a function of, besides its request: part of its request key, so
@@ -73,6 +74,7 @@ BUILTIN_CODE = (
     "lib/models/builtins.py",
     "lib/models/builtin_names.py",
     "lib/models/reader_probe.py",
+    "lib/sql/filters.py",
     "lib/models/reference_agent.py",
     "lib/benchmark/templates",
 )

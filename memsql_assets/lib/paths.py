@@ -30,6 +30,18 @@ def benchmark_dir(home: Path, benchmark: str = PAPER_BENCHMARK) -> Path:
     return base if benchmark == PAPER_BENCHMARK else base / benchmark
 
 
+TURNS_FILE = "turns.jsonl"  # a benchmark's turns, one JSON object a line
+
+
+def turns_file(home: Path, benchmark: str = PAPER_BENCHMARK) -> Path:
+    return benchmark_dir(home, benchmark) / TURNS_FILE
+
+
+def report_dir(home: Path) -> Path:
+    """The report (report.html, its figures, summary.txt)."""
+    return home / "report"
+
+
 def results_root(home: Path, benchmark: str = PAPER_BENCHMARK) -> Path:
     """Full evaluations: results/ for the paper benchmark, results_<name>/ for another one, so
     that neither benchmark's glob (dbt's sources, the viewer) ever reads the other's files."""

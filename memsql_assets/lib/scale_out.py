@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.memory.chroma import CHROMA_URL_ENV
 from memsql_assets.lib.memory.redis_service import REDIS_URL_ENV, redact_url
-from memsql_assets.lib.paths import benchmark_dir
+from memsql_assets.lib.paths import turns_file
 
 PROFILE_ENV = "MEMSQL_PROFILE"
 EMBEDDED = "embedded"
@@ -183,7 +183,7 @@ def check_services(settings: ScaleOutSettings) -> None:
 
 def check_shared_home(home: Path, worker: str) -> None:
     """A worker's data directory must be the shared one: it holds the benchmark every partition reads."""
-    turns = benchmark_dir(home) / "turns.jsonl"
+    turns = turns_file(home)
     if not turns.is_file():
         missing = home if not home.exists() else turns
         raise SharedPathError(

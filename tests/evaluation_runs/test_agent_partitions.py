@@ -12,7 +12,6 @@ import statistics
 import dagster as dg
 import pytest
 
-from memsql_assets.cli import run_cells
 from memsql_assets.defs.evaluation.partitions import condition_partitions
 from memsql_assets.defs.resources import MemsqlSettings
 from memsql_assets.defs.trajectories.assets import synthetic_questions, trajectory_store
@@ -33,6 +32,7 @@ from memsql_assets.lib.vocabulary import (
     PAPER_BENCHMARK,
     REFERENCE_AGENT,
 )
+from memsql_assets.orchestration.selection import main_run_cells
 
 SAMPLE = EvalSettings(sessions=9)  # one session of each source x tier
 AGENT = REFERENCE_AGENT
@@ -147,7 +147,7 @@ def test_memsql_run_evaluates_only_the_reference_agent_under_the_tools_condition
     in_run = {name for name in tools if CONDITIONS[name].main_run}
     assert in_run == set(AGENT_CONDITIONS) and tools - in_run == {"T_schema", "E_schema"}  # `memsql eval`'s
     for benchmark in BENCHMARKS:
-        cells = run_cells(benchmark, list(CONDITIONS))
+        cells = main_run_cells(benchmark, list(CONDITIONS))
         agent_cells = {(m, c) for m, c in cells if c in tools or m == AGENT}
         assert agent_cells == ({(AGENT, c) for c in in_run} if benchmark == PAPER_BENCHMARK else set())
     assert tools <= set(condition_partitions.get_partition_keys())

@@ -9,15 +9,19 @@ import threading
 import dagster as dg
 import pandas as pd
 
-from memsql_assets import cli
 from memsql_assets.defs.evaluation import concurrent_runs
-from memsql_assets.defs.evaluation.concurrent_runs import run_cells
+from memsql_assets.defs.evaluation.concurrent_runs import run_concurrently
 from memsql_assets.defs.instance import ensure_dagster_home
 from memsql_assets.lib.harness.evaluate import evaluate_partition
 from memsql_assets.lib.harness.results import RESULT_FILE, comparable_rows, partition_dir
+from memsql_assets.orchestration.evaluations import evaluate_out_of_date
 from tests.metrics.conftest import fresh_home
 
 CELLS = [("gold", "A"), ("recall-probe", "B"), ("recall-probe", "C")]
+
+
+def _failed(cell: tuple[str, str], exc: Exception) -> dict:
+    return {"model": cell[0], "condition": cell[1], "success": False, "error": repr(exc)}
 
 
 def test_cells_run_at_the_same_time_and_each_once():
@@ -27,7 +31,7 @@ def test_cells_run_at_the_same_time_and_each_once():
         started.wait()
         return {"model": model, "condition": condition, "thread": threading.get_ident()}
 
-    done = run_cells([("m", "X"), ("m", "Y")], run, threads=2)
+    done = run_concurrently([("m", "X"), ("m", "Y")], run, threads=2, failed=_failed)
     assert set(done) == {("m", "X"), ("m", "Y")}
     assert len({r["thread"] for r in done.values()}) == 2
 
@@ -39,8 +43,8 @@ def test_a_run_that_raises_fails_its_cell_and_the_others_go_on():
         return {"model": model, "condition": condition, "success": True}
 
     ended = []
-    done = run_cells(
-        [("m", "X"), ("m", "Y"), ("m", "Z")], run, threads=2, on_result=lambda c, r: ended.append(c)
+    done = run_concurrently(
+        [("m", "X"), ("m", "Y"), ("m", "Z")], run, threads=2, failed=_failed, on_result=lambda c, r: ended.append(c)
     )
     assert sorted(ended) == [("m", "X"), ("m", "Y"), ("m", "Z")]
     assert done[("m", "Y")]["success"] is False and "no instance" in done[("m", "Y")]["error"]
@@ -57,7 +61,7 @@ def test_concurrent_runs_give_the_rows_of_one_at_a_time(tmp_path, monkeypatch, s
     ensure_dagster_home(home)
     with dg.DagsterInstance.get() as instance:
         instance.add_dynamic_partitions("model", sorted({m for m, _ in CELLS}))
-        out = cli._evaluate_out_of_date(instance, CELLS, dict.fromkeys(CELLS, "missing"))
+        out = evaluate_out_of_date(instance, CELLS, dict.fromkeys(CELLS, "missing"))
         runs = instance.get_runs(filters=dg.RunsFilter(job_name="evaluate"))
         # Each run ran in a run worker of its own, not in this process.
         workers = {
@@ -66,7 +70,7 @@ def test_concurrent_runs_give_the_rows_of_one_at_a_time(tmp_path, monkeypatch, s
             for e in instance.all_logs(r.run_id)
             if e.dagster_event_type == dg.DagsterEventType.STEP_START
         }
-    assert [(e["model"], e["condition"], e["success"]) for e in out] == [(*c, True) for c in CELLS]
+    assert [(e.model, e.condition, e.success) for e in out] == [(*c, True) for c in CELLS]
     assert len(runs) == len(CELLS) and all(r.is_success for r in runs)
     assert sorted(
         r.tags["dagster/partition/model"] + "/" + r.tags["dagster/partition/condition"] for r in runs

@@ -206,15 +206,15 @@ def test_memsql_eval_sets_the_wave_size_and_retry_errors_in_the_runs_config(smal
 
     import dagster as dg
 
-    from memsql_assets import cli
+    from memsql_assets.orchestration.partition import evaluate_partition_run, wave_size_now
 
     home = tmp_path / "home"
     shutil.copytree(small_home, home, ignore=shutil.ignore_patterns("results", "redis", "dbt", "report"))
     monkeypatch.setenv("MEMSQL_HOME", str(home))
     with dg.instance_for_test() as instance:
-        out = cli._evaluate(instance, "gold", "C", retry_errors=True, wave_size=2)
-        assert out["success"] and out["wave_size"] == 2
-        config = instance.get_run_by_id(out["run_id"]).run_config["resources"]["evaluation"]["config"]
+        out = evaluate_partition_run(instance, "gold", "C", retry_errors=True, wave_size=2)
+        assert out.success and out.summary.wave_size == 2
+        config = instance.get_run_by_id(out.run_id).run_config["resources"]["evaluation"]["config"]
         assert config == {"retry_errors": True, "wave_size": 2}
-        default = cli._evaluate(instance, "gold", "C")
-        assert default["wave_size"] == cli._wave_size_now("gold", None) != 2
+        default = evaluate_partition_run(instance, "gold", "C")
+        assert default.summary.wave_size == wave_size_now("gold", None) != 2

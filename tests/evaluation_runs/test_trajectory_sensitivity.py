@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import shutil
 
-from memsql_assets.cli import build_parser
+from memsql_assets import cli
+from memsql_assets.lib.harness import trajectory_sensitivity
 from memsql_assets.lib.harness.trajectory_sensitivity import Sweep, sweep, table_lines
 from memsql_assets.lib.paths import trajectories_dir
 
@@ -25,6 +26,22 @@ def test_each_theta_and_budget_gets_a_store_and_the_agents_ex_and_steps(small_ho
     assert not trajectories_dir(home).exists(), "the sweep builds its stores in their own homes"
 
 
-def test_the_cli_reaches_the_sweep():
-    args = build_parser().parse_args(["trajectory", "sensitivity", "--thetas", "3", "0.5", "--budgets", "30"])
-    assert (args.thetas, args.budgets, args.func.__name__) == ([3, 0.5], [30], "_trajectory_sensitivity")
+def test_the_cli_reaches_the_sweep(tmp_path, monkeypatch, capsys):
+    """`memsql trajectory sensitivity` hands its typed options to the sweep (a count and a fraction)."""
+    home = tmp_path / "home"
+    (home / "benchmark").mkdir(parents=True)
+    monkeypatch.setenv("MEMSQL_HOME", str(home))
+    asked = []
+
+    def recorded(home, work, spec, say):
+        asked.append(spec)
+        return {"baseline": {}, "rows": []}
+
+    monkeypatch.setattr(trajectory_sensitivity, "sweep", recorded)
+    monkeypatch.setattr(trajectory_sensitivity, "table_lines", lambda result: ["the sweep's table"])
+    assert cli.main(["trajectory", "sensitivity", "--thetas", "3,0.5", "--budgets", "30"]) == 0
+    assert capsys.readouterr().out == "the sweep's table\n"
+    [spec] = asked
+    assert (spec.thetas, spec.budgets) == ((3, 0.5), (30,)) and isinstance(spec.thetas[0], int)
+    assert cli.main(["trajectory", "sensitivity", "--thetas", "three"]) == 2
+    assert "expected comma-separated numbers" in capsys.readouterr().err

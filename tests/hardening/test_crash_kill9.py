@@ -110,8 +110,8 @@ def test_kill_9_at_random_points_then_resume_equals_a_clean_run(small_home, tmp_
         assert step(None, aim_at=n_sessions)["published"]
         assert step(None)["finished"]
     finally:
-        # A run killed between starting its private redis-server and writing redis/owner.json leaves
-        # a server that later runs reuse but never stop (a gap in redis_service, reported): count, then end it.
+        # The last run's server is an orphan once it is killed (no live lease): the next run would
+        # replace it; count what is left, then end it.
         leftover = leftover_redis_pids(home)
         for pid in leftover:
             os.kill(pid, signal.SIGKILL)

@@ -20,7 +20,8 @@ from model_fakes import FAKE_KEY_ENV, FAKE_SECRET, TEST_REGISTRY, ScriptedProvid
 
 from memsql_assets.lib.benchmark.store import read_turns
 from memsql_assets.lib.harness.evaluate import evaluate_partition
-from memsql_assets.lib.harness.results import RESULT_FILE, SUMMARY_FILE, partition_dir, read_results
+from memsql_assets.lib.harness.results import RESULT_FILE, partition_dir, read_results
+from memsql_assets.lib.harness.summary import SUMMARY_FILE
 from memsql_assets.lib.models.gateway import ModelGateway, RetryPolicy
 from memsql_assets.lib.models.registry import load_registry
 from memsql_assets.lib.models.request_store import RequestStore

@@ -23,7 +23,8 @@ from model_fakes import FAKE_KEY_ENV, FAKE_SECRET, TEST_REGISTRY
 from memsql_assets.definitions import defs
 from memsql_assets.defs.evaluation.partitions import partition_key
 from memsql_assets.defs.jobs import EVALUATE_JOB
-from memsql_assets.lib.harness.results import RESULT_FILE, SUMMARY_FILE, partition_dir, progress_dir
+from memsql_assets.lib.harness.results import RESULT_FILE, partition_dir, progress_dir
+from memsql_assets.lib.harness.summary import SUMMARY_FILE
 from memsql_assets.lib.memory.redis_service import RedisServer
 
 SECRET = FAKE_SECRET.encode()
@@ -96,23 +97,20 @@ def test_private_redis_has_no_tcp_port(tmp_path):
 
 @pytest.mark.parametrize("command", ["ui", "docs"])
 def test_cli_servers_default_to_loopback(command, tmp_path, monkeypatch):
-    """The parsed default, and the host actually handed to `dagster dev` / `dbt docs serve`."""
+    """Without --host, the host actually handed to `dagster dev` / `dbt docs serve` is the loopback."""
     import socket
 
     from memsql_assets import cli
-    from memsql_assets.lib import process_group
-    from memsql_assets.lib.report import dbt_cli
+    from memsql_assets.orchestration import servers
 
-    args = cli.build_parser().parse_args([command])
-    assert args.host == "127.0.0.1"
     with socket.socket() as s:  # the default port may be held by a real server on this machine
         s.bind(("127.0.0.1", 0))
-        args.port = s.getsockname()[1]
+        port = s.getsockname()[1]
     monkeypatch.setenv("MEMSQL_HOME", str(tmp_path))
     launched: list[list[str]] = []
-    monkeypatch.setattr(process_group, "serve", lambda cmd, **kw: launched.append(cmd) or 0)
-    monkeypatch.setattr(dbt_cli, "run_dbt", lambda *a, **kw: None)  # `docs generate`: not what is tested
-    assert args.func(args) == 0
+    monkeypatch.setattr(servers, "serve", lambda cmd, **kw: launched.append(cmd) or 0)
+    monkeypatch.setattr(servers, "run_dbt", lambda *a, **kw: None)  # `docs generate`: not what is tested
+    assert cli.main([command, "--port", str(port)]) == 0
     (cmd,) = launched
     flag = "-h" if command == "ui" else "--host"
     assert cmd[cmd.index(flag) + 1] == "127.0.0.1", cmd

@@ -136,6 +136,7 @@ BAD_FILES = {
     "import": ("X2", "{implementation: 'no_such_pkg.mod:Memory'}", "conditions.X2.memory.implementation", "cannot import"),
     "clash": ("B", "{implementation: window, params: {turns: 3}}", "conditions.B", "clashes with the built-in"),
     "params": ("X3", "{implementation: summary, params: {max_turns: 0}}", "conditions.X3.memory.params.max_turns", "greater than or equal to 1"),
+    "mode": ("X4", "{implementation: none}\n    context_mode: sometimes", "conditions.X4.context_mode", "expected one of annotated|observed"),
 }
 
 

@@ -94,7 +94,7 @@ def test_max_cost_below_zero_or_not_a_number_is_one_line_and_runs_nothing(evalua
     assert not partition_dir(home, "gold", "D").exists()
 
 
-def test_max_cost_stops_before_a_run_whose_bound_exceeds_it(evaluated, tmp_path):
+def test_max_cost_stops_before_a_run_whose_estimate_exceeds_it(evaluated, tmp_path):
     home, env = evaluated
     registry = tmp_path / "models.yaml"
     registry.write_text(
@@ -105,5 +105,6 @@ def test_max_cost_stops_before_a_run_whose_bound_exceeds_it(evaluated, tmp_path)
     env = {**env, "MEMSQL_MODELS_FILE": str(registry)}
     proc = _memsql(env, "eval", "--model", "priced", "--condition", "A", "--max-cost", "0.5", check=False)
     assert proc.returncode == 1 and "above --max-cost $0.50: not run" in proc.stdout
-    assert "priced/A: 1,400 model calls of 1,400 cells, at most $" in proc.stdout
+    assert "priced/A: 1,400 model calls of 1,400 cells, about $" in proc.stdout
+    assert "prompt tokens, 150 output tokens a call (a typical answer)), at most $" in proc.stdout
     assert not partition_dir(home, "priced", "A").exists()

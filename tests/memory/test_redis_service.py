@@ -92,7 +92,7 @@ def test_orphan_of_a_dead_owner_is_replaced(tmp_path: Path) -> None:
     orphan.start()
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
-    (redis_dir(home) / OWNER_FILE).write_text(json.dumps({"owner_pid": dead.pid, "server_pid": orphan.pid}))
+    (redis_dir(home) / OWNER_FILE).write_text(json.dumps({"started_by": dead.pid, "server_pid": orphan.pid}))
     try:
         with redis_connection(home) as client:
             assert client.ping()
@@ -143,3 +143,56 @@ def test_restart_gives_a_fresh_empty_server(redis_server: RedisServer) -> None:
     redis_server.restart()
     assert redis_server.pid != first and first is not None and not pid_alive(first)
     assert client.get("k") is None  # --save "": nothing survives, and the old client reconnects
+
+
+def _user(home: Path, hold_s: float) -> subprocess.Popen:
+    """Another process inside `redis_connection(home)` for `hold_s`; it prints a line once inside."""
+    script = textwrap.dedent(
+        f"""
+        import time
+        from pathlib import Path
+        from memsql_assets.lib.memory.redis_service import redis_connection
+        with redis_connection(Path({str(home)!r})) as c:
+            c.set("memsql:test:user", "here")
+            print("in", flush=True)
+            time.sleep({hold_s})
+        """
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline() == "in\n"
+    return proc
+
+
+def test_the_server_outlives_the_user_that_started_it_and_stops_with_the_last(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    starter = _user(home, 0.5)
+    server_pid = json.loads((redis_dir(home) / OWNER_FILE).read_text())["server_pid"]
+    with redis_connection(home) as client:
+        assert starter.wait(timeout=30) == 0
+        assert pid_alive(server_pid) and client.get("memsql:test:user") == "here"
+    deadline = time.monotonic() + 5
+    while pid_alive(server_pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not pid_alive(server_pid), "the last user stops a server another process started"
+    assert not socket_path_for(home).exists() and not (redis_dir(home) / OWNER_FILE).exists()
+
+
+def test_a_user_killed_with_9_neither_stops_the_server_nor_keeps_it_up(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    with redis_connection(home) as client:
+        server_pid = json.loads((redis_dir(home) / OWNER_FILE).read_text())["server_pid"]
+        killed = _user(home, 60)
+        killed.kill()
+        killed.wait(timeout=10)
+        assert client.get("memsql:test:user") == "here" and pid_alive(server_pid)
+        assert client.ping(), "the server stays up for the live user"
+    assert not pid_alive(server_pid), "the killed user's lease does not keep it up"
+    assert not list((redis_dir(home) / "leases").iterdir()), "its stale lease is removed"
+
+
+def test_a_server_that_cannot_start_leaves_no_lease(tmp_path: Path, monkeypatch) -> None:
+    home = tmp_path / "home"
+    monkeypatch.setenv("PATH", str(tmp_path))  # no redis-server
+    with pytest.raises(MemoryServiceError, match="install"), redis_connection(home):
+        pass
+    assert not list((redis_dir(home) / "leases").iterdir())

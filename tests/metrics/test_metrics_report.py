@@ -170,9 +170,10 @@ def test_the_leaderboard_is_the_marts_model_by_condition_matrix(report, page, du
 
 def test_the_leaderboard_caption_names_the_context_mode_only_where_the_mart_has_it(duckdb_path):
     marts = load_marts(duckdb_path)
-    board = leaderboard(marts)
+    assert leaderboard(marts).caption().endswith("Context: annotated."), "the mart records the paper's mode"
+    summary = marts.condition_summary.drop(columns=["context_mode"])
+    board = leaderboard(dataclasses.replace(marts, condition_summary=summary))
     assert "Context" not in board.caption() and not board.modes
-    summary = marts.condition_summary
     uniform = dataclasses.replace(marts, condition_summary=summary.assign(context_mode="annotated"))
     assert leaderboard(uniform).caption().endswith("Context: annotated.")
     mixed = summary.assign(context_mode=["observed" if c == "H" else "annotated" for c in summary["condition"]])
@@ -359,8 +360,10 @@ def test_one_runs_interval_agrees_in_the_json_the_cli_the_marts_and_the_report(
     and it stays open below 100."""
     import json
 
-    from memsql_assets.cli import _print_evaluations
-    from memsql_assets.lib.harness.results import SUMMARY_FILE, partition_dir
+    from memsql_assets.cli.render import print_evaluations
+    from memsql_assets.lib.harness.results import partition_dir
+    from memsql_assets.lib.harness.summary import SUMMARY_FILE, read_summary
+    from memsql_assets.orchestration.outcome import EvaluationRun
 
     summary = json.loads((partition_dir(metrics_home, "gold", "A") / SUMMARY_FILE).read_text())
     lo, hi = summary["ex_strict_ci95"]
@@ -370,5 +373,6 @@ def test_one_runs_interval_agrees_in_the_json_the_cli_the_marts_and_the_report(
     assert rec["n_sessions"] == summary["sessions"]
     assert [rec["ex_ci_lo_pct"], rec["ex_ci_hi_pct"]] == pytest.approx([lo, hi], abs=1e-9)
     assert keyed(page.tables["summary"], 2)[("gold", "A")]["EX 95% CI"] == text
-    _print_evaluations([summary])
+    published = read_summary(partition_dir(metrics_home, "gold", "A"))
+    print_evaluations([EvaluationRun(model="gold", condition="A", success=True, summary=published)])
     assert text in capsys.readouterr().out

@@ -41,7 +41,7 @@ class Sleeps(list):
 
 
 def make_gateway(tmp_path, registry, sleeps=None, **kw) -> ModelGateway:
-    kw.setdefault("retry", RetryPolicy(max_attempts=4, base_delay_s=1.0, jitter=False))
+    kw.setdefault("retry", RetryPolicy(max_attempts=4, max_rate_limited_attempts=4, base_delay_s=1.0, jitter=False))
     return ModelGateway(
         registry,
         RequestStore.at_home(tmp_path),
@@ -102,6 +102,18 @@ def test_retry_after_as_http_date(tmp_path, test_registry, fake_provider):
     recorded = Sleeps()
     assert run(make_gateway(tmp_path, test_registry, recorded).acomplete("flaky", msgs(), {})).ok
     assert 27 <= recorded[0] <= 30
+
+
+def test_a_rate_limited_call_gets_more_attempts_than_other_transient_failures(tmp_path, test_registry, fake_provider):
+    """A 429 asks the client to slow down (the adaptive limit does): it is retried up to
+    max_rate_limited_attempts; a 500 only up to max_attempts."""
+    policy = RetryPolicy(max_attempts=4, max_rate_limited_attempts=6, base_delay_s=1.0, jitter=False)
+    fake_provider.script("flaky", *["429"] * 5)
+    reply = run(make_gateway(tmp_path, test_registry, retry=policy).acomplete("flaky", msgs(), {}))
+    assert reply.ok and reply.attempts == 6
+    fake_provider.script("flaky", *["500"] * 5)
+    reply = run(make_gateway(tmp_path, test_registry, retry=policy).acomplete("flaky", msgs("other"), {}))
+    assert reply.error_type == "server_error" and reply.attempts == 4
 
 
 def test_exhausted_retries_are_typed_but_never_replayed(tmp_path, test_registry, fake_provider):

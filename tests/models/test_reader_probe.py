@@ -1,8 +1,10 @@
-"""reader-probe: values recovered from the prompt as build_messages assembles it."""
+"""reader-probe: values read from the prompt's text as build_messages assembles it, never from templates."""
 
 from memsql_assets.lib.agent.prompts import PromptParts, build_messages
-from memsql_assets.lib.models.builtins import message_text, parse_resolved_block
-from memsql_assets.lib.models.reader_probe import PastTurn, read_prompt, template_regex, turn_values
+from memsql_assets.lib.memory.facts import FACTS_HEADER, facts_block
+from memsql_assets.lib.models.builtins import message_text, parse_resolved_block, recall_probe_sql
+from memsql_assets.lib.models.reader_probe import SqlFragment, read_prompt
+from memsql_assets.lib.sql.filters import filters
 
 SEC_T1_SQL = (
     "SELECT af.fiscal_year, ROUND(af.value_billions, 2) AS value_billions FROM annual_financials af "
@@ -13,6 +15,11 @@ NET_INCOME_SQL = (
     "SELECT ROUND(af.value_billions, 2) AS value_billions FROM annual_financials af "
     "WHERE af.ticker = 'ONC' AND af.metric = 'net_income' AND af.fiscal_year = 2022"
 )
+PAIR_TEMPLATE = (
+    "SELECT af.fiscal_year, af.value_billions FROM annual_financials af WHERE af.ticker = {ticker} "
+    "AND af.metric = {metric} AND af.fiscal_year IN ({older_year}, {newer_year})"
+)
+FOCUS_TEMPLATE = "SELECT af.value_billions FROM annual_financials af WHERE af.ticker = {ticker} AND af.fiscal_year = {focus_year}"
 
 
 def _texts(**parts):
@@ -20,60 +27,69 @@ def _texts(**parts):
     return [message_text(m) for m in build_messages(PromptParts(**{**base, **parts}))]
 
 
-def test_sql_literals_and_unfilled_keys_are_captured():
-    rx = template_regex("WHERE a = {a} AND b IN ({b}, {a})", literal=True)
-    m = rx.fullmatch("WHERE a = 'x''y' AND   b IN ({b}, 'x''y')")
-    assert m and m.group("a") == "'x''y'" and m.group("b") == "{b}"
-    assert rx.fullmatch("WHERE a = 'x' AND b IN (1, 'z')") is None  # a repeated name must repeat
+def _turn(question, sql):
+    return {"question": question, "sql": sql, "result_summary": "(2 rows)"}
 
 
-def test_binds_rename_and_let_override():
-    # "Now focus on the newer year. What was net income?": binds focus_year <- newer_year, metric from let.
-    values = turn_values("SEC", PastTurn("Now focus on the newer year. What was net income?", NET_INCOME_SQL))
-    assert values == {"focus_year": 2022, "metric": "net_income", "ticker": "ONC", "newer_year": 2022}
-    # A first turn binds what its SQL states (the ticker is not in it: its SQL names the company).
-    t1 = turn_values("SEC", PastTurn("Show O'Neil Corp cash for 2021 and 2022.", SEC_T1_SQL))
-    assert t1 == {"metric": "cash", "older_year": 2021, "newer_year": 2022}
-    # "Which year was higher for cash?": the metric is only that turn's `let` override, so it binds
-    # nothing; the question tells it apart from "Which year was higher?", whose metric is a ref.
-    higher = (
-        "SELECT af.fiscal_year, ROUND(af.value_billions, 2) AS value_billions FROM annual_financials af "
-        "WHERE af.ticker = 'ONC' AND af.metric = 'cash' "
-        "AND af.fiscal_year IN (2021, 2022) ORDER BY af.value_billions DESC, af.fiscal_year DESC LIMIT 1"
-    )
-    assert "metric" not in turn_values("SEC", PastTurn("Which year was higher for cash?", higher))
-    assert turn_values("SEC", PastTurn("Which year was higher?", higher))["metric"] == "cash"
+def test_filters_read_literals_and_the_table_an_alias_names():
+    by_label = {f.label: f for f in filters(SEC_T1_SQL)}
+    assert by_label["fiscal_year"].values == (2021, 2022)
+    name = by_label["company_name"]
+    assert (name.values, name.table, "ticker" in name.siblings) == (("O'Neil Corp",), "companies", True)
+    assert filters("this is not SQL (") == () and filters(None) == ()
 
 
-def test_priority_resolved_then_recent_then_similar():
+def test_the_most_recent_sql_wins_and_the_resolved_block_first():
     recent = [  # most recent first, as working memory arrives
-        {"question": "Now focus on the newer year. What was net income?", "sql": NET_INCOME_SQL},
-        {"question": "Show O'Neil Corp cash for 2021 and 2022.", "sql": SEC_T1_SQL},
+        _turn("Now focus on the newer year. What was net income?", NET_INCOME_SQL),
+        _turn("Show O'Neil Corp cash for 2021 and 2022.", SEC_T1_SQL),
     ]
-    similar = [{"question": "Show Other Inc cash for 2019 and 2020.", "sql": SEC_T1_SQL.replace("2021", "2019")}]
-    texts = _texts(working=recent, episodic=similar, resolved={"ticker": "RES"})
-    messages = [{"content": t} for t in texts]
-    keys = ["ticker", "metric", "older_year", "focus_year"]
-    got = read_prompt("SEC", texts, keys, parse_resolved_block(messages))
-    assert got == {"ticker": "RES", "metric": "net_income", "older_year": 2021, "focus_year": 2022}
-    only_similar = read_prompt("SEC", _texts(episodic=similar), ["older_year"], {})
-    assert only_similar == {"older_year": 2019}
-    assert read_prompt("SEC", _texts(), ["older_year"], {}) == {}
+    texts = _texts(working=recent)
+    got = read_prompt(texts, ["ticker", "metric", "older_year", "newer_year"], {}, PAIR_TEMPLATE)
+    # The newest SQL states the ticker and the metric; only the first states the pair.
+    assert got == {"ticker": "ONC", "metric": "net_income", "older_year": 2021, "newer_year": 2022}
+    assert read_prompt(texts, ["ticker", "focus_year"], {}, FOCUS_TEMPLATE) == {"ticker": "ONC", "focus_year": 2022}
+    resolved = _texts(working=recent, resolved={"ticker": "RES"})
+    messages = [{"content": t} for t in resolved]
+    assert read_prompt(resolved, ["ticker"], parse_resolved_block(messages), FOCUS_TEMPLATE) == {"ticker": "RES"}
+    assert read_prompt(_texts(), ["ticker"], {}, FOCUS_TEMPLATE) == {}
 
 
-def test_a_year_pair_missing_one_year_takes_the_adjacent_one():
-    # The window kept only a turn about the newer year: "both years" are that year and the one before.
-    recent = [{"question": "Now focus on the newer year. What was net income?", "sql": NET_INCOME_SQL}]
-    got = read_prompt("SEC", _texts(working=recent), ["ticker", "older_year", "newer_year"], {})
-    assert got == {"ticker": "ONC", "newer_year": 2022, "older_year": 2021}
-    # Text years stay text (Northwind's strftime years); a found pair is never overridden.
-    assert read_prompt("NW", _texts(), ["older_year", "newer_year"], {"older_year": "1997"}) == {
-        "older_year": "1997",
-        "newer_year": "1998",
-    }
-    assert read_prompt("SEC", _texts(), ["older_year", "newer_year"], {"older_year": 2019, "newer_year": 2022}) == {
-        "older_year": 2019,
-        "newer_year": 2022,
-    }
-    # Neither year in the prompt: nothing to infer from.
-    assert read_prompt("SEC", _texts(), ["older_year", "newer_year"], {}) == {}
+def test_an_entity_named_by_another_column_becomes_a_lookup():
+    texts = _texts(working=[_turn("Show O'Neil Corp cash for 2021 and 2022.", SEC_T1_SQL)])
+    got = read_prompt(texts, ["ticker"], {}, FOCUS_TEMPLATE)
+    assert isinstance(got["ticker"], SqlFragment)
+    sql = recall_probe_sql(FOCUS_TEMPLATE, ["ticker"], {"focus_year": 2021}, got)
+    assert "(SELECT ticker FROM companies WHERE company_name = 'O''Neil Corp')" in sql
+    # The lookup it wrote is read again by a later turn (an unqualified column of a one-table SELECT).
+    later = read_prompt(_texts(working=[_turn("Its cash in 2021?", sql)]), ["ticker"], {}, FOCUS_TEMPLATE)
+    assert later == got
+
+
+def test_first_keys_read_the_oldest_turn_and_side_questions_are_skipped():
+    template = "SELECT COUNT(*) FROM Orders o WHERE o.CustomerID = {first_customer}"
+    recent = [
+        _turn("Separately: how many orders has Zed Ltd placed?", "SELECT COUNT(*) FROM Orders o WHERE o.CustomerID = 'ZED'"),
+        _turn("Now the same for Bee Co.", "SELECT COUNT(*) FROM Orders o WHERE o.CustomerID = 'BEE'"),
+        _turn("Show Ant Inc.'s orders.", "SELECT COUNT(*) FROM Orders o WHERE o.CustomerID = 'ANT'"),
+    ]
+    texts = _texts(working=recent)
+    assert read_prompt(texts, ["first_customer"], {}, template) == {"first_customer": "ANT"}
+    current = template.replace("first_customer", "customer_id")
+    assert read_prompt(texts, ["customer_id"], {}, current) == {"customer_id": "BEE"}, "the aside is not the focus"
+
+
+def test_year_pairs_the_older_of_two_and_the_adjacent_year():
+    pair_sql = "SELECT 1 FROM Orders o WHERE strftime('%Y', o.OrderDate) IN ('2019', '2021')"
+    older = "SELECT 1 FROM Orders o WHERE strftime('%Y', o.OrderDate) = {older_year}"
+    texts = _texts(working=[_turn("Its orders in 2019 and 2021?", pair_sql)])
+    assert read_prompt(texts, ["older_year"], {}, older) == {"older_year": "2019"}
+    one = _texts(working=[_turn("Now focus on the newer year.", NET_INCOME_SQL)])
+    assert read_prompt(one, ["older_year", "newer_year"], {}, PAIR_TEMPLATE) == {"newer_year": 2022, "older_year": 2021}
+
+
+def test_the_memorys_facts_block_says_it_is_the_memorys_reading():
+    block = facts_block([{"session_id": "SEC-1-001", "turn_index": 1, "sql": SEC_T1_SQL}])
+    assert block is not None and block.header == FACTS_HEADER and "memory" in block.header
+    assert "c.company_name = 'O''Neil Corp' (session SEC-1-001, turn 1)" in block.text
+    assert facts_block([{"sql": "(none)"}]) is None

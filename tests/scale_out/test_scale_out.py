@@ -182,3 +182,39 @@ def test_a_worker_without_the_shared_path_fails_its_step_naming_it(cluster: Depl
     error = failure.dagster_event.event_specific_data.error
     message = (error.cause or error).message
     assert f"the shared path {missing} (MEMSQL_HOME) is missing" in message, message
+
+
+def test_memsql_eval_takes_the_benchmark_and_sample_size_to_the_workers(cluster: Deployment) -> None:
+    """`memsql eval --benchmark extended --sessions N` under the scale-out profile: the extended
+    benchmark's sample of N sessions, run by the extended job on a worker, as the embedded default does."""
+    import dagster as dg
+
+    from memsql_assets.defs.benchmark.extended import extended_sessions
+    from memsql_assets.defs.evaluation.resources import SAMPLE_TAG
+    from memsql_assets.defs.jobs import EVALUATE_JOBS
+    from memsql_assets.defs.resources import MemsqlSettings
+    from memsql_assets.lib.benchmark.store import read_turns
+    from memsql_assets.lib.harness.results import sample_dir
+    from memsql_assets.lib.harness.sample import allowed_range
+    from memsql_assets.lib.harness.summary import read_summary
+    from memsql_assets.lib.paths import benchmark_dir
+    from memsql_assets.lib.vocabulary import EXTENDED_BENCHMARK
+
+    resources = {"memsql": MemsqlSettings(home=str(cluster.home))}
+    assert dg.materialize([extended_sessions], resources=resources).success
+    turns = read_turns(benchmark_dir(cluster.home, EXTENDED_BENCHMARK))
+    n = allowed_range(turns)[0]
+    done = cluster.memsql(
+        "eval", "--model", "gold", "--condition", "A", "--benchmark", EXTENDED_BENCHMARK, "--sessions", str(n), "--json"
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout)
+    assert out["success"] and out["benchmark"] == EXTENDED_BENCHMARK and out["complete"] is False
+    assert out["sessions"] == n == len(out["sample_sessions"]) and out["ex_strict"] == 100.0
+    assert set(out["sample_sessions"]) <= {t["session_id"] for t in turns}
+    published = read_summary(sample_dir(cluster.home, "gold", "A", n, EXTENDED_BENCHMARK))
+    assert published is not None and published.sample_sessions == out["sample_sessions"]
+    with _instance(cluster) as instance:
+        run = instance.get_run_by_id(out["run_id"])
+        assert run.job_name == EVALUATE_JOBS[EXTENDED_BENCHMARK] and run.tags[SAMPLE_TAG] == str(n)
+        assert _workers(instance, out["run_id"]), "the step ran on no Celery worker"

@@ -13,10 +13,10 @@ import yaml
 from fetch_mirror import NORTHWIND_DUMP
 
 from memsql_assets.lib.errors import ConfigError
+from memsql_assets.lib.http_retry import parse_retry_after
 from memsql_assets.lib.sources.config import load_sources, use_real_path
 from memsql_assets.lib.sources.fetch import (
     FetchError,
-    _retry_after,
     check_user_agent,
     load_fetch_config,
     resolve_names,
@@ -87,10 +87,10 @@ def test_resolve_names():
 
 
 def test_retry_after_takes_seconds_or_an_http_date():
-    assert _retry_after("7") == 7.0
+    assert parse_retry_after({"Retry-After": "7"}) == 7.0
     later = email.utils.formatdate(time.time() + 30, usegmt=True)
-    assert 25 <= _retry_after(later) <= 31
-    assert _retry_after("soon") is None and _retry_after(None) is None
+    assert 25 <= parse_retry_after({"Retry-After": later}) <= 31
+    assert parse_retry_after({"Retry-After": "soon"}) is None and parse_retry_after(None) is None
 
 
 def test_use_real_path_edits_two_lines_and_keeps_the_rest(tmp_path):

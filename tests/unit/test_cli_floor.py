@@ -2,26 +2,20 @@
 
 from __future__ import annotations
 
-from memsql_assets.cli import _print_evaluations, guess_floor
+from memsql_assets.cli.render import guess_floor, print_evaluations
+from memsql_assets.lib.harness.summary import PartitionSummary, summarize
+from memsql_assets.orchestration.outcome import EvaluationRun
 
 
-def _row(model: str, condition: str, mc: float) -> dict:
-    classes = {"correct": 1}
-    return {
-        "model": model,
-        "condition": condition,
-        "ex_strict": 50.0,
-        "ex_memory_critical": mc,
-        "calls": 1,
-        "cache_hits": 0,
-        "error_classes": classes,
-    }
+def _row(model: str, condition: str, mc: float) -> EvaluationRun:
+    fields = {**summarize([], model, condition, 0.0), "ex_strict": 50.0, "ex_memory_critical": mc, "calls": 1}
+    return EvaluationRun(model=model, condition=condition, success=True, summary=PartitionSummary(**fields))
 
 
 def test_the_floor_is_shown_on_condition_a_rows_only(capsys):
     rows = [_row("gold", "A", 100.0), _row("gold", "B", 100.0), _row("guess-probe", "A", 3.0)]
     assert guess_floor(rows) == 3.0
-    _print_evaluations(rows)
+    print_evaluations(rows)
     lines = capsys.readouterr().out.splitlines()
     assert "floor %" in lines[0]
     by_row = {tuple(line.split()[:2]): line.split() for line in lines[1:]}
@@ -32,5 +26,5 @@ def test_the_floor_is_shown_on_condition_a_rows_only(capsys):
 def test_without_guess_probe_under_a_the_floor_is_unknown(capsys):
     rows = [_row("gold", "A", 100.0), _row("guess-probe", "B", 3.0)]
     assert guess_floor(rows) is None
-    _print_evaluations(rows)
+    print_evaluations(rows)
     assert capsys.readouterr().out.splitlines()[1].split()[5] == "-"

@@ -11,6 +11,7 @@ import pytest
 from memsql_assets.lib import vocabulary
 from memsql_assets.lib.agent.conditions import BUILTIN_CONDITIONS_FILE, CONDITIONS, load_conditions
 from memsql_assets.lib.errors import ConfigError
+from memsql_assets.lib.memory.context_mode import ContextMode
 from memsql_assets.lib.memory.plugins import (
     BUILTIN_MEMORIES,
     build_memory,
@@ -74,6 +75,11 @@ def test_a_users_file_adds_conditions_after_the_built_in_ones(tmp_path):
             "conditions.Z.schema_in_prompt",
             "false needs tools: true",
         ),
+        (
+            "conditions:\n  Z:\n    memory: {implementation: none}\n    context_mode: sometimes\n",
+            "conditions.Z.context_mode",
+            "expected one of annotated|observed, got 'sometimes'",
+        ),
     ],
 )
 def test_a_malformed_file_names_the_file_and_the_field(tmp_path, body, field, cause):
@@ -111,11 +117,19 @@ def test_the_fingerprint_follows_what_the_results_depend_on(tmp_path):
     three, four = (load_conditions(_file(tmp_path, base % n))["Z"] for n in (3, 4))
     assert condition_fingerprint(three) != condition_fingerprint(four)
     assert condition_fingerprint(three) == condition_fingerprint(load_conditions(_file(tmp_path, base % 3))["Z"])
+    observed = load_conditions(_file(tmp_path, base % 3 + "    context_mode: observed\n"))["Z"]
+    assert condition_fingerprint(observed) != condition_fingerprint(three), "the mode makes its partitions stale"
+
+
+def test_a_conditions_mode_else_the_benchmarks_default(tmp_path):
+    assert vocabulary.context_mode("B_wm5", vocabulary.PAPER_BENCHMARK) == ContextMode.ANNOTATED
+    assert vocabulary.context_mode("B_wm5", vocabulary.EXTENDED_BENCHMARK) == ContextMode.OBSERVED
+    assert set(dbt_vars()["context_modes"]) == set(ContextMode)
 
 
 def test_the_shipped_file_documents_every_field():
     text = BUILTIN_CONDITIONS_FILE.read_text(encoding="utf-8")
-    for name in ("description", "memory", "tools", "paper", "main_run"):
+    for name in ("description", "memory", "tools", "paper", "main_run", "context_mode"):
         assert f"#   {name} " in text, name
 
 

@@ -1,5 +1,5 @@
 """Who may import whom (docs/architecture.md, "Rooms"): lib/ never imports the Dagster wiring or the
-CLI, defs/ never imports the CLI, and the vocabulary imports no room that derives from it."""
+CLI, defs/ and orchestration/ never import the CLI, and the vocabulary imports no room that derives from it."""
 
 from __future__ import annotations
 
@@ -35,6 +35,13 @@ def test_lib_imports_neither_dagster_wiring_nor_the_cli():
 
 def test_defs_never_import_the_cli():
     assert offenders("defs", ("memsql_assets.cli",)) == []
+
+
+def test_the_orchestration_never_imports_the_cli_and_the_run_workers_never_preload_it():
+    from memsql_assets.defs.evaluation.concurrent_runs import PRELOAD
+
+    assert offenders("orchestration", ("memsql_assets.cli",)) == []
+    assert not [m for m in PRELOAD if m.startswith("memsql_assets.cli")]
 
 
 def test_the_vocabulary_imports_only_the_condition_table():

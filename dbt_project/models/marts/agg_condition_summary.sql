@@ -3,7 +3,7 @@
 -- each with its n and its Wilson interval over sessions; the epochs (n_epochs; n_turns
 -- counts turns x epochs) and, for a sample run (is_sample), the sample's size in sessions (n_sessions);
 -- on every row the benchmark's guess floor (guess-probe's memory-critical EX under A), to read each
--- model's A against.
+-- model's A against; the context mode the partition ran in (what its memory was given).
 with turns as (
     select
         benchmark,
@@ -41,6 +41,7 @@ floor as (
 
 select
     t.*,
+    ps.context_mode,
     x.n_sessions,
     x.n_epochs,
     x.ex_ci_lo_pct,
@@ -70,6 +71,10 @@ inner join {{ ref('agg_ex_by_source') }} as x
     and x.model = t.model
     and x.condition = t.condition
     and x.source = '{{ var("all_sources") }}'
+left join {{ ref('stg_partition_summaries') }} as ps
+    on ps.benchmark = t.benchmark
+    and ps.model = t.model
+    and ps.condition = t.condition
 left join {{ ref('agg_ex_by_turn_depth') }} as d
     on d.benchmark = t.benchmark
     and d.model = t.model

@@ -19,14 +19,18 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from multiprocessing import forkserver
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import Any, TypeVar
+
+from memsql_assets.lib.errors import MemsqlError
 
 Cell = tuple[str, str]  # (model, condition)
-# What a run worker needs imported: the CLI's run functions, the evaluation and the dbt metrics, and
+Result = TypeVar("Result")
+# What a run worker needs imported: the orchestration's run functions, the evaluation and the dbt metrics, and
 # what a run imports when it starts (the instance's storage: sqlalchemy, alembic; the memories'
 # chromadb; the result files' pyarrow.dataset and upath). None of them starts a thread on import.
 PRELOAD = (
-    "memsql_assets.cli",
+    "memsql_assets.orchestration.partition",
+    "memsql_assets.orchestration.metrics",
     "memsql_assets.definitions",
     "memsql_assets.lib.harness.evaluate",
     "sqlalchemy",
@@ -49,9 +53,11 @@ def start() -> None:
     forkserver.ensure_running()
 
 
-def _work(
-    send: Connection, env: dict[str, str], run: Callable[..., dict[str, Any]], args: tuple[Any, ...]
-) -> None:
+class RunWorkerError(MemsqlError):
+    """A run worker exited before it answered."""
+
+
+def _work(send: Connection, env: dict[str, str], run: Callable[..., Any], args: tuple[Any, ...]) -> None:
     # A fork server's children inherit the environment it started with, not the caller's: a run
     # worker takes the caller's (MEMSQL_HOME, DAGSTER_HOME) as a launched run would.
     os.environ.clear()
@@ -59,8 +65,8 @@ def _work(
     send.send(run(*args))
 
 
-def in_run_worker(run: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
-    """`run(*args)` (a module-level function returning a summary) in a run worker process."""
+def in_run_worker(run: Callable[..., Result], *args: Any) -> Result:
+    """`run(*args)` (a module-level function returning a picklable result) in a run worker process."""
     start()
     context = multiprocessing.get_context(FORKSERVER)
     receive, send = context.Pipe(duplex=False)
@@ -71,23 +77,24 @@ def in_run_worker(run: Callable[..., dict[str, Any]], *args: Any) -> dict[str, A
         return receive.recv()
     except EOFError:  # the worker died before it answered
         worker.join()
-        return {"success": False, "error": f"the run worker exited with code {worker.exitcode}"}
+        raise RunWorkerError(f"the run worker exited with code {worker.exitcode}") from None
     finally:
         worker.join()
         receive.close()
 
 
-def run_cells(
+def run_concurrently(
     cells: Iterable[Cell],
-    run: Callable[[str, str], dict[str, Any]],
+    run: Callable[[str, str], Result],
     threads: int,
-    on_result: Callable[[Cell, dict[str, Any]], None] | None = None,
-) -> dict[Cell, dict[str, Any]]:
+    failed: Callable[[Cell, Exception], Result],
+    on_result: Callable[[Cell, Result], None] | None = None,
+) -> dict[Cell, Result]:
     """`run(model, condition)` for every cell, `threads` at a time, taken from one queue in order.
-    A cell whose run raises is reported failed with the error; the others go on. `on_result(cell,
-    result)` is called as each cell ends, from the thread that ran it."""
+    A cell whose run raises gets `failed(cell, error)`; the others go on. `on_result(cell, result)`
+    is called as each cell ends, from the thread that ran it."""
     queue = deque(cells)
-    results: dict[Cell, dict[str, Any]] = {}
+    results: dict[Cell, Result] = {}
 
     def feed() -> None:
         while True:
@@ -97,8 +104,8 @@ def run_cells(
                 return
             try:
                 result = run(*cell)
-            except Exception as exc:  # the run could not even start: say so for this cell
-                result = {"model": cell[0], "condition": cell[1], "success": False, "error": repr(exc)}
+            except Exception as exc:  # the run could not even start, or its worker died: this cell fails
+                result = failed(cell, exc)
             results[cell] = result
             if on_result is not None:
                 on_result(cell, result)

@@ -14,7 +14,7 @@ from dagster_dbt import (
 )
 
 from memsql_assets.defs.resources import MemsqlSettings
-from memsql_assets.lib.paths import memsql_home
+from memsql_assets.lib.paths import memsql_home, report_dir
 from memsql_assets.lib.report import MARTS, build_report
 from memsql_assets.lib.report.dbt_cli import DBT_DIR, DBT_LAUNCHER, dbt_args, dbt_env, ensure_manifest
 
@@ -67,7 +67,7 @@ def metrics_dbt(
 )
 def results_report(context: dg.AssetExecutionContext, memsql: MemsqlSettings) -> dg.MaterializeResult:
     home = memsql.home_path
-    paths = build_report(home / "dbt" / "memsql.duckdb", home / "report")
+    paths = build_report(home / "dbt" / "memsql.duckdb", report_dir(home))
     context.log.info(f"report written to {paths.html}")
     metadata: dict[str, Any] = {"report": dg.MetadataValue.path(str(paths.html))}
     metadata.update({f"table_{k}": dg.MetadataValue.md(v) for k, v in paths.markdown.items()})

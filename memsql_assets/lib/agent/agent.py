@@ -2,7 +2,10 @@
 
 The memory retrieves (working-memory recall, episodic top-k, semantic top-1, the trajectory lookup of
 conditions E and E_prompt, a summary, a plug-in's blocks) and, where it resolves nothing itself, context resolution
-walks the retrieved turns; the prompt is built from both; the model is called through the gateway,
+walks the retrieved turns; the prompt is built from both. In observed context mode
+(lib/memory/context_mode.py) the memory gets no key names and stores no annotations, and the prompt has
+no Resolved block: the grader alone resolves the turn's keys from the retrieved turns' annotations
+(`missing_keys`, contamination, stale state); the model is called through the gateway,
 the SQL is scored, and the turn's payload is persisted to the memory. A memory that raises (a
 plug-in's bug, a library's error) gives that turn a `MemoryFailure` instead of a crash: the turn is
 recorded as a memory error and the partition goes on. A store that is down (`MemoryServiceError`)
@@ -23,6 +26,7 @@ from memsql_assets.lib.agent.conditions import Condition
 from memsql_assets.lib.agent.prompts import PromptParts, build_messages
 from memsql_assets.lib.agent.turn_tools import markdown_segments
 from memsql_assets.lib.benchmark.store import turn_id
+from memsql_assets.lib.memory.context_mode import ContextMode, WithheldKeys
 from memsql_assets.lib.memory.errors import MemoryServiceError
 from memsql_assets.lib.memory.protocol import Memory, MemoryTurn, Retrieval
 from memsql_assets.lib.memory.resolution import Payload, Resolution, resolve_context
@@ -75,15 +79,30 @@ def turn_context(turn: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def memory_turn(turn: Mapping[str, Any]) -> MemoryTurn:
-    """What the memory may see of a benchmark turn."""
+def memory_turn(
+    turn: Mapping[str, Any], mode: ContextMode = ContextMode.ANNOTATED, condition: str = ""
+) -> MemoryTurn:
+    """What the memory may see of a benchmark turn (in observed mode, never its referenced keys)."""
+    keys = (
+        tuple(turn["referenced_context_keys"]) if mode == ContextMode.ANNOTATED else WithheldKeys(condition)
+    )
     return MemoryTurn(
         session_id=turn["session_id"],
         turn_index=turn["turn_index"],
         source=turn["source"],
         question=turn["question"],
-        referenced_keys=tuple(turn["referenced_context_keys"]),
+        referenced_keys=keys,
     )
+
+
+def annotated(payloads: list[Payload], annotations: Mapping[str, Mapping[str, Any]]) -> list[Payload]:
+    """Retrieved payloads with their turns' annotated state updates, for the grader's resolution only."""
+    return [
+        {**p, "state_updates": annotations.get(turn_id(p), {})}
+        if "session_id" in p and "turn_index" in p
+        else p
+        for p in payloads
+    ]
 
 
 async def _retrieve(memory: Memory, turn: MemoryTurn, vector: list[float] | None) -> Retrieval:
@@ -102,6 +121,13 @@ class Agent:
     schemas: Mapping[str, str]  # source prefix -> schema text
     memory: Memory
     embed: Callable[[str], list[float]] | None = None  # question -> vector, shared by all vector stores
+    context_mode: ContextMode = ContextMode.ANNOTATED
+    # Observed mode: each turn's annotated state updates by turn id, which only the grader reads.
+    annotations: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    @property
+    def observed(self) -> bool:
+        return self.context_mode == ContextMode.OBSERVED
 
     def _vector(self, question: str) -> list[float] | None:
         return self.embed(question) if getattr(self.memory, "uses_vectors", False) and self.embed else None
@@ -111,14 +137,17 @@ class Agent:
         question = turn["question"]
         failure = None
         try:
-            retrieval = await _retrieve(self.memory, memory_turn(turn), self._vector(question))
+            mturn = memory_turn(turn, self.context_mode, self.condition.name)
+            retrieval = await _retrieve(self.memory, mturn, self._vector(question))
         except MemoryServiceError:
             raise  # a store is down: the partition stops, as under any condition
         except Exception as exc:  # the memory's own failure: this turn's memory_error
             retrieval, failure = Retrieval(), MemoryFailure.of("retrieve", exc)
         working, episodic = list(retrieval.recent), list(retrieval.similar)
-        segments = markdown_segments(retrieval.trajectory) if retrieval.trajectory and self.condition.tools else {}
-        resolution = retrieval.resolution or resolve_context(turn["referenced_context_keys"], working, episodic)
+        segments = (
+            markdown_segments(retrieval.trajectory) if retrieval.trajectory and self.condition.tools else {}
+        )
+        resolution = self._resolution(turn, retrieval, working, episodic)
         parts = PromptParts(
             source=turn["source"],
             schema=self.schemas[turn["source"]] if self.condition.schema_in_prompt else "",
@@ -128,7 +157,7 @@ class Agent:
             episodic=episodic,
             working=working,
             trajectory=segments.get("explore") if segments else retrieval.trajectory or None,
-            resolved=resolution.values or None,
+            resolved=None if self.observed else resolution.values or None,
             blocks=tuple(b.render() for b in retrieval.blocks),
         )
         messages = build_messages(parts)
@@ -143,7 +172,21 @@ class Agent:
             trajectory=segments,
         )
 
-    def persist(self, turn: Mapping[str, Any], generated_sql: str | None, result_summary: str) -> MemoryFailure | None:
+    def _resolution(
+        self, turn: Mapping[str, Any], retrieval: Retrieval, working: list[Payload], episodic: list[Payload]
+    ) -> Resolution:
+        """The turn's keys resolved: the memory's own resolution, else the paper's rule over the retrieved
+        turns; in observed mode the grader's, from their annotations (never shown in the prompt)."""
+        keys = turn["referenced_context_keys"]
+        if self.observed:
+            return resolve_context(
+                keys, annotated(working, self.annotations), annotated(episodic, self.annotations)
+            )
+        return retrieval.resolution or resolve_context(keys, working, episodic)
+
+    def persist(
+        self, turn: Mapping[str, Any], generated_sql: str | None, result_summary: str
+    ) -> MemoryFailure | None:
         """Write the turn's payload to the condition's memory; its failure, if it raised. Blocking for
         a memory that waits on I/O (Redis): the runner calls it in a worker thread then."""
         payload: Payload = {
@@ -153,8 +196,9 @@ class Agent:
             "question": turn["question"],
             "sql": generated_sql,
             "result_summary": result_summary,
-            "state_updates": dict(turn["state_updates"]),
         }
+        if not self.observed:  # the paper's mode: the turn's annotated values travel with it
+            payload["state_updates"] = dict(turn["state_updates"])
         try:
             self.memory.persist(payload)
         except MemoryServiceError:

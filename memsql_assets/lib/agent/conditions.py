@@ -28,6 +28,7 @@ from pydantic import AfterValidator, Field, ValidationError, model_validator
 
 from memsql_assets.lib.config_files import FieldProblem, Strict, config_error, read_yaml
 from memsql_assets.lib.errors import ConfigError, MemsqlError
+from memsql_assets.lib.memory.context_mode import CONTEXT_MODES, ContextMode
 
 CONDITIONS_FILE_ENV = "MEMSQL_CONDITIONS_FILE"
 BUILTIN_CONDITIONS_FILE = Path(__file__).resolve().parents[3] / "conditions.yaml"
@@ -39,6 +40,12 @@ def _condition_name(name: str) -> str:
     if not CONDITION_NAME_RE.match(name):
         raise FieldProblem("", "expected a name of letters, digits and _ starting with a letter (at most 32)")
     return name
+
+
+def _context_mode(mode: str) -> str:
+    if mode not in CONTEXT_MODES:
+        raise FieldProblem("", f"expected one of {'|'.join(CONTEXT_MODES)}, got {mode!r}")
+    return mode
 
 
 class MemorySpec(Strict):
@@ -68,6 +75,8 @@ class ConditionSpec(Strict):
     """The paper evaluates this condition: its claims are checked in these (dbt var `paper_conditions`)."""
     main_run: bool = True
     """`memsql run` evaluates the reference models under it (conditions with tools never: `memsql eval`)."""
+    context_mode: Annotated[str, AfterValidator(_context_mode)] | None = None
+    """What its memory is given (lib/memory/context_mode.py): annotated or observed; unset: the benchmark's default."""
 
     @model_validator(mode="after")
     def _answerable(self) -> ConditionSpec:
@@ -101,6 +110,7 @@ class Condition:
     schema_in_prompt: bool = True  # the first message carries the source guidance and the schema
     paper: bool = False
     main_run: bool = True
+    context_mode: ContextMode | None = None  # None: the benchmark's default (vocabulary.context_mode)
     file: Path = BUILTIN_CONDITIONS_FILE  # where it is declared: errors about it name this file
 
     def field_path(self, *parts: str) -> str:
@@ -137,6 +147,7 @@ def read_conditions_file(path: Path) -> dict[str, Condition]:
             schema_in_prompt=spec.schema_shown,
             paper=spec.paper,
             main_run=spec.main_run,
+            context_mode=ContextMode(spec.context_mode) if spec.context_mode else None,
             file=path,
         )
         for name, spec in parsed.conditions.items()

@@ -26,6 +26,7 @@ from memsql_assets.lib.benchmark.other_profiles import (
 )
 from memsql_assets.lib.benchmark.profiles import Profile
 from memsql_assets.lib.errors import SourceError
+from memsql_assets.lib.paths import TURNS_FILE
 
 
 def turn_id(turn: Mapping[str, Any]) -> str:
@@ -121,7 +122,7 @@ def write_benchmark(
 ) -> dict[str, Path]:
     turns = [dataclasses.asdict(t) for s in sessions for t in s.turns]
     paths = {
-        "turns_jsonl": out_dir / "turns.jsonl",
+        "turns_jsonl": out_dir / TURNS_FILE,
         "turns_parquet": out_dir / "turns.parquet",
         "sessions_parquet": out_dir / "sessions.parquet",
         "other_profile_sql": out_dir / OTHER_PROFILES_FILE,
@@ -152,7 +153,7 @@ def _write_parquet(target: Path, table: pa.Table) -> None:
 
 
 def read_turns(bench_dir: Path) -> list[dict[str, Any]]:
-    path = bench_dir / "turns.jsonl"
+    path = bench_dir / TURNS_FILE
     if not path.exists():
         raise SourceError(path, "benchmark turns file does not exist", "the output of the sessions asset")
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]

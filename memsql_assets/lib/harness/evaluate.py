@@ -34,14 +34,14 @@ from memsql_assets.lib.harness.runner import PartitionRunner, Progress, RunStats
 from memsql_assets.lib.harness.sample import allowed_range, sample_turns
 from memsql_assets.lib.harness.services import TrajectoryFactory, open_services
 from memsql_assets.lib.harness.settings import EvalSettings, check_epochs, resolve_wave_size
-from memsql_assets.lib.harness.summary import summarize
-from memsql_assets.lib.memory.plugins import check_conditions
+from memsql_assets.lib.harness.summary import PartitionSummary, summarize
+from memsql_assets.lib.memory.plugins import check_conditions, check_context_mode
 from memsql_assets.lib.models.gateway import ModelGateway, ModelReply
 from memsql_assets.lib.models.registry import ModelEntry, Registry, load_registry
 from memsql_assets.lib.models.request_store import RequestStore, evaluation_cell, redact
-from memsql_assets.lib.paths import benchmark_dir, source_db_path
+from memsql_assets.lib.paths import benchmark_dir, source_db_path, turns_file
 from memsql_assets.lib.sources.sqlite_db import schema_text
-from memsql_assets.lib.vocabulary import PAPER_BENCHMARK
+from memsql_assets.lib.vocabulary import PAPER_BENCHMARK, context_mode
 
 log = logging.getLogger(__name__)
 
@@ -52,13 +52,13 @@ class ModelUnavailableError(MemsqlError):
 
 @dataclass(frozen=True)
 class PartitionOutcome:
-    summary: dict[str, Any]
+    summary: dict[str, Any]  # PartitionSummary's fields, as a mapping for the library's callers
     result_path: Path
     rows: list[dict[str, Any]]
 
 
 def benchmark_version(home: Path, benchmark: str = PAPER_BENCHMARK) -> str:
-    return sha256_file(benchmark_dir(home, benchmark) / "turns.jsonl")[:16]
+    return sha256_file(turns_file(home, benchmark))[:16]
 
 
 def _redacting(
@@ -157,16 +157,14 @@ def evaluate_partition(
     api_keys = os.environ if api_keys is None else api_keys
     registry = registry or load_registry()
     epochs = _epochs(home, model_key, condition_name, settings, benchmark)  # before anything is written
-    condition, entry = _runnable(registry, model_key, condition_name, settings, api_keys, home)
+    condition, entry = _runnable(registry, model_key, condition_name, settings, api_keys, home, benchmark)
     limits = AgentLimits(settings.agent_max_steps, settings.agent_time_limit_s)  # below 1: one line
     all_turns = read_turns(benchmark_dir(home, benchmark))
     sample = settings.sessions
     fixed = _partition_sample(entry, all_turns) if sample is None else None  # the reference agent's
     turns = sample_turns(all_turns, fixed if sample is None else sample)  # a bad size fails here
     retries = retry_counts(home, model_key, condition_name, settings.only_failed, benchmark) if sample is None else {}
-    gateway = gateway or ModelGateway(
-        registry, RequestStore.at_home(home), home=home, environ=api_keys, retry_errors=settings.retry_errors
-    )
+    gateway = gateway or _gateway(registry, home, api_keys, settings, entry)
     run = _PartitionRun(
         home, entry, condition, settings, benchmark, progress, trajectory_factory, gateway, limits, registry
     )
@@ -179,26 +177,51 @@ def evaluate_partition(
         runner, epoch_rows, stats = run.epoch(epoch, turns, retries.get(epoch, {}))
         rows += epoch_rows
         stats_by_epoch.append(stats)
-    summary = summarize(
+    scores = summarize(
         rows, model_key, condition.name, time.monotonic() - started, reasoning_expected=entry.reasoning.expected
     )
-    summary.update(
+    summary = PartitionSummary(
+        **{**scores, "epochs": epochs},
         benchmark=benchmark,
         benchmark_version=run.version,
         retried_turns=sum(1 for r in rows if r["retries"]),
-        model_calls_this_run=gateway.calls,
+        **_gateway_fields(gateway, model_key),
         model_fingerprint=entry.fingerprint(),
         share_identical_prompts=settings.share_identical_prompts,
-        epochs=epochs,
         **_coverage(turns, all_turns, sample, fixed),
         # Rows of a shared memory (C, D) are a function of W (runner.py); per-session memory has no waves.
         wave_size=runner.wave_size if runner.shared else None,
         twins_reachable_pct=twins_reachable_pct(turns, runner.wave_size) if runner.shared else None,
-        memory_implementation=condition.implementation,
+        **_memory_fields(condition, benchmark),
         **_epoch_counts(stats_by_epoch),
     )
     path = runner.finish(rows, summary)
-    return PartitionOutcome(summary=summary, result_path=path, rows=rows)
+    return PartitionOutcome(summary=summary.model_dump(), result_path=path, rows=rows)
+
+
+def _gateway(
+    registry: Registry, home: Path, api_keys: Mapping[str, str] | None, settings: EvalSettings, entry: ModelEntry
+) -> ModelGateway:
+    """The run's gateway, its live cost cap the run's setting, else the registry entry's."""
+    cap = settings.max_cost_usd if settings.max_cost_usd is not None else entry.max_cost_usd
+    return ModelGateway(
+        registry, RequestStore.at_home(home), home=home, environ=api_keys, retry_errors=settings.retry_errors, max_cost_usd=cap
+    )
+
+
+def _gateway_fields(gateway: ModelGateway, model_key: str) -> dict[str, Any]:
+    """What the run asked: calls made (not replayed), the adaptive limit's range, damaged records asked again."""
+    return {
+        "model_calls_this_run": gateway.calls,
+        "concurrency": gateway.limit(model_key).stats(),
+        "damaged_records": gateway.store.rejected,
+    }
+
+
+def _memory_fields(condition: Condition, benchmark: str) -> dict[str, str]:
+    """The partition's memory: its implementation and the context mode it was given."""
+    mode = context_mode(condition.name, benchmark).value
+    return {"memory_implementation": condition.implementation, "context_mode": mode}
 
 
 def _epoch_counts(stats: list[RunStats]) -> dict[str, int]:
@@ -247,6 +270,7 @@ def _runnable(
     settings: EvalSettings,
     api_keys: Mapping[str, str],
     home: Path,
+    benchmark: str,
 ) -> tuple[Condition, ModelEntry]:
     """The condition and the registry entry, once everything a run needs is known to be there."""
     condition = get_condition(condition_name)
@@ -256,6 +280,7 @@ def _runnable(
     if not ok:
         raise ModelUnavailableError(f"model {entry.key} is unavailable: {reason}")
     check_conditions([condition.name])  # its memory imports and takes its params, before anything runs
+    check_context_mode(condition, context_mode(condition.name, benchmark))  # a plug-in reading withheld keys
     return condition, entry
 
 

@@ -10,13 +10,22 @@ The cost bound prices each call at its largest possible size: the prompt at PROM
 tokens (a token is at least one byte of UTF-8; memsql's prompts without model-written text are
 below it) plus every model-written entry a prompt can carry (MEMORY_ENTRIES) at the model's output
 limit, and the output at that limit (`max_tokens` or `max_completion_tokens` of the entry's
-provider params). A priced model without an output limit has no bound: None, which exceeds any cap.
+provider params). A priced model without an output limit has no bound: None.
+
+The estimate is what a user can act on: each call's prompt counted exactly with the model's
+tokenizer (the turn's prompt assembled as the agent does, without the blocks a memory adds: exact
+under A, a lower estimate under the conditions with memory, whose blocks hold model-written text),
+and an expected output: the median completion tokens of the model's answers in the request store,
+else the entry's reasoning budget plus TYPICAL_ANSWER_TOKENS. A cap (`--max-cost`, `max_cost_usd`)
+refuses a run whose estimate exceeds it (its bound, where there is no estimate), and stops a run
+whose recorded spend reaches it (gateway.COST_CAP).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +46,8 @@ PROMPT_BYTES_BOUND = 16_384
 # Model-written entries one prompt can carry: five working-memory turns and three episodic ones.
 MEMORY_ENTRIES = 8
 OUTPUT_LIMIT_PARAMS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
+# The output of a typical answer without reasoning, in tokens: a SQL query of a few joins and filters.
+TYPICAL_ANSWER_TOKENS = 150
 
 Cell = tuple[str, str, str, int, int, int]  # model, condition, session, turn, epoch, retry
 
@@ -48,17 +59,44 @@ class RunPlan:
     cells: int  # turns x epochs of the run
     calls: int  # cells without a stored answer
     cost_bound_usd: float | None  # None: no bound (a priced model without an output limit)
+    estimate: Estimate | None = None  # None: not estimated (a home without its benchmark)
 
     def exceeds(self, max_cost_usd: float | None) -> bool:
+        """Above the cap: its estimate, else its bound (None: no bound exceeds any cap)."""
         if max_cost_usd is None:
             return False
+        if self.estimate is not None:
+            return self.estimate.usd > max_cost_usd
         return self.cost_bound_usd is None or self.cost_bound_usd > max_cost_usd
 
     def describe(self) -> str:
         bound = "no bound (set provider_params.max_tokens)" if self.cost_bound_usd is None else (
             f"at most ${self.cost_bound_usd:,.2f}"
         )
-        return f"{self.model}/{self.condition}: {self.calls:,} model calls of {self.cells:,} cells, {bound}"
+        expected = f"about ${self.estimate.usd:,.2f} ({self.estimate.describe()}), " if self.estimate else ""
+        return f"{self.model}/{self.condition}: {self.calls:,} model calls of {self.cells:,} cells, {expected}{bound}"
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """The expected cost of a run's calls."""
+
+    prompt_tokens: int  # of every call, counted
+    output_tokens_per_call: int  # expected
+    output_source: str  # where the expectation comes from
+    usd: float
+
+    def describe(self) -> str:
+        return f"{self.prompt_tokens:,} prompt tokens, {self.output_tokens_per_call:,} output tokens a call ({self.output_source})"
+
+
+@dataclass(frozen=True)
+class StoreIndex:
+    """One read of the request store: its replayable cells and its answers' output tokens, by model
+    configuration (config_key)."""
+
+    cells: dict[str, set[Cell]]
+    outputs: dict[str, list[int]]
 
 
 def output_limit(entry: ModelEntry) -> int | None:
@@ -79,10 +117,11 @@ def call_cost_bound(entry: ModelEntry) -> float | None:
     return entry.cost_usd(PROMPT_BYTES_BOUND + MEMORY_ENTRIES * limit, limit)
 
 
-def answered_by_config(store_root: Path, retry_errors: bool = False) -> dict[str, set[Cell]]:
-    """Every replayable cell of the request store, by model configuration (config_key): one read of
-    the store serves every partition of a run's plan."""
+def answered_by_config(store_root: Path, retry_errors: bool = False) -> StoreIndex:
+    """Every replayable cell of the request store, and every answer's output tokens, by model
+    configuration (config_key): one read of the store serves every partition of a run's plan."""
     done: dict[str, set[Cell]] = {}
+    outputs: dict[str, list[int]] = {}
     for path in store_root.glob("??/*.json") if store_root.exists() else ():
         try:
             record = json.loads(path.read_bytes())
@@ -92,6 +131,8 @@ def answered_by_config(store_root: Path, retry_errors: bool = False) -> dict[str
         if not isinstance(cell, dict) or "condition" not in cell or not _replayable(record, retry_errors):
             continue
         config = config_key(record.get("litellm_model"), (record.get("request") or {}).get("params"))
+        if not record.get("error"):
+            outputs.setdefault(config, []).append(int((record.get("usage") or {}).get("completion_tokens") or 0))
         done.setdefault(config, set()).add(
             (
                 cell["model"],
@@ -102,7 +143,7 @@ def answered_by_config(store_root: Path, retry_errors: bool = False) -> dict[str
                 int(cell.get("retry", 0)),
             )
         )
-    return done
+    return StoreIndex(done, outputs)
 
 
 def config_key(litellm_model: Any, params: Any) -> str:
@@ -132,10 +173,14 @@ def plan_run(
     sessions: int | None = None,
     retries: Mapping[int, Mapping[str, int]] | None = None,
     max_steps: int = DEFAULT_MAX_STEPS,
+    prompts: Mapping[str, int] | None = None,
+    outputs: Sequence[int] = (),
 ) -> RunPlan:
     """The calls and cost bound of evaluating `entry` under `condition` (a sample of `sessions`);
     `retries`: by epoch and turn id, the retry each cell asks for (evaluate.retry_counts). A cell
-    with a stored step counts as answered (a turn cut short mid-loop asks for its later steps)."""
+    with a stored step counts as answered (a turn cut short mid-loop asks for its later steps).
+    `prompts`: each turn's prompt tokens (prompt_tokens), for the estimate; `outputs`: the output
+    tokens of the model's stored answers."""
     answered = set(answered)
     retries = retries or {}
     cells = [
@@ -149,7 +194,43 @@ def plan_run(
     # bounded as one call's: the loop's observations are clipped previews).
     steps = max_steps if get_condition(condition).tools else 1
     bound = None if per_call is None and calls else (per_call or 0.0) * calls * steps
-    return RunPlan(entry.key, condition, len(cells), calls, None if bound is None else _cents_up(bound))
+    asked = [f"{session}#{turn}" for _, _, session, turn, *_ in (c for c in cells if c not in answered)]
+    estimate = None if prompts is None else estimate_cost(entry, [prompts[t] for t in asked], outputs)
+    return RunPlan(entry.key, condition, len(cells), calls, None if bound is None else _cents_up(bound), estimate)
+
+
+def estimate_cost(entry: ModelEntry, prompts: Sequence[int], outputs: Sequence[int]) -> Estimate:
+    """The expected cost of calls with these prompt tokens (module docstring)."""
+    if outputs:
+        per_call, source = int(statistics.median(outputs)), f"the median of its {len(outputs):,} stored answers"
+    else:
+        budget = entry.reasoning.budget_tokens or 0
+        per_call = budget + TYPICAL_ANSWER_TOKENS
+        source = f"reasoning budget {budget:,} + a typical answer" if budget else "a typical answer"
+    total = sum(prompts)
+    return Estimate(total, per_call, source, entry.cost_usd(total, per_call * len(prompts)))
+
+
+def prompt_tokens(
+    home: Path, entry: ModelEntry, condition: str, turns: Sequence[Mapping[str, Any]]
+) -> dict[str, int]:
+    """Each turn's prompt tokens by the model's tokenizer: the prompt as the agent assembles it under
+    `condition`, without memory blocks (agent/prompts.build_messages)."""
+    from memsql_assets.lib.agent.prompts import PromptParts, build_messages
+    from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
+    from memsql_assets.lib.models.gateway import count_prompt_tokens
+    from memsql_assets.lib.paths import source_db_path
+    from memsql_assets.lib.sources.sqlite_db import schema_text
+
+    shown = get_condition(condition).schema_in_prompt
+    schemas = {p: schema_text(source_db_path(home, name)) if shown else "" for p, name in SOURCE_BY_PREFIX.items()}
+    return {
+        turn_id(t): count_prompt_tokens(
+            entry.litellm_model,
+            build_messages(PromptParts(t["source"], schemas[t["source"]], t["question"], t["output_requirements"])),
+        )
+        for t in turns
+    }
 
 
 def _cents_up(usd: float) -> float:
@@ -172,7 +253,7 @@ def plan_partition(
     sessions: int | None = None,
     epochs: int | None = None,
     retry_errors: bool = False,
-    answered: Mapping[str, set[Cell]] | None = None,
+    answered: StoreIndex | None = None,
     only_failed: bool = False,
     benchmark: str = PAPER_BENCHMARK,
     max_steps: int = DEFAULT_MAX_STEPS,
@@ -183,15 +264,18 @@ def plan_partition(
     from memsql_assets.lib.benchmark.store import read_turns
     from memsql_assets.lib.harness.evaluate import retry_counts
     from memsql_assets.lib.harness.results import full_epochs
-    from memsql_assets.lib.paths import benchmark_dir
+    from memsql_assets.lib.paths import benchmark_dir, turns_file
 
     if epochs is None:
         epochs = 1 if sessions is not None else full_epochs(home, entry.key, condition, benchmark)
-    if not (benchmark_dir(home, benchmark) / "turns.jsonl").exists():
+    if not turns_file(home, benchmark).exists():
         return plan_unbuilt(entry, condition, epochs)
     if answered is None:
         answered = answered_by_config(requests_dir(home), retry_errors)
-    cells = answered.get(entry_config(entry), set())
+    config = entry_config(entry)
+    cells = answered.cells.get(config, set())
     retries = retry_counts(home, entry.key, condition, only_failed, benchmark) if sessions is None else {}
     turns = read_turns(benchmark_dir(home, benchmark))
-    return plan_run(entry, condition, turns, epochs, cells, sessions, retries, max_steps)
+    prompts = None if entry.kind == "builtin" else prompt_tokens(home, entry, condition, sample_turns(turns, sessions))
+    outputs = answered.outputs.get(config, [])
+    return plan_run(entry, condition, turns, epochs, cells, sessions, retries, max_steps, prompts, outputs)

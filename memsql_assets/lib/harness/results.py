@@ -30,6 +30,7 @@ import pyarrow.parquet as pq
 
 from memsql_assets.lib.atomic import atomic_path, write_text_atomic
 from memsql_assets.lib.errors import MemsqlError
+from memsql_assets.lib.harness.summary import PartitionSummary, read_summary, write_summary
 from memsql_assets.lib.harness.turn_result import ADDED_COLUMNS, COLUMNS, RESULT_SCHEMA, SCHEMA_VERSION
 from memsql_assets.lib.paths import results_root, samples_root
 from memsql_assets.lib.vocabulary import PAPER_BENCHMARK
@@ -37,7 +38,6 @@ from memsql_assets.lib.vocabulary import PAPER_BENCHMARK
 log = logging.getLogger(__name__)
 
 RESULT_FILE = "turn_results.parquet"
-SUMMARY_FILE = "summary.json"
 # The row's one definition is TurnResult (turn_result.py): RESULT_SCHEMA, COLUMNS and ADDED_COLUMNS
 # derive from its fields.
 OLDEST_READABLE = 2
@@ -110,20 +110,14 @@ def output_dir(
     return sample_dir(home, model, condition, sessions, benchmark)
 
 
-def read_summary(directory: Path) -> dict[str, Any]:
-    """The summary published in `directory` ({} when there is none yet)."""
-    path = directory / SUMMARY_FILE
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-
-
 def full_epochs(home: Path, model: str, condition: str, benchmark: str = PAPER_BENCHMARK) -> int:
     """The epochs of the partition's last full evaluation: what a re-evaluation asks for unless a
     full run asks for others (1 when it has none; a file from before samples lived apart may be a
     sample, whose epochs count for nothing)."""
     summary = read_summary(partition_dir(home, model, condition, benchmark))
-    if summary.get("complete") is False:
+    if summary is None or not summary.complete:
         return 1
-    return int(summary.get("epochs", 1))
+    return summary.epochs
 
 
 def progress_root(
@@ -188,13 +182,13 @@ def read_checkpoints(directory: Path) -> dict[str, list[dict[str, Any]]]:
     return done
 
 
-def write_results(target_dir: Path, rows: Iterable[Mapping[str, Any]], summary: Mapping[str, Any]) -> Path:
+def write_results(target_dir: Path, rows: Iterable[Mapping[str, Any]], summary: PartitionSummary) -> Path:
     ordered = sorted(rows, key=lambda r: (r["epoch"], r["session_id"], r["turn_index"]))
     table = pa.table({c: [r.get(c) for r in ordered] for c in COLUMNS}, schema=RESULT_SCHEMA)
     target = target_dir / RESULT_FILE
     with atomic_path(target) as tmp:
         pq.write_table(table, tmp, compression="zstd")
-    write_text_atomic(target_dir / SUMMARY_FILE, json.dumps(summary, indent=2, sort_keys=True))
+    write_summary(target_dir, summary)
     return target
 
 

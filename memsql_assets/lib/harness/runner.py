@@ -27,7 +27,8 @@ An unusable endpoint stops the partition: after `stop_after_failures` consecutiv
 the same endpoint failure (gateway.ENDPOINT_FAILURES), no success between, the run raises
 PartitionStopped naming the model, the endpoint and the cause. A session with such a failure is
 never checkpointed (in C and D, nor is any later one: it saw that session's memory), so a re-run
-after the fix re-asks those turns; the request store never replays them.
+after the fix re-asks those turns; the request store never replays them. A turn refused for the
+run's cost cap (gateway COST_CAP) stops the partition at once, in the same way.
 """
 
 from __future__ import annotations
@@ -68,10 +69,11 @@ from memsql_assets.lib.harness.results import (
     write_session_checkpoint,
 )
 from memsql_assets.lib.harness.settings import resolve_wave_size
+from memsql_assets.lib.harness.summary import PartitionSummary
 from memsql_assets.lib.harness.turn_result import SCHEMA_VERSION, TurnResult
 from memsql_assets.lib.memory.protocol import Memory, StoreSize, Visibility
 from memsql_assets.lib.memory.resolution import retrieved_sessions
-from memsql_assets.lib.models.gateway import ENDPOINT_FAILURES, ModelReply
+from memsql_assets.lib.models.gateway import COST_CAP, ENDPOINT_FAILURES, ModelReply
 from memsql_assets.lib.paths import benchmark_dir, sql_cache_path
 from memsql_assets.lib.sources.sqlite_db import check_sqlite_file, open_readonly
 from memsql_assets.lib.sql.result_cache import RESULTS, DatabaseResults, NotCached
@@ -230,6 +232,10 @@ class FailureStreak:
             return
         self.count = self.count + 1 if self.kind == error_type else 1
         self.kind = error_type
+        if error_type == COST_CAP:  # at once: no later call can be made either
+            raise PartitionStopped(
+                f"{self.partition} stopped: {message}. Finished sessions are kept: re-run with a higher cap to resume."
+            )
         if self.count >= self.stop_after:
             raise PartitionStopped(
                 f"{self.partition} stopped: {self.count} consecutive turns failed with "
@@ -333,8 +339,10 @@ class PartitionRunner:
 
     def _prepare_progress(self) -> dict[str, list[dict[str, Any]]]:
         meta_path = self.progress_dir / "_meta.json"
-        # Checkpoints of another benchmark version, or (C/D) of other waves, are void.
+        # Checkpoints of another benchmark version or context mode, or (C/D) of other waves, are void.
         meta: dict[str, Any] = {"benchmark_version": self.benchmark_version}
+        if self.agent.observed:  # annotated checkpoints predate the field: they stay valid
+            meta["context_mode"] = self.agent.context_mode.value
         if self.shared:
             meta.update(wave_size=self.wave_size, waves=WAVES)
         if meta_path.exists() and json.loads(meta_path.read_text(encoding="utf-8")) != meta:
@@ -562,7 +570,7 @@ class PartitionRunner:
             schema_version=SCHEMA_VERSION,
         )
 
-    def finish(self, rows: list[dict[str, Any]], summary: Mapping[str, Any]) -> Path:
+    def finish(self, rows: list[dict[str, Any]], summary: PartitionSummary) -> Path:
         """Publish the partition's one file (every epoch's rows) atomically, then drop every epoch's checkpoints."""
         path = write_results(self.out_dir, rows, summary)
         shutil.rmtree(self.progress_dir.parent, ignore_errors=True)

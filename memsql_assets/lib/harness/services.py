@@ -26,13 +26,15 @@ from typing import Any
 
 from memsql_assets.lib.agent.agent import Agent
 from memsql_assets.lib.agent.conditions import Condition
+from memsql_assets.lib.benchmark.store import turn_id as benchmark_turn_id
 from memsql_assets.lib.harness.results import output_dir, progress_dir, read_checkpoints
+from memsql_assets.lib.memory.context_mode import ContextMode
 from memsql_assets.lib.memory.embeddings import EmbeddingCache
 from memsql_assets.lib.memory.episodic import turn_id
 from memsql_assets.lib.memory.plugins import build_memory
 from memsql_assets.lib.memory.protocol import Memory, MemoryContext, TrajectoryFactory, opened
 from memsql_assets.lib.paths import embeddings_cache_dir
-from memsql_assets.lib.vocabulary import PAPER_BENCHMARK
+from memsql_assets.lib.vocabulary import PAPER_BENCHMARK, context_mode
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +91,8 @@ def open_services(
     run (`sample` sessions) keeps memory of its own: it never resets the full run's. A store on disk
     lives in the benchmark's own partition folder and collection (named by its version), so it only
     ever holds, and retrieves, past sessions of the same benchmark."""
-    run_name = f"{model_key}.{condition.name}.{benchmark_version}.epoch{epoch}"
+    mode = context_mode(condition.name, benchmark)
+    run_name = f"{model_key}.{condition.name}.{benchmark_version}.{mode}.epoch{epoch}"
     memory = build_memory(condition)
     embed = None
     if getattr(memory, "uses_vectors", False):
@@ -114,8 +117,12 @@ def open_services(
         trajectory_factory=trajectory_factory,
         embed=embed,
         acomplete=ask_model,
+        context_mode=mode,
     )
     with opened(memory, ctx):
         _drop_checkpoints_without_memory(checkpoints, memory)
-        agent = Agent(condition, schemas, memory, embed)
+        annotations = (
+            {benchmark_turn_id(t): t["state_updates"] for t in turns} if mode == ContextMode.OBSERVED else {}
+        )
+        agent = Agent(condition, schemas, memory, embed, mode, annotations)
         yield PartitionServices(agent=agent, memory=memory if getattr(memory, "stateful", True) else None)

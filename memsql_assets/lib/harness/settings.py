@@ -76,7 +76,8 @@ class EvalSettings(BaseModel):
         ge=0,
         description="Stop before the run when the upper bound of what it would spend (model calls not in the "
         "request store x the registry's prices at their largest, `memsql eval --dry-run`) exceeds this many "
-        "USD; unset: no cap (`memsql eval --max-cost`).",
+        "USD; also a live cap: the run stops, resumable, once the calls it made cost this much (the "
+        "registry's max_cost_usd when unset). Unset: no cap (`memsql eval --max-cost`).",
     )
     agent_max_steps: int = Field(
         default=DEFAULT_MAX_STEPS,

@@ -9,8 +9,9 @@
 - `trajectory` (E, E_prompt): working memory plus the AgentSM trajectory of the most similar synthetic question.
 
 Working memory follows DESIGN's "state updates are not cumulative": each entry carries its own turn's
-state updates, and the window decides what is visible. Each epoch has its own Redis keys and
-Chroma collection (the context's run id), so epochs never see each other.
+state updates (annotated context mode only), and the window decides what is visible. In observed
+mode `episodic` offers its own facts block (facts.py) in place of the annotated Resolved block. Each
+epoch has its own Redis keys and Chroma collection (the context's run id), so epochs never see each other.
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ from pydantic import BaseModel, Field
 from memsql_assets.lib.config_files import Strict
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.memory.chroma import chroma_client, collection_name, open_collection
+from memsql_assets.lib.memory.context_mode import ContextMode
 from memsql_assets.lib.memory.episodic import EpisodicMemory, analyst_peers
+from memsql_assets.lib.memory.facts import facts_block
 from memsql_assets.lib.memory.protocol import (
     MemoryBase,
     MemoryContext,
@@ -183,7 +186,11 @@ class Episodic(Window):
         among = None if self.peers is None else self.peers.get(sid, frozenset({sid}))
         similar = self.episodic.query(q, self.k, source, None, vector, sid, among)
         hints = self.semantic.query(q, source, self.params.semantic_top_k, vector) if self.semantic else []
-        return Retrieval(recent=recent, similar=similar, hints=[h["text"] for h in hints])
+        # Observed mode: no Resolved block from annotations; the memory's own reading of the SQL instead.
+        facts = facts_block([*recent, *similar]) if self.context_mode == ContextMode.OBSERVED else None
+        return Retrieval(
+            recent=recent, similar=similar, hints=[h["text"] for h in hints], blocks=[facts] if facts else ()
+        )
 
     def retrieve(self, turn: MemoryTurn, vector: list[float] | None) -> Retrieval:
         return self._stores(turn, vector, self.recent(turn))

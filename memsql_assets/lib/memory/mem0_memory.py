@@ -27,6 +27,8 @@ from pydantic import BaseModel, Field
 
 from memsql_assets.lib.config_files import Strict
 from memsql_assets.lib.errors import MemsqlError
+from memsql_assets.lib.memory.context_mode import ContextMode
+from memsql_assets.lib.memory.facts import facts_block
 from memsql_assets.lib.memory.protocol import MemoryBase, MemoryContext, MemoryTurn, Retrieval, StoreSize
 from memsql_assets.lib.memory.resolution import Payload, resolve_from
 
@@ -117,8 +119,15 @@ class Mem0Memory(MemoryBase):
             )["results"]
         ranked = sorted(found, key=lambda h: (-round(float(h["score"]), 6), -int(h["metadata"]["turn_index"])))
         similar = [json.loads(h["metadata"]["payload"]) for h in ranked[: self.params.top_k]]
-        resolution = resolve_from(turn.referenced_keys, [(MEM0_STORE, similar)])
-        return Retrieval(similar=similar, resolution=resolution)
+        if self.context_mode == ContextMode.OBSERVED:
+            # No annotations to resolve from: the top-k most recent first (a correction is read over the value
+            # it corrected), and the memory's own reading of their SQL.
+            similar.sort(key=lambda p: -int(p["turn_index"]))
+            facts = facts_block(similar)
+            return Retrieval(similar=similar, blocks=[facts] if facts else ())
+        return Retrieval(
+            similar=similar, resolution=resolve_from(turn.referenced_keys, [(MEM0_STORE, similar)])
+        )
 
     def persist(self, payload: Payload) -> None:
         metadata = {

@@ -16,6 +16,7 @@ fail validation.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import importlib
 import importlib.metadata
@@ -29,7 +30,8 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from memsql_assets.lib.agent.conditions import CONDITIONS, Condition
-from memsql_assets.lib.errors import ConfigError
+from memsql_assets.lib.errors import ConfigError, MemsqlError
+from memsql_assets.lib.memory.context_mode import ContextMode
 from memsql_assets.lib.memory.protocol import Memory, MemoryBase, MemoryTurn, NoParams, Retrieval
 from memsql_assets.lib.memory.resolution import Payload
 
@@ -157,7 +159,7 @@ def build_memory(condition: Condition) -> Memory:
 
 def condition_fingerprint(condition: Condition) -> str:
     """What a condition's results are a function of besides memsql's own code: its memory implementation,
-    parameters and tools, and for a plug-in its module's source (a changed plug-in makes them stale)."""
+    parameters, tools and context mode, and for a plug-in its module's source (a changed plug-in makes them stale)."""
     target = implementation_target(condition)
     module = target.partition(":")[0]
     source = None
@@ -166,7 +168,13 @@ def condition_fingerprint(condition: Condition) -> str:
         origin = spec.origin if spec is not None else None
         source = hashlib.sha256(Path(origin).read_bytes()).hexdigest() if origin and Path(origin).is_file() else None
     spec_text = json.dumps(
-        {"target": target, "params": dict(condition.params), "tools": condition.tools, "source": source},
+        {
+            "target": target,
+            "params": dict(condition.params),
+            "tools": condition.tools,
+            "source": source,
+            "context_mode": condition.context_mode,
+        },
         sort_keys=True,
         default=str,
     )
@@ -178,3 +186,27 @@ def check_conditions(names: Iterable[str] | None = None) -> None:
     for name in names if names is not None else CONDITIONS:
         condition = CONDITIONS[name]
         memory_params(condition, memory_class(condition))
+
+
+class ReadsWithheldKeysError(MemsqlError):
+    """A plug-in whose code reads `MemoryTurn.referenced_keys` asked to run in observed context mode."""
+
+
+def check_context_mode(condition: Condition, mode: ContextMode) -> None:
+    """In observed mode a plug-in whose module reads `referenced_keys` cannot run: refused before the
+    partition starts (a read the source does not spell out raises at the read: context_mode.WithheldKeys)."""
+    if mode != ContextMode.OBSERVED or condition.implementation in BUILTIN_MEMORIES:
+        return
+    module = importlib.import_module(memory_class(condition).__module__)
+    origin = getattr(module, "__file__", None)
+    if not origin or not Path(origin).is_file():
+        return
+    tree = ast.parse(Path(origin).read_text(encoding="utf-8"))
+    lines = sorted({n.lineno for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr == "referenced_keys"})
+    if lines:
+        raise ReadsWithheldKeysError(
+            f"condition {condition.name} ({condition.file}): its memory {condition.implementation} reads "
+            f"MemoryTurn.referenced_keys ({origin}, line {', '.join(map(str, lines))}), which {mode} context mode "
+            f"withholds; read the question and the stored turns instead, or give the condition "
+            f"`context_mode: {ContextMode.ANNOTATED}`"
+        )

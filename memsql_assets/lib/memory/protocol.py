@@ -10,7 +10,11 @@ summary.py, mem0_memory.py) and a user's plug-in (plugins.py) implement this one
   if it resolves values itself, each referenced key's value with its provenance (which session and
   turn supplied it). Without its own resolution the harness walks the retrieved turns' state updates
   (resolution.py: the paper's rule);
-- `persist(payload)` after the turn was scored: what the memory keeps of it;
+- `persist(payload)` after the turn was scored: what the memory keeps of it (the question, the model's
+  SQL and its result preview; in annotated context mode also the turn's annotated `state_updates`);
+- context modes (context_mode.py): in observed mode `MemoryTurn.referenced_keys` is withheld, payloads
+  carry no `state_updates`, and no Resolved block is built from annotations; `ctx.context_mode` tells
+  a memory which mode its partition runs in;
 - the visibility rule: `SESSION` memory is private to a session (sessions run concurrently, and a
   session's memory is forgotten when it ends); `WAVES` memory is shared by the sessions of a source,
   which run in waves of W: a session sees its own turns and every turn of the earlier waves
@@ -37,6 +41,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 from pydantic import BaseModel
 
 from memsql_assets.lib.config_files import Strict
+from memsql_assets.lib.memory.context_mode import ContextMode
 from memsql_assets.lib.memory.resolution import Payload, Resolution
 
 # (source prefix, question, question vector or None) -> markdown or None
@@ -59,7 +64,9 @@ class MemoryTurn:
     turn_index: int
     source: str  # NW, SEC or BIRD
     question: str
-    referenced_keys: tuple[str, ...]  # the names of the values the turn needs from earlier turns
+    # Annotated mode: the names of the values the turn needs from earlier turns. Observed mode: withheld
+    # (context_mode.WithheldKeys: any read raises, naming the condition).
+    referenced_keys: Sequence[str]
 
 
 @dataclass(frozen=True)
@@ -117,6 +124,7 @@ class MemoryContext:
     # A registry model's answer to chat messages, for a memory that asks one (the summary's writer):
     # await acomplete(model key, messages, cell) -> reply text (a failed call raises); None: no gateway.
     acomplete: Callable[[str, list[dict[str, str]], Mapping[str, Any]], Awaitable[str]] | None = None
+    context_mode: ContextMode = ContextMode.ANNOTATED  # what the memory is given (context_mode.py)
     cleanup: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
 
     def redis(self) -> Any:
@@ -171,6 +179,12 @@ class MemoryBase:
 
     def open(self, ctx: MemoryContext) -> None:
         self.ctx = ctx
+
+    @property
+    def context_mode(self) -> ContextMode:
+        """What the partition gives the memory (context_mode.py); annotated before `open`."""
+        ctx = getattr(self, "ctx", None)
+        return ctx.context_mode if ctx is not None else ContextMode.ANNOTATED
 
     def reset(self, keep: set[str]) -> None:
         """Keep exactly the memory of the sessions `keep` (empty: forget everything)."""

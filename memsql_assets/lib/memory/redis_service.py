@@ -17,6 +17,7 @@ import shutil
 import stat
 import subprocess
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -35,6 +36,7 @@ START_TIMEOUT_S = 10.0
 # Linux's sockaddr_un.sun_path holds 108 bytes including the NUL, macOS's 104: stay safely below both.
 SOCKET_PATH_LIMIT = 100
 OWNER_FILE = "owner.json"
+LEASES_DIR = "leases"
 FALLBACK_PREFIX = "memsql-redis-"
 
 
@@ -118,6 +120,14 @@ def connect_url(url: str) -> redis.Redis:
             f"start it, fix {REDIS_URL_ENV}, or unset {REDIS_URL_ENV} to use a private redis-server"
         ) from exc
     return client
+
+
+def _remove_socket(socket_path: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        socket_path.unlink()
+    if socket_path.parent.name.startswith(FALLBACK_PREFIX) and socket_path.parent.parent == Path("/tmp"):
+        with contextlib.suppress(OSError):  # the short fallback dir of socket_path_for: remove once empty
+            socket_path.parent.rmdir()
 
 
 def _answers(socket_path: Path) -> bool:
@@ -250,6 +260,15 @@ class RedisServer:
                     proc.wait()
         self._cleanup()
 
+    def release(self) -> None:
+        """Forget the process without stopping it: the last user of the home stops it (`redis_connection`)."""
+        if self._proc is not None:
+            self._proc.poll()
+        self._proc = None
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
     def restart(self, timeout_s: float = START_TIMEOUT_S) -> None:
         self.stop()
         self.start(timeout_s)
@@ -259,13 +278,7 @@ class RedisServer:
         if self._log is not None:
             self._log.close()
             self._log = None
-        with contextlib.suppress(FileNotFoundError):
-            self.socket_path.unlink()
-        if self.socket_path.parent.name.startswith(
-            FALLBACK_PREFIX
-        ) and self.socket_path.parent.parent == Path("/tmp"):
-            with contextlib.suppress(OSError):  # the short fallback dir of socket_path_for: remove once empty
-                self.socket_path.parent.rmdir()
+        _remove_socket(self.socket_path)
 
     def __enter__(self) -> RedisServer:
         self.start()
@@ -297,24 +310,61 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def _started_at(pid: int) -> str:
+    """The process's start time in clock ticks since boot (/proc/PID/stat field 22), "" where there is
+    no /proc: with the PID it names one process, so a lease outlives no PID reuse."""
+    try:
+        stat_line = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    return stat_line.rsplit(")", 1)[1].split()[19]
+
+
+def _take_lease(directory: Path) -> Path:
+    """`leases/PID-N`: this block uses the server. One per block, so that one process may hold several."""
+    leases = directory / LEASES_DIR
+    leases.mkdir(parents=True, exist_ok=True)
+    path = leases / f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
+    path.write_text(_started_at(os.getpid()))
+    return path
+
+
+def _live_leases(directory: Path) -> list[Path]:
+    """The leases of live processes; those of dead ones (killed with -9) are removed."""
+    live = []
+    for lease in (directory / LEASES_DIR).glob("*-*"):
+        pid_text = lease.name.split("-", 1)[0]
+        with contextlib.suppress(OSError, ValueError):
+            pid = int(pid_text)
+            if _pid_alive(pid) and lease.read_text() == _started_at(pid):
+                live.append(lease)
+                continue
+        with contextlib.suppress(FileNotFoundError):
+            lease.unlink()
+    return live
+
+
 def _read_owner(directory: Path) -> dict[str, Any] | None:
     try:
         data = json.loads((directory / OWNER_FILE).read_text())
     except (OSError, ValueError):
         return None
-    return data if isinstance(data, dict) and isinstance(data.get("owner_pid"), int) else None
+    return data if isinstance(data, dict) else None
 
 
 def _write_owner(directory: Path, server: RedisServer) -> None:
-    record = {"owner_pid": os.getpid(), "server_pid": server.pid, "socket": str(server.socket_path)}
+    record = {"started_by": os.getpid(), "server_pid": server.pid, "socket": str(server.socket_path)}
     (directory / OWNER_FILE).write_text(json.dumps(record))
 
 
-def _clear_owner(directory: Path) -> None:
-    owner = _read_owner(directory)
-    if owner is not None and owner["owner_pid"] == os.getpid():
-        with contextlib.suppress(FileNotFoundError):
-            (directory / OWNER_FILE).unlink()
+def _shutdown(sock: Path) -> None:
+    """SHUTDOWN NOSAVE the server answering on `sock` and wait until it is gone."""
+    client = unix_client(sock, connect_timeout_s=0.5)
+    with contextlib.suppress(redis.RedisError, OSError):  # the server closes the connection as it exits
+        client.shutdown(nosave=True)
+    client.close()
+    _wait_gone(sock)
+    _remove_socket(sock)
 
 
 @contextlib.contextmanager
@@ -322,13 +372,14 @@ def redis_connection(home: Path, url: str | None = None) -> Iterator[redis.Redis
     """A Redis client for working memory, for the duration of the block.
 
     - `url` (else `MEMSQL_REDIS_URL`): connect and PING; unreachable raises MemoryServiceError at once.
-    - Otherwise a private server on `socket_path_for(home)`, stopped when the block exits (also on
-      exceptions). Reuse: when a server of ours is already answering there for another live process
-      (`home/redis/owner.json` names it), we connect to it and leave it running — its owner stops it,
-      and if that happens while we still use it, our calls fail with MemoryServiceError after retries.
-      A server whose owner died (kill -9) is an orphan: it is shut down and replaced (its contents were
-      scratch state of a dead run). A server answering without any owner record is not ours to stop:
-      we use it and leave it alone.
+    - Otherwise a private server on `socket_path_for(home)`, shared by every process using the home
+      (`memsql eval`, `memsql run`, `memsql ui`'s runs, the automation). Each block holds a lease,
+      `home/redis/leases/PID-N`; the server is started by the first and stopped by the last block
+      to end (also on exceptions). A lease whose process died (kill -9) is ignored and removed, so a
+      killed user neither stops the server under the others nor keeps it up. A server of ours
+      (`home/redis/owner.json`) answering with no live lease is an orphan of killed runs: it is shut
+      down and replaced (its contents were their scratch state). A server answering without any
+      owner record is not ours to stop: we use it and leave it alone.
     """
     url = url or os.environ.get(REDIS_URL_ENV) or None
     if url:
@@ -344,33 +395,39 @@ def redis_connection(home: Path, url: str | None = None) -> Iterator[redis.Redis
     server: RedisServer | None = None
     with _start_lock(directory):
         sock = socket_path_for(home)
-        if _answers(sock):
-            owner = _read_owner(directory)
-            if owner is not None and not _pid_alive(owner["owner_pid"]):
-                orphan = unix_client(sock, connect_timeout_s=0.5)
-                with contextlib.suppress(redis.RedisError, OSError):
-                    orphan.shutdown(nosave=True)
-                orphan.close()
-                _wait_gone(sock)
-        if not _answers(sock):
-            server = RedisServer(sock, log_path=directory / "redis.log")
-            # Claim ownership before the server exists: a run killed while it starts then leaves a
-            # server with a dead owner, which the next run shuts down, instead of an unowned one.
-            _write_owner(directory, server)
-            server.start()
-            _write_owner(directory, server)
+        if _answers(sock) and not _live_leases(directory) and _read_owner(directory) is not None:
+            _shutdown(sock)
+        # Taken before the server starts: a run killed while it starts leaves an orphan, not a server
+        # nobody stops.
+        lease = _take_lease(directory)
+        try:
+            if not _answers(sock):
+                server = RedisServer(sock, log_path=directory / "redis.log")
+                _write_owner(directory, server)
+                server.start()
+                _write_owner(directory, server)
+        except BaseException:
+            lease.unlink(missing_ok=True)  # a live process's lease would keep a later server up
+            raise
     try:
-        client = server.client() if server is not None else unix_client(sock)
+        client = unix_client(sock)
         try:
             yield client
         finally:
             client.close()
     finally:
-        if server is not None:
-            # Under the lock: a process about to reuse or start a server must not see it half-gone.
-            with _start_lock(directory):
+        # Under the lock: a process about to reuse or start a server must not see it half-gone.
+        with _start_lock(directory):
+            lease.unlink(missing_ok=True)
+            last = not _live_leases(directory) and _read_owner(directory) is not None
+            if last and server is not None:
                 server.stop()
-                _clear_owner(directory)
+            elif last and _answers(sock):
+                _shutdown(sock)
+            if last:
+                (directory / OWNER_FILE).unlink(missing_ok=True)
+            if server is not None:
+                server.release()
 
 
 def _wait_gone(sock: Path, timeout_s: float = 5.0) -> None:

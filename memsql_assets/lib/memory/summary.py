@@ -2,10 +2,13 @@
 
 By default the summary is **extractive** and deterministic: it is made of sentences of the conversation
 itself, the question and the SQL of a few earlier turns (their result lines are dropped). After each
-turn it keeps the turns that carry the conversation's current state (for each value the session has
-bound, the latest turn that bound it) and the newest turn, at most `max_turns` of them, the most
-recent first; a turn once dropped never comes back (a rolling summary, not a re-read of the history).
-Its Resolved block takes each referenced value from the kept turns, newest first.
+turn it keeps the turns that carry the conversation's current state and the newest turn, at most
+`max_turns` of them, the most recent first; a turn once dropped never comes back (a rolling summary,
+not a re-read of the history). What carries the current state depends on the context mode
+(context_mode.py): annotated, for each value the session has bound, the latest turn that bound it (its
+annotated state updates), and the Resolved block takes each referenced value from the kept turns,
+newest first; observed, for each expression the SQL compared with a literal (lib/sql/filters.py), the
+latest turn whose SQL compared it: chosen from the text alone, with no Resolved block.
 
 With `model: <registry key>`, a registry model writes the summary instead (abstractive): before each
 turn that follows new turns, the model gets the previous summary and those turns and answers the
@@ -16,13 +19,14 @@ nothing: whatever it states, the model under evaluation must read it from the te
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
 from memsql_assets.lib.config_files import Strict
 from memsql_assets.lib.errors import MemsqlError
+from memsql_assets.lib.memory.context_mode import ContextMode
 from memsql_assets.lib.memory.protocol import (
     MemoryBase,
     MemoryContext,
@@ -32,11 +36,14 @@ from memsql_assets.lib.memory.protocol import (
     StoreSize,
 )
 from memsql_assets.lib.memory.resolution import Payload, resolve_from
+from memsql_assets.lib.sql.filters import filters
 
 SUMMARY_HEADER = "Summary of earlier turns:"
 SUMMARY_STORE = "summary"
-# What an extractive summary keeps of a turn: its sentences (question, SQL) and the values it bound.
-KEPT_FIELDS = ("session_id", "turn_index", "question", "sql", "state_updates")
+# What an extractive summary keeps of a turn: its sentences (question, SQL), and in annotated mode the
+# values it bound.
+KEPT_FIELDS = ("session_id", "turn_index", "question", "sql")
+ANNOTATED_FIELDS = (*KEPT_FIELDS, "state_updates")
 SUMMARIZER_SYSTEM = (
     "You keep a running summary of a conversation between a user and a SQL assistant. The summary is all "
     "the assistant will see of the earlier turns. Keep every entity, identifier, code, year, metric and "
@@ -61,12 +68,23 @@ def render_turns(turns: Sequence[Payload]) -> str:
     return "\n\n".join(f"Q: {p.get('question', '')}\nSQL: {p.get('sql') or '(none)'}" for p in turns)
 
 
-def extract(kept: Sequence[Payload], new: Payload, max_turns: int) -> list[Payload]:
-    """The summary after `new`: the turns holding each bound value's latest binding, and the newest."""
-    turns = [*kept, {k: new.get(k) for k in KEPT_FIELDS}]
+def carried(turn: Payload, mode: ContextMode) -> Iterable[str]:
+    """What a turn states of the conversation's state: its bound keys (annotated), else the expressions
+    its SQL compared with literals (observed)."""
+    if mode == ContextMode.ANNOTATED:
+        return turn.get("state_updates") or {}
+    return [f.label for f in filters(turn.get("sql"))]
+
+
+def extract(
+    kept: Sequence[Payload], new: Payload, max_turns: int, mode: ContextMode = ContextMode.ANNOTATED
+) -> list[Payload]:
+    """The summary after `new`: the turns holding each stated value's latest statement, and the newest."""
+    fields = ANNOTATED_FIELDS if mode == ContextMode.ANNOTATED else KEPT_FIELDS
+    turns = [*kept, {k: new.get(k) for k in fields}]
     latest: dict[str, int] = {}
     for i, turn in enumerate(turns):
-        for key in turn.get("state_updates") or {}:
+        for key in carried(turn, mode):
             latest[key] = i
     chosen = sorted({*latest.values(), len(turns) - 1})[-max_turns:]
     return [turns[i] for i in chosen]
@@ -94,8 +112,12 @@ class RollingSummary(MemoryBase):
         kept = self._kept.get(turn.session_id, [])
         if not kept:
             return Retrieval()
-        resolution = resolve_from(turn.referenced_keys, [(SUMMARY_STORE, reversed(kept))])
-        return Retrieval(blocks=[PromptBlock(SUMMARY_HEADER, render_turns(kept))], resolution=resolution)
+        block = PromptBlock(SUMMARY_HEADER, render_turns(kept))
+        if self.context_mode == ContextMode.OBSERVED:
+            return Retrieval(blocks=[block])
+        return Retrieval(
+            blocks=[block], resolution=resolve_from(turn.referenced_keys, [(SUMMARY_STORE, reversed(kept))])
+        )
 
     async def aretrieve(self, turn: MemoryTurn, vector: list[float] | None) -> Retrieval:
         if self.params.model is None:
@@ -126,7 +148,8 @@ class RollingSummary(MemoryBase):
         if self.params.model is not None:
             self._pending.setdefault(sid, []).append(dict(payload))
         else:
-            self._kept[sid] = extract(self._kept.get(sid, []), payload, self.params.max_turns)
+            mode = self.context_mode
+            self._kept[sid] = extract(self._kept.get(sid, []), payload, self.params.max_turns, mode)
 
     def forget(self, session_id: str) -> None:
         for table in (self._kept, self._text, self._pending):

@@ -17,7 +17,9 @@ import redis
 from memsql_assets.lib.memory.errors import MemoryPayloadError, MemoryServiceError
 from memsql_assets.lib.memory.protocol import StoreSize
 
-PAYLOAD_FIELDS = ("session_id", "turn_index", "question", "sql", "result_summary", "state_updates")
+PAYLOAD_FIELDS = ("session_id", "turn_index", "question", "sql", "result_summary")
+# Only in annotated context mode (lib/memory/context_mode.py): the turn's annotated values.
+ANNOTATION_FIELD = "state_updates"
 KEY_PREFIX = "memsql:wm"
 # A shared Redis (MEMSQL_REDIS_URL) must not accumulate keys of crashed runs forever.
 DEFAULT_TTL_S = 7 * 24 * 3600
@@ -50,8 +52,8 @@ def validate_payload(payload: dict[str, Any], session_id: str | None = None) -> 
         raise MemoryPayloadError(f"{where}: field 'session_id' must be a non-empty string")
     if isinstance(payload["turn_index"], bool) or not isinstance(payload["turn_index"], int):
         raise MemoryPayloadError(f"{where}: field 'turn_index' must be an int")
-    if not isinstance(payload["state_updates"], dict):
-        raise MemoryPayloadError(f"{where}: field 'state_updates' must be a dict")
+    if ANNOTATION_FIELD in payload and not isinstance(payload[ANNOTATION_FIELD], dict):
+        raise MemoryPayloadError(f"{where}: field '{ANNOTATION_FIELD}' must be a dict")
     if session_id is not None and payload["session_id"] != session_id:
         raise MemoryPayloadError(f"{where}: payload belongs to another session than {session_id!r}")
 

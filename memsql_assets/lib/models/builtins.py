@@ -8,9 +8,9 @@ work (5+ ms, more than the SQL floor, and it buys a built-in nothing).
 - `recall-probe` is a perfect SQL writer whose only weakness is memory: it knows the turn's SQL
   template, the names of the keys it references and the values the question itself states; every
   referenced value must come from the prompt's Resolved block (contract below): resolution only.
-- `reader-probe` is the same writer reading like a careful LLM: each referenced value from the
-  Resolved block, the Recent conversation's or the Similar past turns' questions and SQL
-  (reader_probe.py), so its EX is the model-free upper bound of what each condition delivers.
+- `reader-probe` is the same writer reading the prompt's text like a careful LLM: each referenced value
+  from the Resolved block or the SQL of the earlier turns the prompt shows (reader_probe.py, which says
+  what it cannot read): a model-free yardstick of what each condition's prompt shows, not an upper bound.
 - `guess-probe` is the same writer without memory: every referenced value is the one most of the
   source's profiles bind by that turn (the turn's `guess_values`, fixed when the benchmark is
   built), whatever the prompt says, so its memory-critical EX under condition A is the benchmark's
@@ -63,7 +63,7 @@ from memsql_assets.lib.atomic import atomic_path
 from memsql_assets.lib.benchmark.generate import sql_literal
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.models.builtin_names import SIMULATED_LATENCY_PARAM, smollm2_weights_path
-from memsql_assets.lib.models.reader_probe import read_prompt
+from memsql_assets.lib.models.reader_probe import UNFOUND, SqlFragment, read_prompt
 from memsql_assets.lib.models.reference_agent import AGENT_CONTEXT_FIELDS, SUBMIT_TOOL, next_action
 from memsql_assets.lib.vocabulary import REFERENCE_AGENT
 
@@ -74,7 +74,7 @@ FIXED_ANSWER = {"gold": "gt_sql", "paraphrase": "paraphrase_sql", REFERENCE_AGEN
 BUILTIN_CONTEXT_FIELDS: dict[str, tuple[str, ...]] = {
     **{name: (field,) for name, field in FIXED_ANSWER.items()},
     "recall-probe": ("sql_template", "referenced_context_keys", "stated_values"),
-    "reader-probe": ("sql_template", "referenced_context_keys", "stated_values", "source"),
+    "reader-probe": ("sql_template", "referenced_context_keys", "stated_values"),
     "guess-probe": ("sql_template", "referenced_context_keys", "stated_values", "guess_values"),
     "smollm2-135m": (),
     REFERENCE_AGENT: AGENT_CONTEXT_FIELDS,
@@ -133,9 +133,11 @@ def recall_probe_sql(
     referenced_keys: list[str],
     stated_values: Mapping[str, Any],
     resolved: Mapping[str, Any],
+    unfilled: str | None = None,
 ) -> str:
     """Fill the template: referenced keys only from `resolved`, stated keys from the question.
-    A key without a usable value stays as `{key}`, so the SQL fails to run (the turn fails)."""
+    A key without a usable value stays as `{key}` (or `unfilled`, which names no key), so the SQL
+    fails to run (the turn fails)."""
     referenced = set(referenced_keys)
     out = []
     for text, name, _spec, _conv in string.Formatter().parse(sql_template):
@@ -144,12 +146,14 @@ def recall_probe_sql(
             continue
         source = resolved if name in referenced else stated_values
         literal = None
-        if name in source:
+        if isinstance(source.get(name), SqlFragment):  # reader-probe's lookup of an entity by another column
+            literal = str(source[name])
+        elif name in source:
             try:
                 literal = sql_literal(source[name])
             except TypeError:  # null / bool / object in the Resolved block: not a SQL value
                 literal = None
-        out.append(literal if literal is not None else "{" + name + "}")
+        out.append(literal if literal is not None else unfilled or "{" + name + "}")
     return "".join(out)
 
 
@@ -285,8 +289,10 @@ async def answer(
     if name == "reader-probe":
         keys = list(context["referenced_context_keys"])
         texts = [message_text(m) for m in messages]
-        values = read_prompt(str(context["source"]), texts, keys, parse_resolved_block(messages))
-        text = recall_probe_sql(context["sql_template"], keys, context["stated_values"], values)
+        values = read_prompt(texts, keys, parse_resolved_block(messages), context["sql_template"])
+        # What it could not find it leaves as UNFOUND, never as the key's name: its SQL is part of the
+        # conversation an observed-mode memory stores.
+        text = recall_probe_sql(context["sql_template"], keys, context["stated_values"], values, UNFOUND)
         return text, prompt_tokens, whitespace_tokens(text)
     if name == "guess-probe":
         text = recall_probe_sql(

@@ -4,8 +4,9 @@ API models are called through litellm; built-ins (`memsql/<name>`) in-process (b
 behind the same store, records, usage accounting, retry policy and error typing.
 
 Why here and only here: litellm's own retries are off (`num_retries=0`) because they can swallow
-429s and double-count attempts; this module owns the single retry policy (RetryPolicy: exponential
-backoff with jitter, `Retry-After` honoured; tenacity runs it), the per-model concurrency limit and
+429s and double-count attempts; this module applies the one HTTP retry policy (lib/http_retry.py:
+exponential backoff with jitter, `Retry-After` honoured; tenacity runs it), the per-model concurrency limit
+(adaptive: lib/models/concurrency.py) and
 the rule that a model failure becomes a typed error on the turn's reply, never an exception that
 drops a row.
 
@@ -32,7 +33,6 @@ gives the schema-1 key, shared by identical prompts, which is also how older rec
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import functools
 import json
 import os
@@ -53,6 +53,7 @@ import tenacity
 
 from memsql_assets.lib.code_versions import BUILTIN_CODE, code_version
 from memsql_assets.lib.errors import MemsqlError
+from memsql_assets.lib.http_retry import Retryable, RetryPolicy, parse_retry_after, retrying
 from memsql_assets.lib.models.builtins import (
     AGENT_BUILTINS,
     BUILTIN_CONTEXT_FIELDS,
@@ -61,6 +62,7 @@ from memsql_assets.lib.models.builtins import (
     answer,
     message_text,
 )
+from memsql_assets.lib.models.concurrency import AdaptiveLimit
 from memsql_assets.lib.models.registry import ModelEntry, Registry
 from memsql_assets.lib.models.request_store import RequestStore, request_key, scrub
 from memsql_assets.lib.paths import memsql_home
@@ -88,7 +90,9 @@ DEFAULT_MAX_CHARS = 200_000
 TRANSIENT = frozenset({"rate_limited", "server_error", "timeout", "connection_error"})
 # Failures that say nothing about the request (the endpoint, the key, this code): never replayed from
 # the request store, and a streak of one of them stops a partition (harness/runner.py).
-ENDPOINT_FAILURES = TRANSIENT | {"auth_error", "permission_denied", "unavailable", "internal_error"}
+# `cost_cap`: the run's spend reached its cap (max_cost_usd); the call was not made, and the partition stops.
+COST_CAP = "cost_cap"
+ENDPOINT_FAILURES = TRANSIENT | {"auth_error", "permission_denied", "unavailable", "internal_error", COST_CAP}
 ERROR_TYPES = ENDPOINT_FAILURES | {
     "bad_request",
     "not_found",
@@ -133,38 +137,6 @@ class ModelReply:
 
 
 @dataclass(frozen=True)
-class RetryPolicy:
-    """Exponential backoff: base·2^(n-1) capped at max_delay_s, with "equal jitter" (half fixed,
-    half uniform) drawn from a seeded RNG; `jitter=False` makes delays exact for tests. A server's
-    Retry-After wins over the computed delay (capped at max_retry_after_s)."""
-
-    max_attempts: int = 6
-    # Cannot connect at all (refused, DNS, TLS): retrying longer rarely helps, and the partition
-    # must fail within a minute (runner.py stops after a streak of such turns).
-    max_connect_attempts: int = 3
-    base_delay_s: float = 1.0
-    max_delay_s: float = 60.0
-    max_retry_after_s: float = 300.0
-    jitter: bool = True
-    seed: int | None = None
-
-    def __post_init__(self) -> None:
-        if self.max_attempts < 1 or self.max_connect_attempts < 1:
-            raise ValueError("max_attempts and max_connect_attempts must be >= 1")
-
-    def attempts_for(self, failure: _Failure) -> int:
-        return self.max_connect_attempts if failure.cannot_connect else self.max_attempts
-
-    def delay(self, attempt: int, retry_after_s: float | None, rng: random.Random) -> float:
-        if retry_after_s is not None:
-            return max(0.0, min(retry_after_s, self.max_retry_after_s))
-        delay = min(self.max_delay_s, self.base_delay_s * (2 ** (attempt - 1)))
-        if self.jitter:
-            delay = delay / 2 + rng.uniform(0, delay / 2)
-        return delay
-
-
-@dataclass(frozen=True)
 class _Failure:
     error_type: str
     message: str
@@ -189,45 +161,12 @@ class _AttemptFailed(Exception):
         self.latency = latency
 
 
-def _failure_of(state: tenacity.RetryCallState) -> _Failure:
-    """The failure of the attempt tenacity is deciding on (retried only when it is an _AttemptFailed)."""
-    exc = state.outcome.exception() if state.outcome is not None else None
-    assert isinstance(exc, _AttemptFailed), exc
-    return exc.failure
-
-
 class MalformedResponse(Exception):
     """The provider answered, but not with usable text; `usage` is what it reported using."""
 
     def __init__(self, message: str, usage: tuple[int, int] = (0, 0)):
         super().__init__(message)
         self.usage = usage
-
-
-def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = None) -> float | None:
-    """Seconds to wait from `retry-after-ms`, or `retry-after` as seconds or an HTTP date."""
-    if not headers:
-        return None
-    lowered = {str(k).lower(): v for k, v in headers.items()}
-    if "retry-after-ms" in lowered:
-        try:
-            return max(0.0, float(lowered["retry-after-ms"]) / 1000)
-        except (TypeError, ValueError):
-            pass
-    value = lowered.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except (TypeError, ValueError):
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(str(value))
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
 def _headers_of(exc: BaseException) -> Mapping[str, str] | None:
@@ -258,11 +197,12 @@ def _cannot_connect(exc: BaseException) -> BaseException | None:
 
 
 # litellm 1.110.2's words for a 2xx answer that is not a chat completion (`{"foo": 1}`, HTML, a JSON
-# list), which it reports as a 500 of its own making; tests/models/test_gateway.py pins them.
+# list, malformed tool calls), which it reports as a 500 of its own making; tests/models/test_gateway.py pins them.
 _NOT_A_COMPLETION = (
     "Empty or invalid response from LLM endpoint",
     "provider returned a response with no 'choices'",
     "provider returned 'choices' that is not a list",
+    "Invalid response object",  # e.g. `tool_calls` without a function (tests/hardening/test_fault_server.py)
 )
 _MAX_ANSWER_CHARS = 300  # of an unreadable answer quoted in the error (it may be a whole web page)
 
@@ -395,6 +335,11 @@ def reasoning_tokens(usage: Any, reasoning: str, model: str | None) -> int:
     return int(_litellm().token_counter(model=model or "", text=reasoning))
 
 
+def count_prompt_tokens(litellm_model: str, messages: list[dict[str, Any]]) -> int:
+    """The prompt tokens of `messages` by litellm's tokenizer for the model (its default where it has none)."""
+    return int(_litellm().token_counter(model=litellm_model, messages=messages))
+
+
 def _stored_reasoning_tokens(record: Mapping[str, Any]) -> int:
     """A request-store record's reasoning tokens; a record stored before they were counted gets its
     kept reasoning text counted."""
@@ -509,7 +454,10 @@ class ModelGateway:
         environ: Mapping[str, str] | None = None,
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
         retry_errors: bool = False,
+        max_cost_usd: float | None = None,
     ):
+        """`max_cost_usd`: a live cap; once the calls this gateway made cost that much, every call
+        not in the request store is answered `cost_cap` without being made."""
         self.registry = registry
         self.store = store
         self.home = Path(home) if home is not None else memsql_home()
@@ -520,19 +468,23 @@ class ModelGateway:
         self.sleep = sleep
         self.retry_errors = retry_errors  # re-ask turns whose stored record is a failure
         self._rng = random.Random(self.retry.seed)
-        self._semaphores: dict[str, asyncio.Semaphore] = {}
+        self._limits: dict[str, AdaptiveLimit] = {}
         self.calls = 0  # model calls made by this gateway (all models, all attempts)
+        self.max_cost_usd = max_cost_usd
+        self.spent_usd = 0.0  # what the calls made by this gateway cost, as recorded
+        self._open_calls = 0  # calls made and not yet stored
         # Every key value the registry points at is redacted from stored records.
         store.add_secret_values(
             self.environ.get(e.api_key_env, "") for e in registry.entries.values() if e.api_key_env
         )
         self._priced = False  # litellm gets the registry's prices on the first external call
 
-    def _semaphore(self, entry: ModelEntry) -> asyncio.Semaphore:
-        sem = self._semaphores.get(entry.key)
-        if sem is None:
-            sem = self._semaphores[entry.key] = asyncio.Semaphore(entry.max_concurrency)
-        return sem
+    def limit(self, model_key: str) -> AdaptiveLimit:
+        """The model's adaptive in-flight limit (lib/models/concurrency.py), at most its max_concurrency."""
+        found = self._limits.get(model_key)
+        if found is None:
+            found = self._limits[model_key] = AdaptiveLimit(self.registry.get(model_key).max_concurrency)
+        return found
 
     def request_key_for(
         self,
@@ -583,15 +535,40 @@ class ModelGateway:
                 key, "unavailable", f"model {model_key} unavailable: {reason}", attempts=0
             )
 
+        if self.max_cost_usd is not None and self.spent_usd >= self.max_cost_usd:
+            return await self._capped(model_key, key)
+        self._open_calls += 1
+        try:
+            return await self._ask(entry, key, params, messages, builtin_context, cell)
+        finally:
+            self._open_calls -= 1
+
+    async def _capped(self, model_key: str, key: str) -> ModelReply:
+        """The `cost_cap` reply, once the calls already under way are answered and stored: the run stops
+        on it, and its resume replays them instead of paying for them again."""
+        while self._open_calls:
+            await asyncio.sleep(0.01)
+        spent = f"this run's recorded spend ${self.spent_usd:,.4f} reached its cost cap ${self.max_cost_usd:,.4f}"
+        return self._error_reply(key, COST_CAP, f"model {model_key}: {spent} (--max-cost, max_cost_usd)", attempts=0)
+
+    async def _ask(
+        self,
+        entry: ModelEntry,
+        key: str,
+        params: Mapping[str, Any],
+        messages: list[dict[str, Any]],
+        builtin_context: Mapping[str, Any] | None,
+        cell: Mapping[str, Any] | None,
+    ) -> ModelReply:
+        """The call with its retries, stored and turned into a reply."""
         call_kwargs = self._call_kwargs(entry, params)
         started_at = _now()
         attempts = 0
         try:
-            async with self._semaphore(entry):
-                async for attempt in self._retrying():
-                    with attempt:
-                        attempts = attempt.retry_state.attempt_number
-                        got, latency = await self._attempt(entry, messages, call_kwargs, builtin_context)
+            async for attempt in self._retrying(self.limit(entry.key)):
+                with attempt:
+                    attempts = attempt.retry_state.attempt_number
+                    got, latency = await self._attempt(entry, messages, call_kwargs, builtin_context)
         except _AttemptFailed as failed:
             failure = failed.failure
             gave_up = f"gave up after {attempts} attempts: " if failure.transient else ""
@@ -630,6 +607,7 @@ class ModelGateway:
     ) -> ModelReply:
         """Store the record of an answered call and return its reply."""
         cost = entry.cost_usd(got.prompt_tokens, got.completion_tokens)
+        self.spent_usd += cost
         record = _record(entry, params, messages, builtin_context, cell, latency, attempts, started_at)
         record.update(
             response={"text": got.text, "reasoning": got.reasoning, **_stored_calls(got.tool_calls)},
@@ -648,27 +626,21 @@ class ModelGateway:
             None, None, key, reasoning_tokens=got.reasoning_tokens, tool_calls=got.tool_calls,
         )
 
-    def _retrying(self) -> tenacity.AsyncRetrying:
+    def _retrying(self, limit: AdaptiveLimit) -> tenacity.BaseRetrying:
         """The retry policy as tenacity runs it: only transient failures are tried again, up to the
         attempts their kind allows (RetryPolicy.attempts_for), after RetryPolicy.delay (a server's
-        Retry-After first), slept through the gateway's `sleep`; the last failure is raised as it is."""
-        policy = self.retry
+        Retry-After first), slept through the gateway's `sleep` and counted by the model's `limit`;
+        the last failure is raised as it is."""
 
-        def last(state: tenacity.RetryCallState) -> bool:
-            return state.attempt_number >= policy.attempts_for(_failure_of(state))
+        def retryable(exc: BaseException) -> Retryable | None:
+            if not isinstance(exc, _AttemptFailed) or not exc.failure.transient:
+                return None
+            failure = exc.failure
+            rate_limited = failure.error_type == "rate_limited"
+            return Retryable(failure.retry_after_s, failure.cannot_connect, rate_limited=rate_limited)
 
-        def wait(state: tenacity.RetryCallState) -> float:
-            if last(state):  # tenacity asks for the delay before it stops: no jitter drawn for it
-                return 0.0
-            return policy.delay(state.attempt_number, _failure_of(state).retry_after_s, self._rng)
-
-        return tenacity.AsyncRetrying(
-            retry=tenacity.retry_if_exception(lambda exc: isinstance(exc, _AttemptFailed) and exc.failure.transient),
-            stop=last,
-            wait=wait,
-            sleep=self.sleep,
-            reraise=True,
-        )
+        backoff = functools.partial(limit.backoff, sleep=self.sleep)
+        return retrying(self.retry, retryable, backoff, self._rng, asynchronous=True)
 
     async def _attempt(
         self,
@@ -677,16 +649,20 @@ class ModelGateway:
         call_kwargs: Mapping[str, Any],
         builtin_context: Mapping[str, Any] | None,
     ) -> tuple[Extracted, float]:
-        """One call and its latency; a failure raises _AttemptFailed, classified."""
-        self.calls += 1
-        t0 = time.monotonic()
-        try:
-            # Also bounds providers that ignore `timeout`; unlike wait_for, no extra task per call.
-            async with asyncio.timeout(self.timeout_s):
-                got = await self._call(entry, messages, call_kwargs, builtin_context)
-        except Exception as exc:  # noqa: BLE001 - every failure becomes a typed error
-            raise _AttemptFailed(classify(exc), time.monotonic() - t0) from exc
-        return got, time.monotonic() - t0
+        """One call, in a slot of the model's limit, and its latency; a failure raises _AttemptFailed,
+        classified (a refusal for the rate, 429 or Retry-After, cuts the limit)."""
+        async with self.limit(entry.key).slot() as slot:
+            self.calls += 1
+            t0 = time.monotonic()
+            try:
+                # Also bounds providers that ignore `timeout`; unlike wait_for, no extra task per call.
+                async with asyncio.timeout(self.timeout_s):
+                    got = await self._call(entry, messages, call_kwargs, builtin_context)
+            except Exception as exc:  # noqa: BLE001 - every failure becomes a typed error
+                failure = classify(exc)
+                slot.rate_limited = failure.error_type == "rate_limited" or failure.retry_after_s is not None
+                raise _AttemptFailed(failure, time.monotonic() - t0) from exc
+            return got, time.monotonic() - t0
 
     async def _call(
         self,
@@ -725,6 +701,7 @@ class ModelGateway:
     ) -> ModelReply:
         p_tok, c_tok = failure.prompt_tokens, failure.completion_tokens
         cost = entry.cost_usd(p_tok, c_tok)  # what the provider billed, even for a useless reply
+        self.spent_usd += cost
         if failure.error_type not in ENDPOINT_FAILURES:
             record = _record(entry, params, messages, builtin_context, cell, latency, attempts, started_at)
             record.update(

@@ -1,47 +1,71 @@
-"""The `reader-probe` reference model: a perfect SQL writer that, like a careful LLM, takes each
-referenced value from anywhere in the prompt as build_messages (lib/agent/prompts.py) assembles it.
+"""The `reader-probe` reference model's reading: each value the turn needs, taken from the TEXT of the
+prompt as build_messages (lib/agent/prompts.py) assembles it, the way a careful LLM reads it.
 
-Sources, in priority order: the Resolved block; the turns of the Recent conversation, most recent
-first (under H, every earlier turn); the turns of an extractive Summary of earlier turns (S), most
-recent first; the Similar past turns, in retrieval order (C, D, M0). A past turn gives values when its SQL (and, to
-tell templates with the same SQL apart, its question) matches one of its source's turn templates,
-which the probe knows: for the matched template, a key k gets a value when k is in its `binds`
-(the value of its source placeholder, or of its `let` constant) or k is one of its refs used as a
-placeholder. A placeholder that is only the turn's `let` override binds nothing.
+reader-probe is a perfect SQL writer for the current turn (it knows the turn's SQL template and the
+names of the keys it references) whose only weakness is memory: every referenced value must be found
+in the prompt. It is a model-free yardstick of what a condition's prompt shows, not an upper bound:
+a real LLM reads more (below).
 
-One inference, as a careful LLM makes it: a session compares a year pair (`YEAR_PAIR`), and a turn
-about "both years" whose prompt shows only one of them takes the other to be the adjacent year (the
-LLM runs answered so: with the window past the turn that stated the older year, they used the year
-before the newer one). It is right whenever the pair is consecutive, as the paper benchmark's
-profiles choose it, and wrong where a correction or a gap made it otherwise. The probe never sees a
-value by any other path: the gateway hands it only the fields in BUILTIN_CONTEXT_FIELDS.
+Where it looks, in this order:
 
-What it does not read, where a careful LLM would: free-form SQL (a real model's own earlier SQL that
-no template matches), `Result:` lines, a summary a model wrote in prose (S with `model:`), hints,
-trajectories, and blocks a plug-in adds under headers of its own.
+1. the Resolved block (annotated mode; the system prompt calls its values authoritative);
+2. the SQL of the earlier turns the prompt shows: the Recent conversation, most recent first (under
+   H every earlier turn), then an extractive Summary of earlier turns (S), most recent first, then the
+   Similar past turns (C, D, M0), in retrieval order. A key whose name starts with `first_` ("the
+   company we began with") reads those turns oldest first instead.
+
+It reads SQL as text (lib/sql/filters.py), never against the benchmark's templates: the template's
+placeholder `{k}` is compared with some expression (`o.CustomerID = {customer_id}`, `strftime('%Y',
+o.OrderDate) IN ({older_year}, {newer_year})`); an earlier turn's SQL that compares the same
+expression with as many literals states the value(s), by position ("Actually, I meant 2019" is taken
+because the correction's SQL is the most recent to state the pair). When an earlier SQL named the
+entity by another column of the table it joined (`c.CompanyName = 'Around the Horn'` joined on
+`c.CustomerID`), the probe writes the lookup a careful writer would: `(SELECT CustomerID FROM
+Customers WHERE CompanyName = 'Around the Horn')`. A turn whose question opens as a side question
+("Separately: ...") is not read for the conversation's current values.
+
+Inferences about a year pair (`YEAR_PAIR`), as a careful LLM makes them: "the older of the two
+years" is the smaller of the pair the SQL stated; a turn whose question named "the newer year" and
+whose SQL compared one year stated that one; a turn about "both years" whose prompt shows only one of
+them takes the other to be the adjacent year.
+
+What it cannot do, where a careful LLM can: read values stated only in a question's words and never
+in SQL (a company name in a question whose SQL failed), read `Result:` lines, a summary a model wrote
+in prose (S with `model:`), hints, trajectories, a memory's facts block or a plug-in's own blocks;
+resolve a reference by meaning beyond the cues above ("the customer from two questions ago"); recover
+a value from SQL it cannot parse. So a real LLM can score above it (docs/reference_models.md).
 """
 
 from __future__ import annotations
 
-import functools
 import re
-import string
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from memsql_assets.lib.benchmark.templates import TEMPLATES_DIR, TurnTemplate, load_tier_template
 from memsql_assets.lib.memory.summary import SUMMARY_HEADER
-from memsql_assets.lib.vocabulary import SOURCE_PREFIXES
+from memsql_assets.lib.sql.filters import Filter, entity_subquery, filters, slot_key, template_filters
 
-# Headers of the past-turn blocks (prompts.build_messages, summary.py) and the lines of one turn (_turn_lines).
+# Headers of the past-turn blocks (prompts.memory_blocks, summary.py) and the lines of one turn (_turn_lines).
 RECENT_HEADER = "Recent conversation:"
 SIMILAR_HEADER = "Similar past turns:"
-# A SQL literal as generate.sql_literal writes one, or a key a probe left unfilled (`{key}`).
-_LITERAL = r"'(?:[^']|'')*'|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
-_UNFILLED_RE = re.compile(r"^\{[A-Za-z_][A-Za-z0-9_]*\}$")
 # The template keys of a session's compared years, older first: one implies the other (module docstring).
 YEAR_PAIR = ("older_year", "newer_year")
+# What reader-probe writes for a value it did not find: the SQL fails, and names no key.
+UNFOUND = "{?}"
+# How a question names one year of the pair, older first.
+YEAR_CUES = (
+    re.compile(r"\b(older|earlier|first) year\b", re.IGNORECASE),
+    re.compile(r"\b(newer|later|second|recent) year\b", re.IGNORECASE),
+)
+# A key the wording points back to the start of the conversation with ("the company we began with").
+FIRST_PREFIX = "first_"
+# A question that opens like this asks aside: its values are not the conversation's current ones.
+SIDE_QUESTION_RE = re.compile(r"^\s*(separately|as an aside|aside|by the way|unrelated)\b", re.IGNORECASE)
+
+
+class SqlFragment(str):
+    """A value the probe writes as SQL text (a lookup subquery), not as a literal."""
 
 
 @dataclass(frozen=True)
@@ -51,59 +75,13 @@ class PastTurn:
 
 
 @dataclass(frozen=True)
-class _Pattern:
-    template: TurnTemplate
-    sql: re.Pattern[str]
-    question: re.Pattern[str]
+class _Slot:
+    """The placeholders the template compares with one expression, in the template's order."""
 
-
-def _fold(text: str) -> str:
-    return " ".join(text.split())
-
-
-def template_regex(template: str, literal: bool) -> re.Pattern[str]:
-    """Literal text escaped, whitespace folded, each {name} a capture group: a SQL literal or the
-    unfilled `{name}` text (literal=True), any text (literal=False); a repeated name must repeat."""
-    out: list[str] = []
-    seen: set[str] = set()
-    for text, name, _spec, _conv in string.Formatter().parse(_fold(template)):
-        out.append(r"\s+".join(re.escape(part) for part in text.split(" ")))
-        if not name:
-            continue
-        if name in seen:
-            out.append(f"(?P={name})")
-            continue
-        seen.add(name)
-        value = f"{_LITERAL}|\\{{{re.escape(name)}\\}}" if literal else ".+?"
-        out.append(f"(?P<{name}>{value})")
-    return re.compile("".join(out), re.IGNORECASE if not literal else 0)
-
-
-@functools.lru_cache(maxsize=8)
-def _patterns(prefix: str) -> tuple[_Pattern, ...]:
-    """Every turn template of the source whose session-id prefix is `prefix`, as regexes."""
-    source = next((name for name, p in SOURCE_PREFIXES.items() if p == prefix), None)
-    if source is None:
-        raise ValueError(f"unknown source prefix {prefix!r} (known: {', '.join(SOURCE_PREFIXES.values())})")
-    patterns = []
-    for tier in (1, 2, 3):
-        for variant in load_tier_template(source, tier, TEMPLATES_DIR).variants:
-            for turn in variant.turns:
-                patterns.append(
-                    _Pattern(turn, template_regex(turn.sql, literal=True), template_regex(turn.question, False))
-                )
-    return tuple(patterns)
-
-
-def parse_sql_literal(text: str) -> Any:
-    """The value a SQL literal stands for; None for an unfilled `{key}`."""
-    if _UNFILLED_RE.match(text):
-        return None
-    if text.startswith("'"):
-        return text[1:-1].replace("''", "'")
-    if re.fullmatch(r"-?\d+", text):
-        return int(text)
-    return float(text)
+    label: str
+    keys: tuple[str | None, ...]  # a placeholder's key, None for a fixed literal of the template
+    column: str | None
+    table: str | None
 
 
 def past_turns(texts: list[str], header: str) -> list[PastTurn]:
@@ -140,45 +118,82 @@ def past_turns(texts: list[str], header: str) -> list[PastTurn]:
     return [PastTurn(t["question"], t["sql"]) for t in turns]
 
 
-def turn_values(prefix: str, turn: PastTurn) -> dict[str, Any]:
-    """What one past turn tells about the session's keys (rule in the module docstring)."""
-    sql, question = _fold(turn.sql), _fold(turn.question)
-    matches = [(p, m) for p in _patterns(prefix) if (m := p.sql.fullmatch(sql))]
-    if not matches:
+def _slots(sql_template: str, keys: list[str]) -> list[_Slot]:
+    """The template's compared expressions that hold at least one of `keys`."""
+    grouped: dict[str, list[Filter]] = {}
+    for f in template_filters(sql_template):
+        grouped.setdefault(f.label, []).append(f)
+    slots = []
+    for label, group in grouped.items():
+        placed = tuple(slot_key(v) for f in group for v in f.values)
+        if any(k in keys for k in placed if k):
+            slots.append(_Slot(label, placed, group[0].column, group[0].table))
+    return slots
+
+
+def _year_pair(slot: _Slot, values: list[Any], question: str) -> dict[str, Any] | None:
+    """A year pair's values where the SQL stated one year, or the pair for one of them; None: not a pair case."""
+    if len(values) == 2 and len(slot.keys) == 1 and slot.keys[0] in YEAR_PAIR:  # "the older of the two years"
+        return {slot.keys[0]: sorted(values, key=str)[YEAR_PAIR.index(slot.keys[0])]}
+    if len(values) != 1 or not set(slot.keys) <= set(YEAR_PAIR):
+        return None
+    # "Now focus on the newer year": that one (when the other is needed, adjacent_year infers it).
+    which = next((k for k, cue in zip(YEAR_PAIR, YEAR_CUES, strict=True) if cue.search(question)), None)
+    if which is not None:
+        return {which: values[0]}
+    return {} if len(slot.keys) == 2 else None
+
+
+def _stated(slot: _Slot, turn: PastTurn) -> dict[str, Any]:
+    """The slot's keys as `turn`'s SQL states them: the same expression with as many literals, else
+    (one key on a column) the entity another column of a joined table names."""
+    said = filters(turn.sql)
+    values = [v for f in said if f.label == slot.label for v in f.values]
+    pair = _year_pair(slot, values, turn.question)
+    if pair is not None:
+        return pair
+    if len(values) == len(slot.keys):
+        return {k: v for k, v in zip(slot.keys, values, strict=True) if k}
+    if len(slot.keys) != 1 or slot.column is None:
         return {}
-    by_question = [(p, m) for p, m in matches if p.question.fullmatch(question)]
-    pattern, match = (by_question or matches)[0]
-    captured = {k: parse_sql_literal(v) for k, v in match.groupdict().items()}
-    captured = {k: v for k, v in captured.items() if v is not None}
-    template = pattern.template
-    let = dict(template.let)
-    values: dict[str, Any] = {}
-    for key, src in template.binds:
-        if src in captured:
-            values[key] = captured[src]
-        elif src in let:
-            values[key] = let[src]
-    for key in template.refs:
-        if key in captured and key not in values:
-            values[key] = captured[key]
-    return values
+    for f in reversed(said):
+        if f.table and slot.table and f.table.lower() != slot.table.lower():
+            lookup = entity_subquery(slot.column, f)
+            if lookup:
+                return {slot.keys[0]: SqlFragment(lookup)} if slot.keys[0] else {}
+    return {}
+
+
+def _read(slot: _Slot, turns: Iterable[PastTurn]) -> dict[str, Any]:
+    for turn in turns:
+        if SIDE_QUESTION_RE.match(turn.question):
+            continue
+        found = _stated(slot, turn)
+        if found:
+            return found
+    return {}
 
 
 def read_prompt(
-    prefix: str, texts: list[str], keys: list[str], resolved: Mapping[str, Any]
+    texts: list[str], keys: list[str], resolved: Mapping[str, Any], sql_template: str
 ) -> dict[str, Any]:
-    """Each of `keys` from the first place in the prompt (the messages' `texts`) that gives it,
-    in the priority of the module docstring; `resolved` is the prompt's Resolved block."""
+    """Each of `keys` from the prompt (the messages' `texts`) as the module docstring reads it;
+    `resolved` is the prompt's Resolved block, `sql_template` the turn's own template."""
     found = {k: resolved[k] for k in keys if k in resolved}
-    recent = list(reversed(past_turns(texts, RECENT_HEADER)))
+    recent = list(reversed(past_turns(texts, RECENT_HEADER)))  # most recent first
     summary = list(reversed(past_turns(texts, SUMMARY_HEADER)))
-    for turn in recent + summary + past_turns(texts, SIMILAR_HEADER):
-        if len(found) == len(keys):
-            break
-        for key, value in turn_values(prefix, turn).items():
-            if key in keys and key not in found:
-                found[key] = value
-    return {**found, **adjacent_year(keys, found)}
+    similar = past_turns(texts, SIMILAR_HEADER)
+    pair: dict[str, Any] = {}
+    for slot in _slots(sql_template, keys):
+        wanted = [k for k in slot.keys if k in keys and k not in found]
+        if not wanted:
+            continue
+        first = any(k.startswith(FIRST_PREFIX) for k in wanted)
+        order = [*reversed(recent), *reversed(summary), *similar] if first else [*recent, *summary, *similar]
+        stated = _read(slot, order)
+        found.update({k: v for k, v in stated.items() if k in wanted})
+        pair.update({k: v for k, v in stated.items() if k not in wanted})  # the other year of a pair
+    return {**found, **adjacent_year(keys, {**pair, **found})}
 
 
 def adjacent_year(keys: list[str], found: Mapping[str, Any]) -> dict[str, Any]:

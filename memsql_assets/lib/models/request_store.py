@@ -8,7 +8,9 @@ nothing else (no secrets, no timestamps). With the cell in the key, two cells wh
 identical (turn 1 under A and B) each get their own sample of the model; without it (cell=None, the
 `share_identical_prompts` setting, and every record written before schema 2) identical prompts
 share one answer. One JSON file per key, written atomically, so a kill -9 leaves either the old
-state or the complete record, never half a file.
+state or the complete record, never half a file. Each record carries a `checksum` (sha256 of its
+canonical JSON without it): a record damaged on disk (bytes flipped, written short) is a miss,
+counted in `rejected`, and the request is made again; it is never replayed.
 
 Secrets never reach disk: params/headers whose names look like credentials are scrubbed from the
 key material and the record, and any known secret value (the API keys the registry points at) is
@@ -97,6 +99,11 @@ def redact(text: str, secrets: Iterable[str]) -> str:
     return text
 
 
+def checksum(record: Mapping[str, Any]) -> str:
+    """sha256 of a record's canonical JSON (without its own `checksum`)."""
+    return hashlib.sha256(canonical_json(record).encode("utf-8")).hexdigest()
+
+
 def requests_dir(home: Path) -> Path:
     return Path(home) / "requests"
 
@@ -107,6 +114,7 @@ class RequestStore:
     def __init__(self, root: Path, secret_values: Iterable[str] = ()):
         self.root = Path(root)
         self.secrets = secret_list(secret_values)
+        self.rejected = 0  # damaged records read by this store (unparseable, wrong key or checksum)
 
     @classmethod
     def at_home(cls, home: Path, secret_values: Iterable[str] = ()) -> RequestStore:
@@ -130,20 +138,26 @@ class RequestStore:
         return self.root / key[:2] / f"{key}.json"
 
     def get(self, key: str) -> dict[str, Any] | None:
-        """The stored record, or None. An unreadable file (edited by hand) counts as a miss: the
-        request is made again and the file replaced, which is always safe for a cache."""
+        """The stored record, or None. A damaged file (unreadable, another key, a checksum that
+        does not match) counts as a miss: the request is made again and the file replaced, which is
+        always safe for a cache. Records written before checksums have none and are read as they are."""
         path = self.path_for(key)
         try:
             record = json.loads(path.read_bytes())  # UTF-8 by construction; bytes skip a text layer
         except FileNotFoundError:
             return None
         except (OSError, ValueError) as exc:
-            log.warning("request store: ignoring unreadable record %s (%s)", path, exc)
-            return None
+            return self._reject(path, f"unreadable ({exc})")
         if not isinstance(record, dict) or record.get("key") != key:
-            log.warning("request store: ignoring record %s that does not carry its key", path)
-            return None
+            return self._reject(path, "it does not carry its key")
+        stored = record.pop("checksum", None)
+        if stored is not None and stored != checksum(record):
+            return self._reject(path, "its checksum does not match its content")
         return record
+
+    def _reject(self, path: Path, why: str) -> None:
+        self.rejected += 1
+        log.warning("request store: ignoring damaged record %s: %s; asking again", path, why)
 
     def put(self, key: str, record: Mapping[str, Any]) -> Path:
         """Write `record` under `key`. Name-based scrubbing applies to the request's params and
@@ -159,6 +173,8 @@ class RequestStore:
         body["key"] = key
         body.setdefault("schema", RECORD_SCHEMA)
         text = redact(json.dumps(body, sort_keys=True, indent=1, ensure_ascii=False, default=str), self.secrets)
+        redacted = json.loads(text)
+        text = json.dumps({**redacted, "checksum": checksum(redacted)}, sort_keys=True, indent=1, ensure_ascii=False)
         path = self.path_for(key)
         # No fsync: the rename already survives kill -9, and a record lost to an OS crash costs only
         # a repeated request, while an fsync per call would sit on the harness's path.

@@ -14,7 +14,9 @@ from typing import Any
 
 from memsql_assets.lib.atomic import write_text_atomic
 from memsql_assets.lib.errors import MemsqlError
+from memsql_assets.lib.harness.summary import summary_column_docs, summary_columns
 from memsql_assets.lib.harness.turn_result import column_docs, dbt_columns
+from memsql_assets.lib.memory.context_mode import CONTEXT_MODES, ContextMode
 from memsql_assets.lib.paths import REPO_ROOT
 from memsql_assets.lib.vocabulary import (
     AGENT_BASELINE_CONDITION,
@@ -81,10 +83,15 @@ def dbt_vars() -> dict[str, Any]:
         "paper_benchmark": PAPER_BENCHMARK,
         "extended_benchmark": EXTENDED_BENCHMARK,
         "phenomena": list(PHENOMENA),
+        "context_modes": list(CONTEXT_MODES),
+        # Partitions written before context modes existed ran the paper's, annotated.
+        "annotated_context_mode": ContextMode.ANNOTATED.value,
         # A paper claim "in each condition" is checked in these, "in each memory condition" in all but A.
         "paper_conditions": list(PAPER_CONDITIONS),
         "result_columns": dbt_columns(),
         "result_column_docs": column_docs(),
+        "summary_columns": summary_columns(),
+        "summary_column_docs": summary_column_docs(),
     }
 
 

@@ -52,12 +52,13 @@ def _text(v: Any) -> str:
 
 # What the two memory probes measure, and what neither does (docs/reference_models.md).
 PROBES_NOTE = (
-    "reader-probe takes each referenced value from anywhere in the prompt (the Resolved block, the "
-    "recent conversation's and the similar past turns' questions and SQL), like a careful LLM: its EX is "
-    "the upper bound of what each condition delivers. recall-probe reads only the Resolved block "
+    "reader-probe is a perfect SQL writer that takes each referenced value from the text of the prompt "
+    "(the Resolved block, the SQL of the earlier turns it shows), like a careful LLM: a yardstick of what "
+    "each condition's prompt shows, not an upper bound. recall-probe reads only the Resolved block "
     "(resolution only): what the condition's resolution step delivers. Neither measures everything a "
-    "model can use: reader-probe recovers values only from SQL that is a filled template, never from "
-    "free-form SQL or result lines, so a real LLM can score above it."
+    "model can use: reader-probe never reads values stated only in words or in result lines, so a real "
+    "LLM can score above it. Context mode: annotated (the paper's: the memory is given the annotated "
+    "values and the Resolved block) or observed (only what the conversation showed)."
 )
 
 
@@ -86,6 +87,7 @@ def summary_table(m: Marts, benchmark: str = PAPER_BENCHMARK) -> Table:
             ("model", "model", _text),
             ("condition", "condition", _text),
             ("run", "run", _text),
+            ("context mode", "context_mode", _text),
             ("turns", "n_turns", fmt.count),
             ("EX %", "ex_pct", fmt.pct),
             ("EX 95% CI", "ex_ci95", _text),
@@ -491,7 +493,14 @@ def _spread(df: pd.DataFrame, model: str) -> str | None:
 
 def benchmarks_table(m: Marts) -> Table:
     """Memory-critical EX on the paper's benchmark beside the extended one's, per model x condition."""
-    cols = ["model", "condition", "ex_memory_critical_pct", "ex_memory_critical_ci_lo_pct", "ex_memory_critical_ci_hi_pct"]
+    cols = [
+        "model",
+        "condition",
+        "context_mode",
+        "ex_memory_critical_pct",
+        "ex_memory_critical_ci_lo_pct",
+        "ex_memory_critical_ci_hi_pct",
+    ]
     paper, extended = m.condition_summary[cols], m.extended_condition_summary[cols]
     df = paper.merge(extended, on=["model", "condition"], how="inner", suffixes=("_paper", "_extended"))
     df["gap"] = df["ex_memory_critical_pct_extended"] - df["ex_memory_critical_pct_paper"]
@@ -504,7 +513,7 @@ def benchmarks_table(m: Marts) -> Table:
         ]
     paper_spread, extended_spread = _spread(paper, "reader-probe"), _spread(extended, "reader-probe")
     reading = (
-        f"reader-probe, the bound of what each condition delivers, scores {paper_spread} on memory-critical "
+        f"reader-probe, a yardstick of what each condition's prompt shows, scores {paper_spread} on memory-critical "
         f"turns across the conditions with memory on the paper's benchmark (saturated, as a capable LLM is: "
         f"the last turns' SQL restate nearly everything the next turn needs) and {extended_spread} on the "
         "extended one, where the conditions come apart. "
@@ -520,8 +529,10 @@ def benchmarks_table(m: Marts) -> Table:
             ("condition", "condition", _text),
             ("paper's benchmark", "ex_memory_critical_pct_paper", fmt.pct),
             ("paper 95% CI", "ci_paper", _text),
+            ("paper mode", "context_mode_paper", _text),
             ("extended benchmark", "ex_memory_critical_pct_extended", fmt.pct),
             ("extended 95% CI", "ci_extended", _text),
+            ("extended mode", "context_mode_extended", _text),
             ("extended − paper (pp)", "gap", fmt.pp),
         ],
         reading + "Memory-critical EX of every model × condition evaluated on both benchmarks "

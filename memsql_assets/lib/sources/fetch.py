@@ -14,10 +14,10 @@ a file an adapter could half-read:
 
 from __future__ import annotations
 
-import email.utils
 import errno
 import http.client
 import os
+import random
 import shutil
 import socket
 import time
@@ -33,6 +33,7 @@ import yaml
 
 from memsql_assets.lib.atomic import sha256_file
 from memsql_assets.lib.errors import ConfigError, MemsqlError
+from memsql_assets.lib.http_retry import Retryable, RetryPolicy, parse_retry_after, retrying
 from memsql_assets.lib.paths import REPO_ROOT
 from memsql_assets.lib.sources.build import build_source
 from memsql_assets.lib.sources.config import SOURCE_NAMES, SourceSpec, env_var_for
@@ -47,6 +48,10 @@ CONNECT_ATTEMPTS = 2
 # 429 / 5xx / dropped connections: tries per file, and the longest Retry-After we honour.
 TRANSFER_ATTEMPTS = 6
 MAX_WAIT_S = 120.0
+# The one HTTP retry policy with exact delays (1, 2, 4 ... s): a user reads them in the progress lines.
+POLICY = RetryPolicy(
+    max_attempts=TRANSFER_ATTEMPTS, max_connect_attempts=CONNECT_ATTEMPTS, max_retry_after_s=MAX_WAIT_S, jitter=False
+)
 PROGRESS_STEP = 0.25
 PROGRESS_MIN_BYTES = 1 << 20
 NO_ROOM = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
@@ -203,41 +208,33 @@ class Downloader:
         self._last_request = 0.0
 
     def download(self, remote: RemoteFile, dest: Path, min_interval: float = 0.0) -> int:
-        """Write `remote` to `dest` (a complete, verified file or nothing); return the bytes received."""
+        """Write `remote` to `dest` (a complete, verified file or nothing); return the bytes received.
+        Each attempt resumes the partial file; retries follow the one HTTP retry policy."""
         part = dest.with_name(dest.name + ".part")
         received = 0
-        connect_failures = 0
-        for attempt in range(1, TRANSFER_ATTEMPTS + 1):
+        attempts = 0
+
+        def attempt() -> None:
+            nonlocal received, attempts
+            attempts += 1
             self._pace(min_interval)
             offset = part.stat().st_size if part.exists() else 0
-            headers = {"User-Agent": self.user_agent}
-            if offset:
-                headers["Range"] = f"bytes={offset}-"
-            try:
-                response = urllib.request.urlopen(
-                    urllib.request.Request(remote.url, headers=headers), timeout=TIMEOUT_S
-                )
-            except urllib.error.HTTPError as exc:
-                exc.close()
-                if exc.code == 416 and offset:  # the partial file is not a prefix the server knows
-                    part.unlink()
-                    continue
-                self._wait_or_raise(remote.url, exc.code, exc.reason, exc.headers, attempt)
-                continue
-            except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
-                reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
-                connect_failures += 1
-                if connect_failures >= CONNECT_ATTEMPTS:
-                    raise FetchError(f"{remote.url}: cannot connect: {_cause(reason)}") from exc
-                self.sleep(1.0)
-                continue
-            with response:
+            with self._open(remote.url, offset, part) as response:
                 complete, n = self._stream(remote, response, part, offset)
             received += n
-            if complete:
-                break
-        else:
-            raise FetchError(f"{remote.url}: incomplete after {TRANSFER_ATTEMPTS} attempts")
+            if not complete:
+                raise _Again(_Again.INCOMPLETE, "incomplete", Retryable(at_once=True))
+
+        def report(state: Any) -> None:
+            again = state.outcome.exception()
+            if again.kind == _Again.HTTP:
+                source = "Retry-After" if again.how.retry_after_s is not None else "backoff"
+                self.report(f"  {again.problem} from {remote.url}: retrying in {state.next_action.sleep:g} s ({source})")
+
+        try:
+            retrying(POLICY, _Again.retryable, self.sleep, random.Random(0), before_sleep=report)(attempt)
+        except _Again as exc:
+            raise FetchError(exc.final(remote.url, attempts)) from exc
         if remote.sha256 is not None:
             got = sha256_file(part)
             if got != remote.sha256:
@@ -251,28 +248,29 @@ class Downloader:
         os.replace(part, dest)
         return received
 
+    def _open(self, url: str, offset: int, part: Path) -> Any:
+        """The response to a GET of `url` from `offset`; a failure worth another attempt raises _Again,
+        any other FetchError."""
+        headers = {"User-Agent": self.user_agent}
+        if offset:
+            headers["Range"] = f"bytes={offset}-"
+        try:
+            return urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=TIMEOUT_S)
+        except urllib.error.HTTPError as exc:
+            exc.close()
+            if exc.code == 416 and offset:  # the partial file is not a prefix the server knows
+                part.unlink()
+                raise _Again(_Again.INCOMPLETE, "range not satisfiable", Retryable(at_once=True)) from exc
+            raise _http_failure(url, exc.code, exc.reason, exc.headers) from exc
+        except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
+            reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+            raise _Again(_Again.CONNECT, f"cannot connect: {_cause(reason)}", Retryable(cannot_connect=True)) from exc
+
     def _pace(self, min_interval: float) -> None:
         wait = self._last_request + min_interval - time.monotonic()
         if wait > 0:
             self.sleep(wait)
         self._last_request = time.monotonic()
-
-    def _wait_or_raise(self, url: str, code: int, reason: str, headers: Any, attempt: int) -> None:
-        retryable = code == 429 or code >= 500
-        if not retryable:
-            hint = " (does the User-Agent name a contact?)" if code == 403 else ""
-            raise FetchError(f"{url}: HTTP {code} {reason}{hint}")
-        if attempt >= TRANSFER_ATTEMPTS:
-            raise FetchError(f"{url}: HTTP {code} {reason}, still after {attempt} attempts")
-        asked = _retry_after(headers.get("Retry-After") if headers else None)
-        wait = asked if asked is not None else float(2 ** (attempt - 1))
-        if wait > MAX_WAIT_S:
-            raise FetchError(
-                f"{url}: HTTP {code} {reason}: server asks to retry in {wait:.0f} s (> {MAX_WAIT_S:.0f} s)"
-            )
-        source = "Retry-After" if asked is not None else "backoff"
-        self.report(f"  HTTP {code} {reason} from {url}: retrying in {wait:g} s ({source})")
-        self.sleep(wait)
 
     def _stream(self, remote: RemoteFile, response: Any, part: Path, offset: int) -> tuple[bool, int]:
         """Append the body to `part`; (complete?, bytes received). Raises FetchError when out of room."""
@@ -392,18 +390,37 @@ def setting_for(name: str, folder: Path) -> str:
     return f"export {env_var_for(name)}={folder}"
 
 
-def _retry_after(value: str | None) -> float | None:
-    """Retry-After in seconds: delta-seconds or an HTTP date (RFC 9110 §10.2.3)."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
+class _Again(Exception):
+    """One failed attempt that the retry policy may try again: what failed, in the final error's words."""
+
+    HTTP, CONNECT, INCOMPLETE = "http", "connect", "incomplete"
+
+    def __init__(self, kind: str, problem: str, how: Retryable):
+        super().__init__(problem)
+        self.kind, self.problem, self.how = kind, problem, how
+
+    @staticmethod
+    def retryable(exc: BaseException) -> Retryable | None:
+        return exc.how if isinstance(exc, _Again) else None
+
+    def final(self, url: str, attempts: int) -> str:
+        if self.kind == self.CONNECT:
+            return f"{url}: {self.problem}"
+        if self.kind == self.HTTP:
+            return f"{url}: {self.problem}, still after {attempts} attempts"
+        return f"{url}: incomplete after {attempts} attempts"
+
+
+def _http_failure(url: str, code: int, reason: str, headers: Any) -> Exception:
+    """429 and 5xx are worth another attempt, after the server's Retry-After when it is not too long;
+    any other status is a FetchError naming it."""
+    if code != 429 and code < 500:
+        hint = " (does the User-Agent name a contact?)" if code == 403 else ""
+        return FetchError(f"{url}: HTTP {code} {reason}{hint}")
+    asked = parse_retry_after(headers)
+    if asked is not None and asked > MAX_WAIT_S:
+        return FetchError(f"{url}: HTTP {code} {reason}: server asks to retry in {asked:.0f} s (> {MAX_WAIT_S:.0f} s)")
+    return _Again(_Again.HTTP, f"HTTP {code} {reason}", Retryable(retry_after_s=asked))
 
 
 def _cause(reason: object) -> str:

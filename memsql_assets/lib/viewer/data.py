@@ -6,6 +6,7 @@ partition being written shows its previous file (or nothing), never its checkpoi
 
 from __future__ import annotations
 
+import json
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +17,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from memsql_assets.lib.errors import MemsqlError
-from memsql_assets.lib.harness.results import ADDED_COLUMNS, RESULT_FILE, RESULT_SCHEMA, check_result_table
+from memsql_assets.lib.harness.results import (
+    ADDED_COLUMNS,
+    RESULT_FILE,
+    RESULT_SCHEMA,
+    SUMMARY_FILE,
+    check_result_table,
+)
+from memsql_assets.lib.memory.context_mode import ContextMode
 from memsql_assets.lib.paths import benchmark_dir, results_root
 from memsql_assets.lib.vocabulary import BENCHMARKS, PAPER_BENCHMARK, ErrorClass
 
@@ -31,7 +39,17 @@ TURN_COLUMNS = (
 )
 PAGE_SIZE = 50
 # The list page's filters: query-string name -> the SQL it adds (values are bound, never spliced).
-EQUALITY_FILTERS = ("benchmark", "model", "condition", "source", "tier", "turn_index", "error_class", "epoch")
+EQUALITY_FILTERS = (
+    "benchmark",
+    "context_mode",
+    "model",
+    "condition",
+    "source",
+    "tier",
+    "turn_index",
+    "error_class",
+    "epoch",
+)
 
 
 class NoResultsError(MemsqlError):
@@ -50,6 +68,13 @@ class Partition:
         """model/condition, with the benchmark after an @ when it is not the paper's."""
         at = "" if self.benchmark == PAPER_BENCHMARK else f"@{self.benchmark}"
         return f"{self.model}/{self.condition}{at}"
+
+    @property
+    def context_mode(self) -> str:
+        """What the partition's memory was given, from its summary (one written before modes: annotated)."""
+        summary = self.path.with_name(SUMMARY_FILE)
+        recorded = json.loads(summary.read_text(encoding="utf-8")).get("context_mode") if summary.exists() else None
+        return recorded or ContextMode.ANNOTATED.value
 
 
 def partitions(home: Path) -> list[Partition]:
@@ -83,6 +108,7 @@ def _read_partition(p: Partition) -> pa.Table:
         if name not in table.schema.names:
             field = RESULT_SCHEMA.field(name)
             table = table.append_column(field, pa.array([fill] * table.num_rows, field.type))
+    table = table.append_column("context_mode", pa.array([p.context_mode] * table.num_rows, pa.string()))
     return _with_benchmark(table.drop_columns(["schema_version"]), p.benchmark)
 
 
@@ -173,6 +199,7 @@ def where_clause(params: dict[str, str]) -> tuple[str, list[Any]]:
 
 LIST_COLUMNS = (
     "benchmark",
+    "context_mode",
     "model",
     "condition",
     "session_id",

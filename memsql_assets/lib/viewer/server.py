@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from memsql_assets.lib.ports import LOOPBACK, VIEWER_PORT, url
 from memsql_assets.lib.vocabulary import PAPER_BENCHMARK
 
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8765
+DEFAULT_HOST = LOOPBACK
+DEFAULT_PORT = VIEWER_PORT
 
 
 def viewer_url(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> str:
-    return f"http://{host}:{port}/"
+    return f"{url(port, host)}/"
 
 
 def partition_url(

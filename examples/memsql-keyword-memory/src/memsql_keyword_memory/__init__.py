@@ -5,8 +5,11 @@ It implements memsql's memory protocol (memsql_assets/lib/memory/protocol.py) by
 `MemoryBase`: `Params` declares the parameters the conditions file may give, `retrieve` returns what
 the prompt shows before the question, `persist` keeps the turn after it was scored, and `forget` drops
 a session's turns (memsql calls it before a session runs and after it ended: the memory is per session).
-The values the turn refers to are resolved from the retrieved turns by memsql's own rule (the first
-retrieved turn that bound each one), because `retrieve` returns no resolution of its own.
+It reads only the question and the stored turns' question and SQL, never `turn.referenced_keys` or a
+payload's `state_updates`, so it runs in either context mode: in annotated mode (the paper's) memsql
+resolves the values the turn refers to from the retrieved turns by its own rule (the first retrieved
+turn that bound each one), because `retrieve` returns no resolution of its own; in observed mode the
+payloads carry no annotations and the model reads the values from the turns shown.
 """
 
 from __future__ import annotations

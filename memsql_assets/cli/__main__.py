@@ -1,0 +1,3 @@
+from memsql_assets.cli import main
+
+raise SystemExit(main())

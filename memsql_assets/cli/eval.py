@@ -1,0 +1,150 @@
+"""`memsql eval`: one model under one condition, a turn_results partition run through Dagster."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import click
+
+from memsql_assets.cli.options import Epochs, cost_options, json_flag, wave_size_option
+from memsql_assets.lib.agent.conditions import CONDITIONS
+from memsql_assets.lib.vocabulary import BENCHMARKS, PAPER_BENCHMARK
+
+if TYPE_CHECKING:
+    from memsql_assets.lib.harness.plan import RunPlan
+
+
+@click.command("eval", help="evaluate one model under one condition (a turn_results partition)")
+@click.option("--model", required=True, help="a partition key of models.yaml")
+@click.option("--condition", required=True, help=f"one of {', '.join(CONDITIONS)} (conditions.yaml)")
+@click.option(
+    "--benchmark",
+    type=click.Choice(BENCHMARKS),
+    default=PAPER_BENCHMARK,
+    help=f"the benchmark to evaluate on (default: {PAPER_BENCHMARK}, the paper's)",
+)
+@json_flag()
+@click.option(
+    "--retry-errors",
+    is_flag=True,
+    help="ask the model again for every turn whose recorded reply is a failure (default: replay "
+    "deterministic failures such as 400 from the request store; transient ones are always re-asked)",
+)
+@click.option(
+    "--only-failed",
+    is_flag=True,
+    help="ask the model again for every turn of the partition whose answer is not strictly correct "
+    "(wrong SQL and deterministic failures included); the other turns replay from the request store. "
+    "Each row counts its retries (`retries`): the marts and `memsql view` show them",
+)
+@click.option(
+    "--sessions",
+    type=int,
+    metavar="N",
+    help="a sample run: a deterministic sample of N sessions stratified by source x tier, the same for "
+    "every model and condition (at least one per stratum); a later full run reuses its answers",
+)
+@click.option(
+    "--epochs",
+    type=Epochs(),
+    help="independent samples of every turn (default 1): each epoch asks the model again for every "
+    "cell; adding epochs to an evaluated partition asks only for the new ones (default: the "
+    "partition's epochs; a sample: 1)",
+)
+@cost_options
+@wave_size_option
+def command(
+    model: str,
+    condition: str,
+    benchmark: str,
+    as_json: bool,
+    retry_errors: bool,
+    only_failed: bool,
+    sessions: int | None,
+    epochs: int | None,
+    dry_run: bool,
+    max_cost: float | None,
+    wave_size: int | None,
+) -> int:
+    import dagster as dg
+
+    from memsql_assets.cli.render import print_evaluations
+    from memsql_assets.defs.instance import ensure_dagster_home
+    from memsql_assets.lib.paths import memsql_home
+    from memsql_assets.lib.viewer.server import partition_url
+    from memsql_assets.orchestration.budget import is_builtin, plan_for
+
+    problem = sample_problem(sessions, benchmark) or (only_failed and only_failed_problem(model, condition, sessions, benchmark))
+    if problem:
+        print(f"memsql eval: {problem}", file=sys.stderr)
+        return 2
+    if dry_run or max_cost is not None or not is_builtin(model):  # the count reads the request store
+        plan = plan_for(model, condition, sessions, epochs, retry_errors, only_failed=only_failed, benchmark=benchmark)
+        if dry_run or plan.exceeds(max_cost):
+            return print_plans([plan], max_cost, dry_run)
+        print(f"memsql eval: {plan.describe()}", file=sys.stderr)
+    # The Dagster definitions, whose import warns (to the command's log file, under the data directory).
+    from memsql_assets.orchestration.partition import console_without_failures, evaluate_partition_run
+
+    ensure_dagster_home(memsql_home())
+    with dg.DagsterInstance.get() as instance, console_without_failures():
+        out = evaluate_partition_run(
+            instance, model, condition, sessions, epochs, only_failed, benchmark, retry_errors, wave_size, max_cost
+        )
+    warnings = out.summary.warnings if out.summary else []
+    if as_json:
+        print(json.dumps(out.as_json(), indent=2))
+        for warning in warnings:
+            print(f"memsql eval: warning: {warning}", file=sys.stderr)
+    elif out.error:
+        print(f"memsql eval {model}/{condition}: FAILED: {out.error}", file=sys.stderr)
+    else:
+        print_evaluations([out])
+        print(f"\nthese turns: memsql view  ({partition_url(model, condition, benchmark)})")
+    return 0 if out.success else 1
+
+
+def sample_problem(n: int | None, benchmark: str) -> str | None:
+    """`--sessions N` within what the benchmark allows; else what is wrong, naming the flag and range."""
+    from memsql_assets.lib.benchmark.store import read_turns
+    from memsql_assets.lib.harness.sample import SampleSizeError, check_size
+    from memsql_assets.lib.paths import benchmark_dir, memsql_home, turns_file
+
+    if n is None:
+        return None
+    if not turns_file(memsql_home(), benchmark).exists():
+        return "--sessions needs the benchmark: run `memsql run --skip-eval` first"
+    try:
+        check_size(read_turns(benchmark_dir(memsql_home(), benchmark)), n, name="--sessions")
+    except SampleSizeError as exc:
+        return str(exc)
+    return None
+
+
+def only_failed_problem(model: str, condition: str, sessions: int | None, benchmark: str) -> str | None:
+    """What `--only-failed` (a retry of a published full evaluation) lacks, if anything."""
+    from memsql_assets.lib.harness.results import RESULT_FILE, partition_dir
+    from memsql_assets.lib.paths import memsql_home
+
+    if sessions is not None:
+        return "--only-failed retries a full evaluation; it takes no --sessions"
+    if not (partition_dir(memsql_home(), model, condition, benchmark) / RESULT_FILE).exists():
+        return (
+            f"--only-failed: {model}/{condition} has no evaluation yet; run "
+            f"`memsql eval --model {model} --condition {condition}` first"
+        )
+    return None
+
+
+def print_plans(plans: Sequence[RunPlan], max_cost: float | None, dry_run: bool) -> int:
+    """One line per partition; 0 for a dry run, 1 when a run was stopped by --max-cost."""
+    for plan in plans:
+        over = f"  (above --max-cost ${max_cost:,.2f}: not run)" if plan.exceeds(max_cost) else ""
+        print(plan.describe() + over)
+    if dry_run:
+        print(f"total: {sum(p.calls for p in plans):,} model calls (dry run: nothing was run)")
+        return 0
+    return 1

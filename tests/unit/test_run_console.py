@@ -1,0 +1,63 @@
+"""`memsql run`'s console summary fits one screen whatever the run evaluated: per benchmark one matrix
+(models as rows, conditions as columns, memory-critical EX with its interval), the checks in one line,
+then where the report, the viewer and the logs are; `--json` keeps every field."""
+
+from __future__ import annotations
+
+from memsql_assets.cli.render import print_run_summary
+from memsql_assets.lib.agent.conditions import CONDITIONS
+from memsql_assets.lib.harness.summary import PartitionSummary, summarize
+from memsql_assets.lib.vocabulary import BENCHMARKS, PAPER_BENCHMARK
+from memsql_assets.orchestration.metrics import MetricsOutcome
+from memsql_assets.orchestration.outcome import EvaluationRun
+from memsql_assets.orchestration.run_summary import RunSummary
+from memsql_assets.orchestration.selection import main_run_cells
+
+MAX_LINES = 50
+
+
+def _evaluation(benchmark: str, model: str, condition: str, failed: bool) -> EvaluationRun:
+    if failed:
+        return EvaluationRun(model=model, condition=condition, benchmark=benchmark, success=False, error="boom")
+    fields = {**summarize([], model, condition, 0.0), "benchmark": benchmark, "ex_strict": 90.0}
+    fields.update(ex_memory_critical=87.4, ex_memory_critical_ci95=[80.04, 92.6])
+    return EvaluationRun(model=model, condition=condition, benchmark=benchmark, success=True, summary=PartitionSummary(**fields))
+
+
+def _summary(failures: int = 0) -> RunSummary:
+    cells = [(b, m, c) for b in BENCHMARKS for m, c in main_run_cells(b, CONDITIONS)]
+    return RunSummary(
+        run_id="r1", success=True, home="/data", checks={f"check_{i}": i != 3 for i in range(12)},
+        main_job_skipped=False, main_job_why={"sessions": "missing"}, sources={}, benchmarks=list(BENCHMARKS),
+        benchmark=None, evaluations=[_evaluation(*cell, failed=i < failures) for i, cell in enumerate(cells)],
+        report=MetricsOutcome(success=True, skipped=False, html="/data/report/report.html", failed_dbt_tests=[]),
+        log="/data/logs/run-1.log",
+    )  # fmt: skip
+
+
+def test_the_summary_is_one_matrix_per_benchmark_and_fits_one_screen(capsys):
+    summary = _summary(failures=5)
+    print_run_summary(summary)
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) <= MAX_LINES, "\n".join(lines)
+    for benchmark in BENCHMARKS:
+        cells = main_run_cells(benchmark, CONDITIONS)
+        (title,) = [i for i, line in enumerate(lines) if line.startswith(f"{benchmark} benchmark")]
+        header = lines[title + 1].split()
+        assert header == ["model", *dict.fromkeys(c for c in CONDITIONS if any(c == x for _, x in cells))]
+        models = list(dict.fromkeys(m for m, _ in cells))
+        assert [line.split()[0] for line in lines[title + 2 : title + 2 + len(models)]] == models
+    assert "87 (80–93)" in "\n".join(lines) and sum("FAILED" in line for line in lines) >= 5
+    (checks,) = [line for line in lines if line.startswith("checks:")]
+    assert checks == "checks: 11/12 passed (FAILED: check_3); dbt tests passed"
+    assert lines[-3].startswith("report: /data/report/report.html")
+    assert lines[-2].startswith("viewer: memsql view") and lines[-1].startswith("Dagster and dbt logs: /data/logs")
+
+
+def test_json_keeps_every_partition_and_field():
+    summary = _summary()
+    out = summary.as_json()
+    assert len(out["evaluations"]) == len(summary.evaluations)
+    first = out["evaluations"][0]
+    assert set(PartitionSummary.model_fields) <= set(first) and first["benchmark"] == PAPER_BENCHMARK
+    assert out["report"]["html"] == "/data/report/report.html" and out["checks"]["check_3"] is False
