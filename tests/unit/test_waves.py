@@ -37,7 +37,7 @@ def test_wave_size_defaults_to_the_concurrency_and_below_one_is_an_error():
 
 
 def _runner(home, condition: str, wave_size: int) -> PartitionRunner:
-    agent = SimpleNamespace(condition=get_condition(condition), memory=build_memory(get_condition(condition)))
+    agent = SimpleNamespace(condition=get_condition(condition), memory=build_memory(get_condition(condition)), observed=False)
     return PartitionRunner("m", agent, None, home, {}, "v1", concurrency=16, wave_size=wave_size)  # type: ignore[arg-type]
 
 
@@ -82,7 +82,7 @@ class _Recording(PartitionRunner):
 
 
 def _recording(home, lengths: dict[str, int], wave_size: int | None = None) -> tuple[_Recording, list[dict]]:
-    agent = SimpleNamespace(condition=get_condition("C"), memory=build_memory(get_condition("C")))
+    agent = SimpleNamespace(condition=get_condition("C"), memory=build_memory(get_condition("C")), observed=False)
     size = wave_size or len(lengths)
     runner = _Recording("m", agent, None, home, {}, "v1", concurrency=16, wave_size=size)  # type: ignore[arg-type]
     turns = [

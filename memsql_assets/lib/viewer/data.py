@@ -6,7 +6,6 @@ partition being written shows its previous file (or nothing), never its checkpoi
 
 from __future__ import annotations
 
-import json
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,9 +20,9 @@ from memsql_assets.lib.harness.results import (
     ADDED_COLUMNS,
     RESULT_FILE,
     RESULT_SCHEMA,
-    SUMMARY_FILE,
     check_result_table,
 )
+from memsql_assets.lib.harness.summary import read_summary
 from memsql_assets.lib.memory.context_mode import ContextMode
 from memsql_assets.lib.paths import benchmark_dir, results_root
 from memsql_assets.lib.vocabulary import BENCHMARKS, PAPER_BENCHMARK, ErrorClass
@@ -71,10 +70,9 @@ class Partition:
 
     @property
     def context_mode(self) -> str:
-        """What the partition's memory was given, from its summary (one written before modes: annotated)."""
-        summary = self.path.with_name(SUMMARY_FILE)
-        recorded = json.loads(summary.read_text(encoding="utf-8")).get("context_mode") if summary.exists() else None
-        return recorded or ContextMode.ANNOTATED.value
+        """What the partition's memory was given, from its summary (none published: annotated)."""
+        summary = read_summary(self.path.parent)
+        return summary.context_mode if summary is not None else ContextMode.ANNOTATED.value
 
 
 def partitions(home: Path) -> list[Partition]:
