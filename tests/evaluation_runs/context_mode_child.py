@@ -1,7 +1,8 @@
 """Run by test_context_modes.py in its own process (MEMSQL_HOME, MEMSQL_CONDITIONS_FILE and PYTHONPATH
 set): evaluates one model under each condition named on the command line, every condition's real memory
 wrapped in a recorder of what the harness hands it (each MemoryTurn and each payload), and writes the
-rows, the recorded calls and the partition summaries as JSON to the path given first.
+rows, the recorded calls and the partition summaries as JSON to the path given first. The trajectory
+memory (E, E_prompt) reads the trajectory store under MEMSQL_HOME, as the evaluation assets do.
 
     python context_mode_child.py OUT.json MODEL CONDITION [CONDITION ...]
 """
@@ -18,6 +19,7 @@ import memsql_assets  # noqa: F401  (the offline switches first)
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.harness import services
 from memsql_assets.lib.harness.evaluate import evaluate_partition
+from memsql_assets.lib.trajectories.lookup import trajectory_lookup
 
 ROW_FIELDS = ("session_id", "turn_index", "memory_critical", "ex_strict", "request_key", "error_class", "missing_keys")
 
@@ -56,7 +58,8 @@ def main(out: Path, model: str, conditions: list[str]) -> None:
         calls[condition] = []
         services.build_memory = lambda c, _log=calls[condition]: Recorder(real(c), _log)
         try:
-            outcome = evaluate_partition(Path(os.environ["MEMSQL_HOME"]), model, condition)
+            home = Path(os.environ["MEMSQL_HOME"])
+            outcome = evaluate_partition(home, model, condition, trajectory_factory=trajectory_lookup)
         except MemsqlError as exc:
             result[condition] = {"error": str(exc)}
             continue

@@ -2,14 +2,18 @@
 visible only in the earlier turns' questions and SQL.
 
 - reader-probe answers every memory-critical turn under B_wm5 and H in both modes, none under A;
-- in observed mode no memory (built-in, mem0, the example plug-in) is handed a referenced key name or a
-  value the conversation never showed, and no prompt has a Resolved block or those values;
+- in observed mode no memory (built-in, trajectory included, mem0, the example plug-in) is handed a
+  referenced key name or a value the conversation never showed, and no prompt (nor the tools an agent
+  is offered) has a Resolved block or those values;
 - after a correction and an entity switch each memory's prompt shows the text that carries the new
   value, and reader-probe uses it;
 - a plug-in that reads `referenced_keys` is refused in observed mode before its partition starts.
 
 The partitions run in a child process (context_mode_child.py) with a conditions file of the test's own,
-whose conditions name their mode: the way a user evaluates a benchmark in the other mode."""
+whose conditions name their mode: the way a user evaluates a benchmark in the other mode. The home has
+a trajectory store of its own (synthetic questions on the same sources), which the trajectory memory
+(E_prompt, and E with the agent's tools) retrieves from. reader-probe answers E in one step, without
+tools: the agent-loop request it is sent still shows what the memory gave it."""
 
 from __future__ import annotations
 
@@ -20,13 +24,19 @@ import subprocess
 import sys
 from pathlib import Path
 
+import dagster as dg
 import pytest
 
+from memsql_assets.defs.resources import MemsqlSettings
+from memsql_assets.defs.trajectories.assets import synthetic_questions, trajectory_store
+from memsql_assets.defs.trajectories.resources import TrajectorySettings
+from memsql_assets.lib.agent.turn_tools import markdown_segments
 from memsql_assets.lib.benchmark.store import write_benchmark
-from memsql_assets.lib.memory.chroma import chroma_client
+from memsql_assets.lib.memory.chroma import chroma_client, open_collection
 from memsql_assets.lib.memory.semantic import seed_semantic_memory
 from memsql_assets.lib.models.request_store import RequestStore
 from memsql_assets.lib.paths import benchmark_dir, source_db_path
+from memsql_assets.lib.trajectories.store import DEFAULT_COLLECTION
 from tests.evaluation_runs.hand_sessions import hand_sessions, never_shown
 from tests.integration.memsql_cli import home_env
 
@@ -45,7 +55,11 @@ OBSERVED = {  # condition -> memory, each in observed mode
     "S_obs": "{implementation: summary, params: {max_turns: 3}}",
     "M0_obs": "{implementation: mem0, params: {top_k: 3}}",
     "KW_obs": "{implementation: 'memsql_keyword_memory:KeywordOverlapMemory'}",
+    "E_prompt_obs": "{implementation: trajectory, params: {window: 5}}",
+    "E_obs": "{implementation: trajectory, params: {window: 5}}",
 }
+AGENT_CONDITIONS = {"E_obs"}  # offered the agent loop's tools (conditions.yaml's `tools: true`)
+TRAJECTORY_CONDITIONS = {"E_prompt_obs", "E_obs"}
 PAYLOAD_KEYS = {"session_id", "turn_index", "source", "question", "sql", "result_summary"}
 PAYLOAD_KEYS_ANNOTATED = PAYLOAD_KEYS | {"state_updates"}
 
@@ -59,6 +73,13 @@ def home(tmp_path_factory, embedded_dbs) -> Path:
         shutil.copyfile(path, target)
     write_benchmark(benchmark_dir(home), hand_sessions(embedded_dbs))
     seed_semantic_memory(chroma_client(home))
+    with dg.instance_for_test() as instance:
+        built = dg.materialize(
+            [synthetic_questions, trajectory_store],
+            instance=instance,
+            resources={"memsql": MemsqlSettings(home=str(home)), "trajectories": TrajectorySettings(budget=12)},
+        )
+        assert built.success
     return home
 
 
@@ -68,6 +89,7 @@ def conditions_file(tmp_path_factory) -> Path:
     lines = ["conditions:"]
     for name, memory in {**OBSERVED, "PEEK_obs": "{implementation: 'peeking_memory:PeekKeys'}"}.items():
         lines += [f"  {name}:", f"    memory: {memory}", "    context_mode: observed"]
+        lines += ["    tools: true"] if name in AGENT_CONDITIONS else []
     lines += ["  PEEK_ann:", "    memory: {implementation: 'peeking_memory:PeekKeys'}", "    context_mode: annotated"]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
@@ -87,9 +109,21 @@ def evaluate(home: Path, conditions_file: Path, tmp_path: Path, *conditions: str
 
 
 def prompt(home: Path, row: dict) -> str:
+    """What the row's stored request showed the model: its messages and the tools it was offered."""
     record = RequestStore.at_home(home).get(row["request_key"])
     assert record is not None, row
-    return "\n".join(str(m["content"]) for m in record["request"]["messages"])
+    request = record["request"]
+    tools = json.dumps(request["params"].get("tools") or [], ensure_ascii=False)
+    return "\n".join([*(str(m["content"]) for m in request["messages"]), tools])
+
+
+def trajectory_texts(home: Path) -> list[str]:
+    """Every trajectory in the store and each of its phase segments (what E_prompt and E paste), longest
+    first: a synthetic question's exploration of the database, whose rows may hold any id, and no
+    annotation of the benchmark's."""
+    store = open_collection(chroma_client(home), DEFAULT_COLLECTION, create=False)
+    docs = store.get(include=["documents"])["documents"]
+    return sorted({t for d in docs for t in (d, *markdown_segments(d).values())}, key=len, reverse=True)
 
 
 def critical(result: dict) -> list[dict]:
@@ -126,6 +160,11 @@ def test_observed_memories_see_only_what_the_conversation_showed(home, condition
             assert any(c["call"] == "persist" for c in calls), condition
         handed = json.dumps(calls, ensure_ascii=False)
         prompts = "\n".join(prompt(home, r) for r in result["rows"])
+        if condition in TRAJECTORY_CONDITIONS:  # the rest of the prompt is checked, the store's text aside
+            assert "Reference trajectory from a similar solved question:" in prompts, condition
+            assert (condition in AGENT_CONDITIONS) == ('"submit_sql"' in prompts), "the agent loop's tools"
+            for text in trajectory_texts(home):
+                prompts = prompts.replace(text, "")
         for text in hidden - shown_without_memory:
             assert text not in handed, (condition, text, "handed to the memory")
             assert text not in prompts, (condition, text, "in a prompt")
