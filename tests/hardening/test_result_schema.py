@@ -29,7 +29,7 @@ from memsql_assets.lib.harness.results import (
     partition_dir,
     progress_dir,
     read_results,
-    write_results,
+    write_result_table,
 )
 from memsql_assets.lib.models.registry import default_models_file
 
@@ -44,7 +44,7 @@ def _row(**over):
 
 @pytest.fixture
 def result_file(tmp_path):
-    return write_results(tmp_path, [_row(), _row(turn_index=2)], {"turns": 2})
+    return write_result_table(tmp_path, [_row(), _row(turn_index=2)])
 
 
 def test_current_schema_reads(result_file):

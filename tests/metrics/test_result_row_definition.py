@@ -31,7 +31,7 @@ CHILD = textwrap.dedent(
     import duckdb
     import pyarrow.parquet as pq
 
-    from memsql_assets.lib.harness.results import partition_dir, read_results, write_results
+    from memsql_assets.lib.harness.results import partition_dir, read_results, write_result_table
     from memsql_assets.lib.harness.turn_result import FIELDS, SCHEMA_VERSION, TurnResult
     from memsql_assets.lib.report.dbt_cli import run_dbt
 
@@ -41,7 +41,7 @@ CHILD = textwrap.dedent(
     row.update(model="m", condition="A", schema_version=SCHEMA_VERSION)
     out = partition_dir(home, "m", "A")
     out.mkdir(parents=True)
-    path = write_results(out, [row], {})
+    path = write_result_table(out, [row])
     run_dbt(home, "run", "--select", "stg_turn_results", "--quiet")
     with duckdb.connect(str(home / "dbt" / "memsql.duckdb"), read_only=True) as con:
         cur = con.execute("select * from staging.stg_turn_results")

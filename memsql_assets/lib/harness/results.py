@@ -182,12 +182,19 @@ def read_checkpoints(directory: Path) -> dict[str, list[dict[str, Any]]]:
     return done
 
 
-def write_results(target_dir: Path, rows: Iterable[Mapping[str, Any]], summary: PartitionSummary) -> Path:
+def write_result_table(target_dir: Path, rows: Iterable[Mapping[str, Any]]) -> Path:
+    """The partition's result file, atomically: its rows in (epoch, session, turn) order."""
     ordered = sorted(rows, key=lambda r: (r["epoch"], r["session_id"], r["turn_index"]))
     table = pa.table({c: [r.get(c) for r in ordered] for c in COLUMNS}, schema=RESULT_SCHEMA)
     target = target_dir / RESULT_FILE
     with atomic_path(target) as tmp:
         pq.write_table(table, tmp, compression="zstd")
+    return target
+
+
+def write_results(target_dir: Path, rows: Iterable[Mapping[str, Any]], summary: PartitionSummary) -> Path:
+    """The published partition: its result file, then its summary."""
+    target = write_result_table(target_dir, rows)
     write_summary(target_dir, summary)
     return target
 
