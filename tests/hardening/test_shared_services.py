@@ -38,9 +38,10 @@ def memsql_eval(home: Path, model: str, condition: str, sessions: int) -> subpro
     )
 
 
-def wait_for_lease(home: Path, pid: int, timeout_s: float = 240) -> None:
+def wait_for_lease(home: Path, proc: subprocess.Popen, timeout_s: float = 240) -> None:
     deadline = time.monotonic() + timeout_s
-    while not list((redis_dir(home) / LEASES_DIR).glob(f"{pid}-*")):
+    while not list((redis_dir(home) / LEASES_DIR).glob(f"{proc.pid}-*")):
+        assert proc.poll() is None, f"memsql eval ended before taking a lease: {proc.communicate()[0][-3000:]}"
         assert time.monotonic() < deadline, "the run never took a lease on the private Redis"
         time.sleep(0.05)
 
@@ -56,10 +57,10 @@ def test_four_evals_and_one_killed_share_one_redis_and_match_sequential_runs(sma
 
     home = copy_home(small_home, tmp_path / "parallel")
     killed = memsql_eval(home, *KILLED)
-    wait_for_lease(home, killed.pid)
+    wait_for_lease(home, killed)
     runs = {cell: memsql_eval(home, *cell) for cell in SURVIVORS}
     for proc in runs.values():
-        wait_for_lease(home, proc.pid)
+        wait_for_lease(home, proc)
     killed.kill()
     killed.wait()
     ended_while_others_ran = False
