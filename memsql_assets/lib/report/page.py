@@ -50,10 +50,10 @@ code { background: #f4f4f4; padding: 0 0.25em; border-radius: 3px; }
 .matrix caption { caption-side: bottom; text-align: left; color: #666; font-size: 0.85em; padding-top: 0.3em; }
 .matrix thead th:first-child { text-align: left; }
 .matrix th[scope=row] { text-align: left; font-weight: 600; background: #fafafa; }
-.matrix th[scope=col] { min-width: 6.5em; text-align: center; }
+.matrix th[scope=col] { min-width: 5.5em; text-align: center; }
 .matrix th[scope=rowgroup] { text-align: left; background: #fff; border-left: 0; border-right: 0;
   padding-top: 0.8em; font-size: 0.85em; text-transform: uppercase; letter-spacing: 0.04em; color: #555; }
-.matrix td { text-align: center; min-width: 6.5em; line-height: 1.15; }
+.matrix td { text-align: center; min-width: 5.5em; line-height: 1.15; }
 .matrix td:first-child { text-align: center; }
 .matrix td .v { display: block; font-size: 1.1em; font-weight: 600; }
 .matrix td .ci { display: block; font-size: 0.75em; opacity: 0.85; }
