@@ -14,7 +14,8 @@ from memsql_assets.definitions import defs
 from memsql_assets.defs.evaluation.partitions import partition_key
 from memsql_assets.defs.evaluation.resources import evaluation_run_config
 from memsql_assets.defs.jobs import EXTENDED_EVALUATE_JOB
-from memsql_assets.lib.benchmark.extended import EXTENDED_DIR, build_extended_sessions
+from memsql_assets.lib.benchmark.extended import EXTENDED_DIR
+from memsql_assets.lib.benchmark.pipeline import build_measured_extended_sessions
 from memsql_assets.lib.benchmark.profiles import extract_profiles
 from memsql_assets.lib.benchmark.store import EXTENDED_TURNS_SCHEMA, write_benchmark
 from memsql_assets.lib.harness.evaluate import evaluate_partition
@@ -31,7 +32,7 @@ def extended_home(tmp_path_factory, small_home, embedded_dbs):
     home = tmp_path_factory.mktemp("extended") / "home"
     shutil.copytree(small_home, home, ignore=shutil.ignore_patterns("results", "redis", "dbt", "report"))
     profiles = {s: extract_profiles(s, p, EXTENDED_DIR) for s, p in embedded_dbs.items()}
-    built = build_extended_sessions(profiles)
+    built = build_measured_extended_sessions(profiles, embedded_dbs)  # as the extended_sessions asset builds it
     last = max(int(s.session_id[-3:]) for s in built)
     sessions = [s for s in built if not TWINS < int(s.session_id[-3:]) <= last - TWINS]
     write_benchmark(benchmark_dir(home, EXTENDED_BENCHMARK), sessions, EXTENDED_TURNS_SCHEMA)

@@ -56,7 +56,7 @@ class FakeWorking:
 
 
 class FakeEpisodic:
-    def query(self, text, k=3, source=None, exclude_session=None, embedding=None, session_id=None):
+    def query(self, text, k=3, source=None, exclude_session=None, embedding=None, session_id=None, among=None):
         hits = [
             _payload(
                 "SEC-3-004",

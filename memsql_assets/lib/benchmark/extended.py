@@ -238,14 +238,35 @@ def load_extended_template(source: str, directory: Path = EXTENDED_DIR) -> Exten
     ) < MIN_VARIANTS:
         raise TemplateError(path, "variants", f"expected a list of >= {MIN_VARIANTS} variants that continue none")
     wording = _parse_wording(path, raw)
+    variants = _parse_variants(path, variants_raw, wording)
+    missing = set(PHENOMENA) - {t.tag for v in variants for t in v.turns}
+    if missing:
+        raise TemplateError(
+            path,
+            "variants",
+            f"no turn tests {', '.join(sorted(missing))}; every source covers every phenomenon",
+        )
+    returning, continuing = _session_counts(path, raw, variants)
+    return ExtendedTemplate(
+        path,
+        source,
+        raw["profile"],
+        raw["sessions"],
+        returning,
+        continuing,
+        tuple(variants),
+        wording.pair,
+        wording.anchor,
+    )
+
+
+
+def _parse_variants(path: Path, variants_raw: list[Any], wording: Any) -> list[ExtendedVariant]:
+    """The file's variants, each validated; a continuing variant after the one it continues."""
     variants: list[ExtendedVariant] = []
     for i, v in enumerate(variants_raw):
         continued = _continued_variant(path, i, v, variants)
-        if (
-            not isinstance(v, dict)
-            or not isinstance(v.get("id"), str)
-            or not isinstance(v.get("turns"), list)
-        ):
+        if not isinstance(v, dict) or not isinstance(v.get("id"), str) or not isinstance(v.get("turns"), list):
             raise TemplateError(path, f"variants[{i}]", "expected a mapping with id and turns")
         if any(v["id"] == seen.id for seen in variants):
             raise TemplateError(path, f"variants[{i}].id", f"duplicate variant id {v['id']!r}")
@@ -256,13 +277,11 @@ def load_extended_template(source: str, directory: Path = EXTENDED_DIR) -> Exten
         variant = ExtendedVariant(id=v["id"], turns=turns, continues=continued)
         _validate_extended_variant(path, variant)
         variants.append(variant)
-    missing = set(PHENOMENA) - {t.tag for v in variants for t in v.turns}
-    if missing:
-        raise TemplateError(
-            path,
-            "variants",
-            f"no turn tests {', '.join(sorted(missing))}; every source covers every phenomenon",
-        )
+    return variants
+
+
+def _session_counts(path: Path, raw: dict[str, Any], variants: list[ExtendedVariant]) -> tuple[int, int]:
+    """(returning, continuing): the sessions that return to a twin and those that continue another."""
     returning = raw.get("returning")
     if not isinstance(returning, int) or not 0 < 2 * returning <= raw["sessions"]:
         raise TemplateError(
@@ -277,18 +296,7 @@ def load_extended_template(source: str, directory: Path = EXTENDED_DIR) -> Exten
         raise TemplateError(
             path, "continuing", "expected continuing sessions exactly when a variant continues another"
         )
-    return ExtendedTemplate(
-        path,
-        source,
-        raw["profile"],
-        raw["sessions"],
-        returning,
-        continuing,
-        tuple(variants),
-        wording.pair,
-        wording.anchor,
-    )
-
+    return returning, continuing
 
 def _continued_variant(path: Path, i: int, raw: Any, earlier: list[ExtendedVariant]) -> ExtendedVariant | None:
     """The variant `raw` continues (`continues: <id>`, a variant listed before it that continues none)."""
@@ -522,6 +530,22 @@ def _check_continuation(template: ExtendedTemplate, position: int, slot: Slot, s
     return them
 
 
+def _recall_distance(
+    template: ExtendedTemplate, variant: ExtendedVariant, session_id: str, own: Any, t: int, state: dict[str, Any]
+) -> int:
+    """How many turns back turn `t`'s farthest value was last stated; a long_range turn outside LONG_RANGE fails."""
+    tmpl = variant.turns[t - 1]
+    distance = recall_distance(own, t, tmpl.base.refs, state)
+    if tmpl.tag == "long_range" and distance not in LONG_RANGE:
+        raise TemplateError(
+            template.path,
+            f"variant {variant.id}, turn {t}",
+            f"long_range, but its farthest value was last stated {distance} turn(s) earlier in {session_id}; "
+            f"expected {LONG_RANGE.start} to {LONG_RANGE.stop - 1}",
+        )
+    return distance
+
+
 def _session(
     template: ExtendedTemplate,
     position: int,
@@ -543,14 +567,7 @@ def _session(
     for t, (tmpl, mine, other) in enumerate(zip(variant.turns, own, theirs, strict=True), start=1):
         refs = list(tmpl.base.refs)
         critical = bool(refs) and all(k in state for k in refs)
-        distance = recall_distance(own, t, tmpl.base.refs, state)
-        if tmpl.tag == "long_range" and distance not in LONG_RANGE:
-            raise TemplateError(
-                template.path,
-                f"variant {variant.id}, turn {t}",
-                f"long_range, but its farthest value was last stated {distance} turn(s) earlier in {session_id}; "
-                f"expected {LONG_RANGE.start} to {LONG_RANGE.stop - 1}",
-            )
+        distance = _recall_distance(template, variant, session_id, own, t, state)
         turns.append(
             ExtendedTurn(
                 session_id=session_id,

@@ -162,6 +162,7 @@ class Episodic(Window):
         MemoryBase.__init__(self, params)
         self.window = int(self.params.window)
         self._known = {}
+        self.peers: dict[str, frozenset[str]] | None = None  # scope analyst: each session's analyst's sessions
 
     def open(self, ctx: MemoryContext) -> None:
         super().open(ctx)
@@ -171,7 +172,6 @@ class Episodic(Window):
         self.episodic = EpisodicMemory(
             chroma, collection_name("episodic", ctx.model, ctx.condition, ctx.benchmark_version, *parts)
         )
-        self.peers = None
         if self.params.scope == "analyst":
             self.peers = analyst_peers(benchmark_dir(ctx.home, ctx.benchmark) / "sessions.parquet")
         self.semantic = None
