@@ -38,12 +38,17 @@ def memsql_eval(home: Path, model: str, condition: str, sessions: int) -> subpro
     )
 
 
-def wait_for_lease(home: Path, proc: subprocess.Popen, timeout_s: float = 240) -> None:
+def wait_for_lease(home: Path, proc: subprocess.Popen, timeout_s: float = 240) -> bool:
+    """True once `proc` holds a lease on the home's private Redis; False if it ended first, having
+    succeeded (a short partition can take and return its lease between two looks)."""
     deadline = time.monotonic() + timeout_s
     while not list((redis_dir(home) / LEASES_DIR).glob(f"{proc.pid}-*")):
-        assert proc.poll() is None, f"memsql eval ended before taking a lease: {proc.communicate()[0][-3000:]}"
+        if proc.poll() is not None:
+            assert proc.returncode == 0, f"memsql eval failed before taking a lease: {proc.stdout.read()[-3000:]}"
+            return False
         assert time.monotonic() < deadline, "the run never took a lease on the private Redis"
         time.sleep(0.05)
+    return True
 
 
 def rows_of(home: Path, model: str, condition: str, sessions: int) -> list[dict]:
@@ -57,12 +62,13 @@ def test_four_evals_and_one_killed_share_one_redis_and_match_sequential_runs(sma
 
     home = copy_home(small_home, tmp_path / "parallel")
     killed = memsql_eval(home, *KILLED)
-    wait_for_lease(home, killed)
+    assert wait_for_lease(home, killed), "the run to kill holds a lease"
+    killed.kill()  # -9 while it holds its lease: the server it started stays up, its lease stale
+    killed.wait()
+    assert killed.returncode == -9
     runs = {cell: memsql_eval(home, *cell) for cell in SURVIVORS}
     for proc in runs.values():
         wait_for_lease(home, proc)
-    killed.kill()
-    killed.wait()
     ended_while_others_ran = False
     while any(p.poll() is None for p in runs.values()):
         finished = [p for p in runs.values() if p.poll() is not None]
