@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -102,36 +102,49 @@ def indexed_copy(db_path: Path) -> sqlite3.Connection:
     return conn
 
 
-def _source_rates(sessions: list[Session], tiers: dict[int, _Tier], db_path: Path) -> list[Session]:
-    out = []
+# What a source's rating needs of one memory-critical turn: the cache key of its fills (a template
+# turn and the values its question states), a function rendering the fills in pool order, and the
+# session's own place in that pool.
+Fills = tuple[tuple[Any, ...], Callable[[], list[str]], int]
+
+
+def _rated(sessions: list[Session], db_path: Path, fills_of: Callable[[Session, Any], Fills]) -> list[Session]:
+    """`sessions` with each memory-critical turn's guess_rate: the share of the OTHER pool profiles'
+    fills whose result equals the ground truth's, each fill run once per cache key."""
     by_fill: dict[tuple[Any, ...], list[frozenset | None]] = {}
+    out = []
     with contextlib.closing(indexed_copy(db_path)) as conn:
         runner = _Runner(conn)
         for session in sessions:
-            tier = tiers[session.tier]
-            variant = tier.variants[session.variant_id]
-            own = tier.pool.index(session.profile)
             turns = []
             for turn in session.turns:
                 if turn.memory_critical:
-                    cached = (
-                        session.tier,
-                        variant.id,
-                        turn.turn_index,
-                        tuple(sorted(turn.stated_values.items())),
-                    )
+                    cached, render_fills, own = fills_of(session, turn)
                     if cached not in by_fill:
-                        by_fill[cached] = [
-                            runner.key(sql) for sql in fills(turn.turn_index, variant, session.profile, tier)
-                        ]
+                        by_fill[cached] = [runner.key(sql) for sql in render_fills()]
                     keys = by_fill[cached]
-                    others = keys[:own] + keys[own + 1 :]
-                    turn = dataclasses.replace(
-                        turn, guess_rate=round(guess_rate(runner.key(turn.gt_sql), others), 6)
-                    )
+                    rate = guess_rate(runner.key(turn.gt_sql), keys[:own] + keys[own + 1 :])
+                    turn = dataclasses.replace(turn, guess_rate=round(rate, 6))
                 turns.append(turn)
             out.append(dataclasses.replace(session, turns=turns))
     return out
+
+
+def _source_rates(sessions: list[Session], tiers: dict[int, _Tier], db_path: Path) -> list[Session]:
+    def fills_of(session: Session, turn: Any) -> Fills:
+        tier = tiers[session.tier]
+        variant = tier.variants[session.variant_id]
+        cached = (session.tier, session.variant_id, turn.turn_index, tuple(sorted(turn.stated_values.items())))
+        return cached, lambda: fills(turn.turn_index, variant, session.profile, tier), tier.pool.index(session.profile)
+
+    return _rated(sessions, db_path, fills_of)
+
+
+def _by_source(one: Callable[[str], list[Session]]) -> list[Session]:
+    """`one` for every source, a thread each (SQLite runs a query without holding the GIL)."""
+    with ThreadPoolExecutor(len(SOURCE_NAMES)) as pool:
+        measured = [s for batch in pool.map(one, SOURCE_NAMES) for s in batch]
+    return sorted(measured, key=lambda s: s.session_id)
 
 
 def attach_guess_rates(
@@ -141,15 +154,12 @@ def attach_guess_rates(
     directory: Path = TEMPLATES_DIR,
 ) -> list[Session]:
     """`sessions` with every memory-critical turn's guess_rate measured on its source database."""
-    by_source = {name: [s for s in sessions if s.source_name == name] for name in SOURCE_NAMES}
 
     def one(name: str) -> list[Session]:
-        return _source_rates(by_source[name], _tiers(name, profiles[name], directory), db_paths[name])
+        mine = [s for s in sessions if s.source_name == name]
+        return _source_rates(mine, _tiers(name, profiles[name], directory), db_paths[name])
 
-    # A thread per database: SQLite runs a query without holding the GIL.
-    with ThreadPoolExecutor(len(SOURCE_NAMES)) as pool:
-        measured = [s for batch in pool.map(one, SOURCE_NAMES) for s in batch]
-    return sorted(measured, key=lambda s: s.session_id)
+    return _by_source(one)
 
 
 def _extended_source_rates(
@@ -159,29 +169,19 @@ def _extended_source_rates(
     pool profile's state at that turn (its own stated values kept), the share that gives its answer."""
     variants = {v.id: v for v in template.variants}
     states = {v.id: pool_states(template, v, pool) for v in template.variants}
-    by_fill: dict[tuple[Any, ...], list[frozenset | None]] = {}
-    out = []
-    with contextlib.closing(indexed_copy(db_path)) as conn:
-        runner = _Runner(conn)
-        for session in sessions:
-            variant, own = variants[session.variant_id], pool.index(session.profile)
-            turns = []
-            for turn in session.turns:
-                if turn.memory_critical:
-                    base = variant.turns[turn.turn_index - 1].base
-                    cached = (variant.id, turn.turn_index, tuple(sorted(turn.stated_values.items())))
-                    if cached not in by_fill:
-                        ns = _namespace(base, session.profile, states[variant.id][own][turn.turn_index - 1])
-                        by_fill[cached] = [
-                            runner.key(render(base.sql, {**ns, **{k: s[turn.turn_index - 1][k] for k in base.refs}}, True))
-                            for s in states[variant.id]
-                        ]
-                    keys = by_fill[cached]
-                    rate = guess_rate(runner.key(turn.gt_sql), keys[:own] + keys[own + 1 :])
-                    turn = dataclasses.replace(turn, guess_rate=round(rate, 6))
-                turns.append(turn)
-            out.append(dataclasses.replace(session, turns=turns))
-    return out
+
+    def fills_of(session: Session, turn: Any) -> Fills:
+        own, i = pool.index(session.profile), turn.turn_index - 1
+        base = variants[session.variant_id].turns[i].base
+        theirs = states[session.variant_id]
+
+        def render_fills() -> list[str]:
+            ns = _namespace(base, session.profile, theirs[own][i])
+            return [render(base.sql, {**ns, **{k: s[i][k] for k in base.refs}}, True) for s in theirs]
+
+        return (session.variant_id, turn.turn_index, tuple(sorted(turn.stated_values.items()))), render_fills, own
+
+    return _rated(sessions, db_path, fills_of)
 
 
 def attach_extended_guess_rates(
@@ -197,6 +197,4 @@ def attach_extended_guess_rates(
         mine = [s for s in sessions if s.source_name == name]
         return _extended_source_rates(mine, template, profiles[name][template.profile], db_paths[name])
 
-    with ThreadPoolExecutor(len(SOURCE_NAMES)) as pool:
-        measured = [s for batch in pool.map(one, SOURCE_NAMES) for s in batch]
-    return sorted(measured, key=lambda s: s.session_id)
+    return _by_source(one)
