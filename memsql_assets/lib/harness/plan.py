@@ -15,11 +15,12 @@ provider params). A priced model without an output limit has no bound: None.
 The estimate is what a user can act on: each call's prompt counted with the model's tokenizer,
 assembled as the agent will assemble it (plan_prompts.py: exact under A; under a condition with
 memory, the blocks built from earlier turns are assembled with each earlier turn's ground truth
-standing in for the model's answer, and a block that needs a retrieval by embedding is left out or
-stood in for, as the estimate's line says), and an expected output: the median completion tokens of the model's answers in the request store,
-else the entry's reasoning budget plus TYPICAL_ANSWER_TOKENS. A cap (`--max-cost`, `max_cost_usd`)
-refuses a run whose estimate exceeds it (its bound, where there is no estimate), and stops a run
-whose recorded spend reaches it (gateway.COST_CAP).
+standing in for the model's answer; a block that only a retrieval by embedding could fill is stood
+in for, or left out and named in the estimate's line), and an expected output: the median
+completion tokens of the model's answers in the request store, else the entry's reasoning budget
+plus TYPICAL_ANSWER_TOKENS. A cap (`--max-cost`, `max_cost_usd`) is per partition run: it refuses
+a run whose estimate exceeds it (its bound, where there is no estimate), and stops a run whose
+recorded spend reaches it (gateway.COST_CAP).
 """
 
 from __future__ import annotations

@@ -16,7 +16,8 @@ would (agent/prompts.build_messages):
   session can see (its own earlier turns, then the turns of its source's earlier waves of W, W the
   model's max_concurrency, the default `--wave-size`): the number of similar turns is exact, their
   content a stand-in of the source's real payloads for the k nearest, which only Chroma's search
-  over embeddings would name; D's semantic hints: the source's longest `semantic_top_k`.
+  over embeddings would name (scope `analyst`: the count too is of every session's turns, not only
+  its analyst's); D's semantic hints: the source's longest `semantic_top_k`.
   In observed mode the memory's facts block from those payloads.
 - `trajectory` (E, E_prompt): the window; the retrieved trajectory is not counted (a lookup by
   embedding in the trajectory store).
