@@ -69,8 +69,10 @@ def cost_options(f: Callable[..., Any]) -> Callable[..., Any]:
     f = click.option(
         "--max-cost",
         type=MaxCost(),
-        help="stop before a partition run whose estimated cost exceeds USD (a number >= 0), and stop a "
-        "run, resumable, once its recorded spend reaches USD (`memsql eval`)",
+        help="per partition: leave out a partition run whose estimated cost exceeds USD (a number >= 0), "
+        "and stop a partition run, resumable, once the calls it made cost USD (the registry's max_cost_usd "
+        "when unset); under `memsql run` each partition has its own cap, so the whole run can spend up to "
+        "USD times the partitions it runs",
     )(f)
     return click.option(
         "--dry-run",

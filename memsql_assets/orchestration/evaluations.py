@@ -46,10 +46,15 @@ def partitions_out_of_date(
 
 
 def evaluate_in_run_worker(
-    model: str, condition: str, epochs: int | None = None, benchmark: str = PAPER_BENCHMARK, wave_size: int | None = None
+    model: str,
+    condition: str,
+    epochs: int | None = None,
+    benchmark: str = PAPER_BENCHMARK,
+    wave_size: int | None = None,
+    max_cost_usd: float | None = None,
 ) -> EvaluationRun:
     """One partition in a run worker of its own (concurrent_runs)."""
-    return in_run_worker(evaluate_here, model, condition, epochs, benchmark, wave_size)
+    return in_run_worker(evaluate_here, model, condition, epochs, benchmark, wave_size, max_cost_usd)
 
 
 def evaluate_out_of_date(
@@ -65,7 +70,9 @@ def evaluate_out_of_date(
     """Evaluate the partitions Dagster reports out of date (and samples) with `run`, as concurrent
     runs, one per core; the others report their current summary. A partition keeps its epochs: the
     re-run of one evaluated with several asks the model only for what changed. `say`: one progress
-    line per stage and condition; `wave_size`: the W of C and D (None: each model's max_concurrency)."""
+    line per stage and condition; `wave_size`: the W of C and D (None: each model's max_concurrency).
+    `max_cost`: per partition, as `memsql eval --max-cost`: a partition whose estimate exceeds it is
+    left out, and each partition run stops, resumable, once its own recorded spend reaches it."""
     out, epochs = current_partitions(cells, why, benchmark, wave_size)
     # Largest first (the conditions grow in cost), so that no run is left alone at the end.
     conditions = list(dict.fromkeys(c for _, c in cells))
@@ -79,7 +86,8 @@ def evaluate_out_of_date(
     )
 
     def one(model: str, condition: str) -> EvaluationRun:
-        return run(model, condition, epochs=epochs[(model, condition)], benchmark=benchmark, wave_size=wave_size)
+        e = epochs[(model, condition)]
+        return run(model, condition, epochs=e, benchmark=benchmark, wave_size=wave_size, max_cost_usd=max_cost)
 
     def failed(cell: Cell, exc: Exception) -> EvaluationRun:
         return EvaluationRun(model=cell[0], condition=cell[1], benchmark=benchmark, success=False, error=str(exc))

@@ -82,12 +82,18 @@ def wave_size_now(model: str, requested: int | None) -> int:
 
 
 def evaluate_here(
-    model: str, condition: str, epochs: int | None, benchmark: str, wave_size: int | None
+    model: str,
+    condition: str,
+    epochs: int | None,
+    benchmark: str,
+    wave_size: int | None,
+    max_cost_usd: float | None = None,
 ) -> EvaluationRun:
-    """One partition in a run worker of `memsql run` (its environment names the same instance)."""
+    """One partition in a run worker of `memsql run` (its environment names the same instance);
+    `max_cost_usd`: the partition's live cap (`memsql run --max-cost`; None: the registry's)."""
     with dg.DagsterInstance.get() as instance:
         return evaluate_partition_run(
-            instance, model, condition, epochs=epochs, benchmark=benchmark, wave_size=wave_size
+            instance, model, condition, epochs=epochs, benchmark=benchmark, wave_size=wave_size, max_cost_usd=max_cost_usd
         )
 
 

@@ -12,13 +12,15 @@ below it) plus every model-written entry a prompt can carry (MEMORY_ENTRIES) at 
 limit, and the output at that limit (`max_tokens` or `max_completion_tokens` of the entry's
 provider params). A priced model without an output limit has no bound: None.
 
-The estimate is what a user can act on: each call's prompt counted exactly with the model's
-tokenizer (the turn's prompt assembled as the agent does, without the blocks a memory adds: exact
-under A, a lower estimate under the conditions with memory, whose blocks hold model-written text),
-and an expected output: the median completion tokens of the model's answers in the request store,
-else the entry's reasoning budget plus TYPICAL_ANSWER_TOKENS. A cap (`--max-cost`, `max_cost_usd`)
-refuses a run whose estimate exceeds it (its bound, where there is no estimate), and stops a run
-whose recorded spend reaches it (gateway.COST_CAP).
+The estimate is what a user can act on: each call's prompt counted with the model's tokenizer,
+assembled as the agent will assemble it (plan_prompts.py: exact under A; under a condition with
+memory, the blocks built from earlier turns are assembled with each earlier turn's ground truth
+standing in for the model's answer; a block that only a retrieval by embedding could fill is stood
+in for, or left out and named in the estimate's line), and an expected output: the median
+completion tokens of the model's answers in the request store, else the entry's reasoning budget
+plus TYPICAL_ANSWER_TOKENS. A cap (`--max-cost`, `max_cost_usd`) is per partition run: it refuses
+a run whose estimate exceeds it (its bound, where there is no estimate), and stops a run whose
+recorded spend reaches it (gateway.COST_CAP).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from typing import Any
 
 from memsql_assets.lib.agent.conditions import get_condition
 from memsql_assets.lib.benchmark.store import turn_id
+from memsql_assets.lib.harness.plan_prompts import PromptCount, prompt_counts
 from memsql_assets.lib.harness.sample import sample_turns
 from memsql_assets.lib.harness.settings import DEFAULT_MAX_STEPS
 from memsql_assets.lib.models.gateway import ENDPOINT_FAILURES
@@ -85,9 +88,11 @@ class Estimate:
     output_tokens_per_call: int  # expected
     output_source: str  # where the expectation comes from
     usd: float
+    left_out: str | None = None  # a memory block the prompts' count leaves out (plan_prompts.left_out)
 
     def describe(self) -> str:
-        return f"{self.prompt_tokens:,} prompt tokens, {self.output_tokens_per_call:,} output tokens a call ({self.output_source})"
+        prompts = f"{self.prompt_tokens:,} prompt tokens" + (f" without {self.left_out}" if self.left_out else "")
+        return f"{prompts}, {self.output_tokens_per_call:,} output tokens a call ({self.output_source})"
 
 
 @dataclass(frozen=True)
@@ -173,14 +178,14 @@ def plan_run(
     sessions: int | None = None,
     retries: Mapping[int, Mapping[str, int]] | None = None,
     max_steps: int = DEFAULT_MAX_STEPS,
-    prompts: Mapping[str, int] | None = None,
+    prompts: PromptCount | None = None,
     outputs: Sequence[int] = (),
 ) -> RunPlan:
     """The calls and cost bound of evaluating `entry` under `condition` (a sample of `sessions`);
     `retries`: by epoch and turn id, the retry each cell asks for (evaluate.retry_counts). A cell
     with a stored step counts as answered (a turn cut short mid-loop asks for its later steps).
-    `prompts`: each turn's prompt tokens (prompt_tokens), for the estimate; `outputs`: the output
-    tokens of the model's stored answers."""
+    `prompts`: each turn's prompt tokens (plan_prompts.prompt_counts), for the estimate; `outputs`:
+    the output tokens of the model's stored answers."""
     answered = set(answered)
     retries = retries or {}
     cells = [
@@ -195,42 +200,20 @@ def plan_run(
     steps = max_steps if get_condition(condition).tools else 1
     bound = None if per_call is None and calls else (per_call or 0.0) * calls * steps
     asked = [f"{session}#{turn}" for _, _, session, turn, *_ in (c for c in cells if c not in answered)]
-    estimate = None if prompts is None else estimate_cost(entry, [prompts[t] for t in asked], outputs)
+    estimate = None if prompts is None else estimate_cost(entry, prompts, asked, outputs)
     return RunPlan(entry.key, condition, len(cells), calls, None if bound is None else _cents_up(bound), estimate)
 
 
-def estimate_cost(entry: ModelEntry, prompts: Sequence[int], outputs: Sequence[int]) -> Estimate:
-    """The expected cost of calls with these prompt tokens (module docstring)."""
+def estimate_cost(entry: ModelEntry, prompts: PromptCount, asked: Sequence[str], outputs: Sequence[int]) -> Estimate:
+    """The expected cost of the calls of the turns `asked` (module docstring)."""
     if outputs:
         per_call, source = int(statistics.median(outputs)), f"the median of its {len(outputs):,} stored answers"
     else:
         budget = entry.reasoning.budget_tokens or 0
         per_call = budget + TYPICAL_ANSWER_TOKENS
         source = f"reasoning budget {budget:,} + a typical answer" if budget else "a typical answer"
-    total = sum(prompts)
-    return Estimate(total, per_call, source, entry.cost_usd(total, per_call * len(prompts)))
-
-
-def prompt_tokens(
-    home: Path, entry: ModelEntry, condition: str, turns: Sequence[Mapping[str, Any]]
-) -> dict[str, int]:
-    """Each turn's prompt tokens by the model's tokenizer: the prompt as the agent assembles it under
-    `condition`, without memory blocks (agent/prompts.build_messages)."""
-    from memsql_assets.lib.agent.prompts import PromptParts, build_messages
-    from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
-    from memsql_assets.lib.models.gateway import count_prompt_tokens
-    from memsql_assets.lib.paths import source_db_path
-    from memsql_assets.lib.sources.sqlite_db import schema_text
-
-    shown = get_condition(condition).schema_in_prompt
-    schemas = {p: schema_text(source_db_path(home, name)) if shown else "" for p, name in SOURCE_BY_PREFIX.items()}
-    return {
-        turn_id(t): count_prompt_tokens(
-            entry.litellm_model,
-            build_messages(PromptParts(t["source"], schemas[t["source"]], t["question"], t["output_requirements"])),
-        )
-        for t in turns
-    }
+    total = sum(prompts.tokens[t] for t in asked)
+    return Estimate(total, per_call, source, entry.cost_usd(total, per_call * len(asked)), prompts.left_out)
 
 
 def _cents_up(usd: float) -> float:
@@ -264,7 +247,9 @@ def plan_partition(
     from memsql_assets.lib.benchmark.store import read_turns
     from memsql_assets.lib.harness.evaluate import retry_counts
     from memsql_assets.lib.harness.results import full_epochs
+    from memsql_assets.lib.harness.settings import resolve_wave_size
     from memsql_assets.lib.paths import benchmark_dir, turns_file
+    from memsql_assets.lib.vocabulary import context_mode
 
     if epochs is None:
         epochs = 1 if sessions is not None else full_epochs(home, entry.key, condition, benchmark)
@@ -276,6 +261,10 @@ def plan_partition(
     cells = answered.cells.get(config, set())
     retries = retry_counts(home, entry.key, condition, only_failed, benchmark) if sessions is None else {}
     turns = read_turns(benchmark_dir(home, benchmark))
-    prompts = None if entry.kind == "builtin" else prompt_tokens(home, entry, condition, sample_turns(turns, sessions))
+    prompts = None
+    if entry.kind != "builtin":
+        mode, wave_size = context_mode(condition, benchmark), resolve_wave_size(None, entry.max_concurrency)
+        chosen = sample_turns(turns, sessions)
+        prompts = prompt_counts(home, entry.litellm_model, get_condition(condition), chosen, mode, wave_size)
     outputs = answered.outputs.get(config, [])
     return plan_run(entry, condition, turns, epochs, cells, sessions, retries, max_steps, prompts, outputs)

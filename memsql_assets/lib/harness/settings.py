@@ -74,9 +74,8 @@ class EvalSettings(BaseModel):
     max_cost_usd: float | None = Field(
         default=None,
         ge=0,
-        description="Stop before the run when the upper bound of what it would spend (model calls not in the "
-        "request store x the registry's prices at their largest, `memsql eval --dry-run`) exceeds this many "
-        "USD; also a live cap: the run stops, resumable, once the calls it made cost this much (the "
+        description="Stop before the run when its estimated cost (the model calls not in the request store, "
+        "their prompts counted, `memsql eval --dry-run`) exceeds this many USD; also a live cap: the run stops, resumable, once the calls it made cost this much (the "
         "registry's max_cost_usd when unset). Unset: no cap (`memsql eval --max-cost`).",
     )
     agent_max_steps: int = Field(

@@ -377,31 +377,34 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-def _record(
-    entry: ModelEntry,
-    params: Mapping[str, Any],
-    messages: list[dict[str, Any]],
-    builtin_context: Mapping[str, Any] | None,
-    cell: Mapping[str, Any] | None,
-    latency: float,
-    attempts: int,
-    started_at: str,
-) -> dict[str, Any]:
-    """The request-store record of one call, before its outcome (response or error) is filled in."""
-    return {
-        "model_key": entry.key,
-        "litellm_model": entry.litellm_model,
-        "request": {"params": scrub(params), "messages": messages, "builtin_context": builtin_context},
-        "cell": cell,
-        "response": None,
-        "usage": {"prompt_tokens": 0, "completion_tokens": 0},
-        "latency_s": round(latency, 4),
-        "cost_usd": 0.0,
-        "attempts": attempts,
-        "started_at": started_at,
-        "finished_at": _now(),
-        "error": None,
-    }
+@dataclass(frozen=True)
+class _Call:
+    """One call as asked: what its request-store record and reply are made of, whatever its outcome."""
+
+    entry: ModelEntry
+    key: str  # its request-store key
+    params: Mapping[str, Any]
+    messages: list[dict[str, Any]]
+    builtin_context: Mapping[str, Any] | None
+    cell: Mapping[str, Any] | None
+    started_at: str
+
+    def record(self, latency: float, attempts: int) -> dict[str, Any]:
+        """The request-store record of the call, before its outcome (response or error) is filled in."""
+        return {
+            "model_key": self.entry.key,
+            "litellm_model": self.entry.litellm_model,
+            "request": {"params": scrub(self.params), "messages": self.messages, "builtin_context": self.builtin_context},
+            "cell": self.cell,
+            "response": None,
+            "usage": {"prompt_tokens": 0, "completion_tokens": 0},
+            "latency_s": round(latency, 4),
+            "cost_usd": 0.0,
+            "attempts": attempts,
+            "started_at": self.started_at,
+            "finished_at": _now(),
+            "error": None,
+        }
 
 
 def _code(entry: ModelEntry) -> str | None:
@@ -562,7 +565,7 @@ class ModelGateway:
     ) -> ModelReply:
         """The call with its retries, stored and turned into a reply."""
         call_kwargs = self._call_kwargs(entry, params)
-        started_at = _now()
+        call = _Call(entry, key, params, messages, builtin_context, cell, _now())
         attempts = 0
         try:
             async for attempt in self._retrying(self.limit(entry.key)):
@@ -573,13 +576,8 @@ class ModelGateway:
             failure = failed.failure
             gave_up = f"gave up after {attempts} attempts: " if failure.transient else ""
             failure = replace(failure, message=f"model {entry.key} at {endpoint(entry)}: {gave_up}{failure.message}")
-            return await self._finish_error(
-                entry, key, params, messages, builtin_context, cell, failure, attempts, failed.latency, started_at
-            )
-
-        return self._finish_success(
-            entry, key, params, messages, builtin_context, cell, got, attempts, latency, started_at
-        )
+            return self._finish_error(call, failure, attempts, failed.latency)
+        return self._finish_success(call, got, attempts, latency)
 
     def _call_kwargs(self, entry: ModelEntry, params: Mapping[str, Any]) -> dict[str, Any]:
         """The model's call parameters plus the API key it is called with."""
@@ -592,23 +590,11 @@ class ModelGateway:
             call_kwargs["api_key"] = NO_API_KEY
         return call_kwargs
 
-    def _finish_success(
-        self,
-        entry: ModelEntry,
-        key: str,
-        params: Mapping[str, Any],
-        messages: list[dict[str, Any]],
-        builtin_context: Mapping[str, Any] | None,
-        cell: Mapping[str, Any] | None,
-        got: Extracted,
-        attempts: int,
-        latency: float,
-        started_at: str,
-    ) -> ModelReply:
+    def _finish_success(self, call: _Call, got: Extracted, attempts: int, latency: float) -> ModelReply:
         """Store the record of an answered call and return its reply."""
-        cost = entry.cost_usd(got.prompt_tokens, got.completion_tokens)
+        cost = call.entry.cost_usd(got.prompt_tokens, got.completion_tokens)
         self.spent_usd += cost
-        record = _record(entry, params, messages, builtin_context, cell, latency, attempts, started_at)
+        record = call.record(latency, attempts)
         record.update(
             response={"text": got.text, "reasoning": got.reasoning, **_stored_calls(got.tool_calls)},
             usage={
@@ -620,10 +606,10 @@ class ModelGateway:
         )
         # On the loop, as the lookup above: writing a few-KB file costs less than a thread hand-off
         # there and back under a busy GIL (docs/performance.md).
-        self.store.put(key, record)
+        self.store.put(call.key, record)
         return ModelReply(
             got.text, got.reasoning, got.prompt_tokens, got.completion_tokens, latency, cost, False, attempts,
-            None, None, key, reasoning_tokens=got.reasoning_tokens, tool_calls=got.tool_calls,
+            None, None, call.key, reasoning_tokens=got.reasoning_tokens, tool_calls=got.tool_calls,
         )
 
     def _retrying(self, limit: AdaptiveLimit) -> tenacity.BaseRetrying:
@@ -686,24 +672,13 @@ class ModelGateway:
         text, p_tok, c_tok = await answer(entry.builtin_name, messages, builtin_context, call_kwargs, self.home)
         return Extracted(checked_text(text, (p_tok, c_tok), self.max_chars), "", p_tok, c_tok, 0)
 
-    async def _finish_error(
-        self,
-        entry: ModelEntry,
-        key: str,
-        params: Mapping[str, Any],
-        messages: list[dict[str, Any]],
-        builtin_context: Mapping[str, Any] | None,
-        cell: Mapping[str, Any] | None,
-        failure: _Failure,
-        attempts: int,
-        latency: float,
-        started_at: str,
-    ) -> ModelReply:
+    def _finish_error(self, call: _Call, failure: _Failure, attempts: int, latency: float) -> ModelReply:
+        """Store the record of a failure the request determines (not an endpoint's) and return its reply."""
         p_tok, c_tok = failure.prompt_tokens, failure.completion_tokens
-        cost = entry.cost_usd(p_tok, c_tok)  # what the provider billed, even for a useless reply
+        cost = call.entry.cost_usd(p_tok, c_tok)  # what the provider billed, even for a useless reply
         self.spent_usd += cost
         if failure.error_type not in ENDPOINT_FAILURES:
-            record = _record(entry, params, messages, builtin_context, cell, latency, attempts, started_at)
+            record = call.record(latency, attempts)
             record.update(
                 error={
                     "type": failure.error_type,
@@ -713,9 +688,9 @@ class ModelGateway:
                 usage={"prompt_tokens": p_tok, "completion_tokens": c_tok},
                 cost_usd=cost,
             )
-            self.store.put(key, record)
+            self.store.put(call.key, record)
         return ModelReply(
-            "", "", p_tok, c_tok, latency, cost, False, attempts, failure.error_type, failure.message, key
+            "", "", p_tok, c_tok, latency, cost, False, attempts, failure.error_type, failure.message, call.key
         )
 
     def _replayable(self, record: Mapping[str, Any]) -> bool:

@@ -238,9 +238,10 @@ class ModelEntry(Strict):
     fingerprint: a changed sample makes the model's partitions stale. Absent: every session."""
     max_cost_usd: float | None = Field(default=None, ge=0)
     """The most, in USD, the automation may spend on one partition run of this model (the run's
-    upper bound, harness/plan.py); a partition above it is skipped and logged. Also a live cap on
-    every run of the model without `--max-cost`: the run stops, resumable, once the calls it made
-    cost that much. Absent: no cap."""
+    estimate, else its upper bound: harness/plan.py); a partition above it is skipped and logged.
+    Also a live cap on every partition run of the model without `--max-cost` (`memsql eval`,
+    `memsql run`, the automation): the run stops, resumable, once the calls it made cost that much.
+    Absent: no cap."""
 
     _key: str = PrivateAttr(default="")
 
