@@ -64,6 +64,9 @@ def test_mem0_per_analyst_retrieves_the_analysts_earlier_session_only(home):
     with opened(scoped, _ctx(home, "analyst")):
         assert _searched(scoped) == ["SEC-X-007"]
         assert scoped.size().entries == 2
+        # The session's own turns come first (most recent first), then its analyst's earlier session's.
+        scoped.persist(_payload("SEC-X-039", "Net income of Corvantis in 2020, please."))
+        assert _retrieved(scoped) == ["SEC-X-039", "SEC-X-007"]
         scoped.reset({"SEC-X-008"})  # a resume keeps exactly the finished sessions
         assert _retrieved(scoped) == []
     own = Mem0Memory(Mem0Params())

@@ -150,15 +150,16 @@ class Mem0Memory(MemoryBase):
                 )["results"]
                 found += [(round(float(h["score"]), 6), json.loads(h["metadata"]["payload"])) for h in hits]
 
-        def recency(p: Payload) -> tuple[int, int]:  # most recent first: by session (users), then by turn
-            return users.index(str(p["session_id"])), -int(p["turn_index"])
-
-        found.sort(key=lambda hit: (-hit[0], *recency(hit[1])))
+        # Equal scores: the more recent first, by session (users' order), then by turn.
+        found.sort(key=lambda hit: (-hit[0], users.index(str(hit[1]["session_id"])), -int(hit[1]["turn_index"])))
         similar = [p for _, p in found[: self.params.top_k]]
         if self.context_mode == ContextMode.OBSERVED:
-            # No annotations to resolve from: the top-k most recent first (a correction is read over the value
-            # it corrected), and the memory's own reading of their SQL.
-            similar.sort(key=recency)
+            # No annotations to resolve from: the session's own top-k turns most recent first (a correction
+            # is read over the value it corrected), then its analyst's earlier sessions' in mem0's order (as
+            # C puts its similar past turns after the recent conversation), and the memory's own reading of
+            # their SQL.
+            own = sorted((p for p in similar if p["session_id"] == turn.session_id), key=lambda p: -int(p["turn_index"]))
+            similar = own + [p for p in similar if p["session_id"] != turn.session_id]
             facts = facts_block(similar)
             return Retrieval(similar=similar, blocks=[facts] if facts else ())
         return Retrieval(
