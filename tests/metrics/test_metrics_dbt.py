@@ -167,6 +167,11 @@ def test_errors_contamination_cost_comparators_match_pandas(duckdb_path, results
         assert row["n_fallback_match"] == g["fallback_match"].sum()
         by_other = g.apply(lambda r: any(s != r.session_id for s in json.loads(r.supplying_sessions)), axis=1)
         assert row["n_failed_supplied_by_other_session"] == (by_other & ~g["ex_strict"]).sum()
+        reached = g.apply(
+            lambda r: any(s != r.session_id for s in [*json.loads(r.retrieved_sessions), *json.loads(r.supplying_sessions)]),
+            axis=1,
+        )
+        assert row["n_failed_retrieved_other_session"] == (reached & ~g["ex_strict"]).sum()
         c = cost.loc[(model, cond)]
         assert c["total_tokens"] == (g["prompt_tokens"].fillna(0) + g["completion_tokens"].fillna(0)).sum()
         assert c["mean_latency_s"] == pytest.approx(g["latency_s"].mean())

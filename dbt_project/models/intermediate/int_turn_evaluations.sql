@@ -29,10 +29,16 @@ select
     t.recall_distance,
     t.variant_id,
     t.phrasing_index,
-    -- Another session's episode supplied a resolved key: only then can the turn be contaminated.
+    -- Another session's episode supplied a resolved key (contamination by provenance needs one).
     coalesce(len(list_filter(
         from_json(r.supplying_sessions, '["VARCHAR"]'), lambda s: s <> r.session_id
     )), 0) > 0 as supplied_by_other_session,
+    -- Another session's episode reached the prompt (retrieved, or supplied a key): only then can the
+    -- turn be contaminated (by provenance or by value).
+    coalesce(len(list_filter(
+        list_concat(from_json(r.retrieved_sessions, '["VARCHAR"]'), from_json(r.supplying_sessions, '["VARCHAR"]')),
+        lambda s: s <> r.session_id
+    )), 0) > 0 as retrieved_other_session,
     r.gt_error,
     r.model_error_type,
     coalesce(r.prompt_tokens, 0) as prompt_tokens,

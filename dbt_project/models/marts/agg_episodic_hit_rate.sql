@@ -14,8 +14,7 @@ turns as (
         t.condition,
         t.memory_critical,
         t.missing_keys = '[]' as all_keys_resolved,
-        len(list_filter(from_json(t.retrieved_sessions, '["VARCHAR"]'), lambda s: s <> t.session_id)) > 0
-            as retrieved_other_session
+        t.retrieved_other_session
     from {{ paper_only(ref('fct_turn_evaluations')) }} as t
 )
 

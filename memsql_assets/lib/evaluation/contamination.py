@@ -1,16 +1,24 @@
-"""Cross-session contamination (SPEC §3), measured two ways.
+"""Cross-session contamination (SPEC §3): a failed turn that took a value from another analyst's
+session. `contamination_source` names that session; a turn is contaminated when it has one, for
+either of two reasons (the first that holds):
 
-- **By provenance** (`contaminated`): the agent records which sessions' episodes supplied the
-  turn's resolved keys (agent/context.py). A failed turn is contaminated when its result equals
-  the turn's ground truth as it reads in one of those sessions: the turn's variant walked with that
-  session's profile (`OtherProfileSQL`). That is a value that leaked from another session, caught
-  whichever session it came from.
-- **The paper's fallback** (`fallback_match`): every memory-critical turn carries a `fallback_sql`,
-  its ground truth for the *next* session's profile. Sessions run in order, so under C and D that
-  session is never in memory yet; the check is kept because it is the paper's, and because a
-  model may still guess a popular value.
+- **By provenance** (annotated mode): the agent records which sessions' episodes supplied the
+  turn's resolved keys (agent/context.py). The turn's result equals its ground truth as it reads in
+  one of those sessions: the turn's variant walked with that session's profile (`OtherProfileSQL`).
+- **By value** (either mode, `SessionValues`): the model's SQL compares with a literal
+  (lib/sql/filters.py) that a session the memory retrieved for the turn bound or stated (the
+  benchmark's annotations: `state_updates`, `stated_values`), where that session is another
+  analyst's, and that no session of the turn's own analyst bound or stated, nor the turn's ground
+  truth uses. An observed-mode answer mixes values from several retrieved sessions, so its result
+  rarely equals one session's ground truth; the value it took still names its session. A value of
+  the turn's own analyst (a stale one included: `stale_state` counts that) is never contamination.
 
-Both compare strictly, like the headline EX; a correct turn is never contaminated.
+The paper's fallback (`fallback_match`): every memory-critical turn carries a `fallback_sql`, its
+ground truth for the *next* session's profile. Sessions run in order, so under C and D that session
+is never in memory yet; the check is kept because it is the paper's, and because a model may still
+guess a popular value.
+
+A correct turn is never contaminated; results compare strictly, like the headline EX.
 """
 
 from __future__ import annotations
@@ -23,8 +31,12 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from memsql_assets.lib.benchmark.other_profiles import OTHER_PROFILES_FILE
+from memsql_assets.lib.benchmark.store import read_turns
 from memsql_assets.lib.errors import SourceError
+from memsql_assets.lib.memory.episodic import analyst_peers
+from memsql_assets.lib.paths import TURNS_FILE
 from memsql_assets.lib.sql.compare import Rows, strict_equal
+from memsql_assets.lib.sql.filters import filters
 
 
 def equals_other_answer(correct: bool, generated_rows: Rows | None, other_rows: Rows | None) -> bool:
@@ -89,3 +101,68 @@ class OtherProfileSQL:
         # The turn's own session is skipped: its profile gives the ground truth itself.
         found = {s: self.sql(turn, s) for s in sessions if s != turn["session_id"]}
         return {s: sql for s, sql in found.items() if sql is not None}
+
+
+def value_text(value: Any) -> list[str]:
+    """How a value compares with a SQL literal: its text, an integral number without its fraction
+    (2019, 2019.0 and '2019' are one value); a list gives each of its items, a mapping none."""
+    if isinstance(value, list | tuple):
+        return [t for item in value for t in value_text(item)]
+    if isinstance(value, dict) or value is None:
+        return []
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return [str(value)]
+
+
+def literals(sql: str | None) -> set[str]:
+    """The literals the filters of `sql` compare with (value_text)."""
+    return {t for f in filters(sql) for v in f.values for t in value_text(v)}
+
+
+class SessionValues:
+    """Contamination by value (module docstring), from the benchmark's own output: `turns.jsonl`
+    gives the values each session's turns bound or stated, `sessions.parquet` each session's analyst
+    (the paper's benchmark names none: each session is its own analyst's). Read on first use;
+    thread-safe (scoring threads)."""
+
+    def __init__(self, bench_dir: Path):
+        self._bench_dir = bench_dir
+        self._values: dict[str, frozenset[str]] | None = None
+        self._peers: dict[str, frozenset[str]] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def loaded(self) -> bool:
+        return self._values is not None
+
+    def _read(self) -> dict[str, frozenset[str]]:
+        with self._lock:
+            if self._values is None:
+                self._peers = analyst_peers(self._bench_dir / "sessions.parquet", required=False)
+                found: dict[str, set[str]] = {}
+                for t in read_turns(self._bench_dir):
+                    held = found.setdefault(t["session_id"], set())
+                    for field in ("state_updates", "stated_values"):
+                        held.update(s for v in (t.get(field) or {}).values() for s in value_text(v))
+                self._values = {sid: frozenset(v) for sid, v in found.items()}
+            return self._values
+
+    def source(self, turn: Mapping[str, Any], sql: str | None, sessions: Iterable[str]) -> str | None:
+        """The first of `sessions` (those the memory retrieved) of another analyst whose value the
+        failed turn's `sql` compares with, when the turn's own analyst never held that value."""
+        sessions = tuple(sessions)
+        if not sessions:  # no memory retrieved another session: nothing to read
+            return None
+        values = self._read()
+        sid = turn["session_id"]
+        if sid not in self._peers:
+            raise SourceError(
+                self._bench_dir / TURNS_FILE, f"session {sid!r} is not in the benchmark", "every evaluated session"
+            )
+        own_analyst = self._peers[sid]
+        used = literals(sql) - literals(turn["gt_sql"])
+        used -= {v for s in own_analyst for v in values.get(s, ())}
+        if not used:
+            return None
+        return next((s for s in sessions if s not in own_analyst and used & values.get(s, frozenset())), None)

@@ -51,7 +51,7 @@ class TurnScore:
     ex_set: bool
     error_class: str
     error_message: str | None
-    contaminated: bool  # equals the ground truth of a session that supplied a resolved key
+    contaminated: bool  # took a value from another analyst's session (contamination.py)
     contamination_source: str | None  # that session
     fallback_match: bool  # equals the next session's ground truth (the paper's check)
     # Equals the ground truth built with a correction's overwritten value (None: the turn has none).
@@ -77,9 +77,12 @@ def score_turn(
     row_cap: int = DEFAULT_ROW_CAP,
     provenance: Mapping[str, str] | Callable[[], Mapping[str, str]] | None = None,
     execute: bool = True,
+    foreign: Callable[[str], str | None] | None = None,
 ) -> TurnScore:
     """`provenance`: {other session that supplied a resolved key: this turn's SQL with its profile},
     or a function that returns it, called only for a turn whose SQL ran and was not correct.
+    `foreign`: the other analyst's session one of whose values the given SQL uses, or None
+    (contamination by value, `SessionValues.source`), called only for a failed turn with SQL.
     `execute=False`: score from cached results only; any other query raises NotCached."""
     gt_sql, fallback_sql = _turn_sql(turn, raw_output)
 
@@ -97,6 +100,9 @@ def score_turn(
     gen_rows = generated.rows if generated is not None else None
     ex_strict = comparable and strict_equal(gen_rows, gt.rows)
     other = _other_answers(turn, fallback_sql, generated, ex_strict, cached, provenance)
+    source = other.contamination_source
+    if source is None and foreign is not None and extraction.sql and not ex_strict:
+        source = foreign(extraction.sql)
     error_class = classify(extraction, generated, ex_strict)
     return TurnScore(
         extracted_sql=extraction.sql,
@@ -105,8 +111,8 @@ def score_turn(
         ex_set=comparable and set_equal(gen_rows, gt.rows),
         error_class=error_class,
         error_message=error_message(error_class, extraction, generated, gt),
-        contaminated=other.contamination_source is not None,
-        contamination_source=other.contamination_source,
+        contaminated=source is not None,
+        contamination_source=source,
         fallback_match=other.fallback_match,
         stale_state=other.stale_state,
         gt_error=gt_error,

@@ -57,7 +57,7 @@ from memsql_assets.lib.atomic import write_text_atomic
 from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.benchmark.store import turn_id
 from memsql_assets.lib.errors import MemsqlError
-from memsql_assets.lib.evaluation.contamination import OtherProfileSQL
+from memsql_assets.lib.evaluation.contamination import OtherProfileSQL, SessionValues
 from memsql_assets.lib.evaluation.score import TurnScore, score_turn
 from memsql_assets.lib.evaluation.taxonomy import ErrorClass
 from memsql_assets.lib.harness.priority_gate import PriorityGate
@@ -288,6 +288,7 @@ class PartitionRunner:
         self._store = StoreSize()  # per-session memory: each session's, summed as sessions end
         self._hold_checkpoints = False  # cross-session: a session was not checkpointed, nor is any later
         self._other_profile_sql = OtherProfileSQL(benchmark_dir(self.home, self.benchmark))
+        self._session_values = SessionValues(benchmark_dir(self.home, self.benchmark))
 
     def _pool(self, source: str) -> ConnectionPool:
         with self._pools_lock:  # worker threads: the first turn of each source checks its file once
@@ -299,7 +300,9 @@ class PartitionRunner:
                 )
             return self._pools[source]
 
-    def _score_here(self, turn: Mapping[str, Any], raw: str | None, supplying: Sequence[str]) -> TurnScore | None:
+    def _score_here(
+        self, turn: Mapping[str, Any], raw: str | None, supplying: Sequence[str], retrieved: Sequence[str] = ()
+    ) -> TurnScore | None:
         """The turn's score computed on the event loop when every result it needs is cached (ground
         truths after the benchmark's checks, SQL the model wrote before): no thread hand-off there and
         back, which under a busy GIL costs more than the scoring. None: it has SQL to run (a thread)."""
@@ -314,26 +317,35 @@ class PartitionRunner:
                 raise NotCached("the benchmark's sessions file")
             return self._other_profile_sql.for_turn(turn, supplying)
 
+        def foreign(sql: str) -> str | None:
+            if not retrieved:
+                return None
+            if not self._session_values.loaded:  # its first call reads a file
+                raise NotCached("the benchmark's turns file")
+            return self._session_values.source(turn, sql, retrieved)
+
         try:
             with self._pools[source].connection() as conn:
                 return score_turn(
-                    turn, raw, conn, self._results[source], self.timeout_s, self.row_cap, provenance, execute=False
-                )
+                    turn, raw, conn, self._results[source], self.timeout_s, self.row_cap, provenance,
+                    execute=False, foreign=foreign,
+                )  # fmt: skip
         except NotCached:
             return None
 
     def _score_and_persist(
-        self, turn: Mapping[str, Any], raw: str | None, supplying: Sequence[str] = ()
+        self, turn: Mapping[str, Any], raw: str | None, supplying: Sequence[str] = (), retrieved: Sequence[str] = ()
     ) -> tuple[TurnScore, MemoryFailure | None]:
         """In a worker thread, with everything that touches the database: the file check on first
         use and opening a connection (its pragmas) would otherwise stall every session's loop. The
         turn's memory writes follow in the same thread: each hand-off costs milliseconds under load."""
         source = turn["source"]
-        # Needed only when the SQL ran and missed (the first call reads the benchmark's sessions file).
+        # Needed only when the turn missed (the first calls read the benchmark's sessions and turns files).
         provenance = functools.partial(self._other_profile_sql.for_turn, turn, supplying)
+        foreign = functools.partial(self._session_values.source, turn, sessions=retrieved)
         with self._pool(source).connection() as conn:
             score = score_turn(
-                turn, raw, conn, self._results[source], self.timeout_s, self.row_cap, provenance
+                turn, raw, conn, self._results[source], self.timeout_s, self.row_cap, provenance, foreign=foreign
             )
         return score, self.agent.persist(turn, score.extracted_sql, score.result_summary)
 
@@ -449,7 +461,7 @@ class PartitionRunner:
                 reply = await self.call_model(self.model_key, prompt.messages, turn_context(turn))
         self._failures.record(reply.error_type, reply.error_message)
         raw = reply.text if reply.ok else None
-        score, failure = await self._score_and_remember(turn, raw, prompt.resolution.supplying_sessions)
+        score, failure = await self._score_and_remember(turn, raw, prompt)
         return self._row(turn, prompt, reply, score, trace, prompt.memory_failure or failure).as_row()
 
     async def _agent_turn(
@@ -497,13 +509,14 @@ class PartitionRunner:
         return known
 
     async def _score_and_remember(
-        self, turn: Mapping[str, Any], raw: str | None, supplying: Sequence[str]
+        self, turn: Mapping[str, Any], raw: str | None, prompt: TurnPrompt
     ) -> tuple[TurnScore, MemoryFailure | None]:
         """The turn's score, after its memory writes: on the event loop when every result it needs
         is cached, else in a worker thread with the SQL."""
-        score = self._score_here(turn, raw, supplying)
+        supplying, retrieved = _other_sessions(prompt)
+        score = self._score_here(turn, raw, supplying, retrieved)
         if score is None:
-            return await asyncio.to_thread(self._score_and_persist, turn, raw, supplying)
+            return await asyncio.to_thread(self._score_and_persist, turn, raw, supplying, retrieved)
         persist = functools.partial(self.agent.persist, turn, score.extracted_sql, score.result_summary)
         if getattr(self.agent.memory, "blocking", False):  # Redis: a restart can hold a write for seconds
             return score, await asyncio.to_thread(persist)
@@ -575,6 +588,13 @@ class PartitionRunner:
         path = write_results(self.out_dir, rows, summary)
         shutil.rmtree(self.progress_dir.parent, ignore_errors=True)
         return path
+
+
+def _other_sessions(prompt: TurnPrompt) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(the sessions that supplied a resolved key, those plus every session the memory retrieved):
+    where contamination by provenance and by value look (evaluation/contamination.py)."""
+    supplying = tuple(prompt.resolution.supplying_sessions)
+    return supplying, tuple(dict.fromkeys([*supplying, *retrieved_sessions(prompt.episodic)]))
 
 
 @dataclass

@@ -73,10 +73,10 @@ class TurnResult:
     )
     contaminated: bool = column(
         pa.bool_(),
-        "The failed turn's result equals the ground truth of a session that supplied a resolved key.",
+        "The failed turn took a value from another analyst's session (lib/evaluation/contamination.py).",
     )
     contamination_source: str | None = column(
-        pa.string(), "The session whose ground truth a contaminated turn matched."
+        pa.string(), "The other analyst's session a contaminated turn took a value from."
     )
     fallback_match: bool = column(
         pa.bool_(), "The failed turn's result equals the next session's ground truth (the paper's check)."

@@ -59,11 +59,15 @@ def payload_source(payload: dict[str, Any]) -> str:
     return str(source)
 
 
-def analyst_peers(sessions_path: Path) -> dict[str, frozenset[str]]:
-    """Per session of a benchmark's sessions file, the sessions of its analyst (itself included)."""
+def analyst_peers(sessions_path: Path, required: bool = True) -> dict[str, frozenset[str]]:
+    """Per session of a benchmark's sessions file, the sessions of its analyst (itself included).
+    A file without an analyst column (the paper's benchmark) fails when `required`, else each session
+    is its own analyst's only one."""
     if not sessions_path.exists():
         raise SourceError(sessions_path, "benchmark sessions file does not exist", "the output of the sessions asset")
     table = pq.read_table(sessions_path)
+    if "analyst" not in table.column_names and not required:
+        return {sid: frozenset({sid}) for sid in table.column("session_id").to_pylist()}
     if "analyst" not in table.column_names:
         raise SourceError(
             sessions_path, "has no analyst column", "a benchmark whose sessions name their analyst (the extended one)"

@@ -7,6 +7,12 @@ similarity to the question; they are shown as the Similar past turns, and the Re
 referenced value from them, most similar first. There is no recency window: what the session said
 last reaches the prompt only if it is among the most similar.
 
+`scope` says whose turns a session searches: its own (`session`, the default: the memory is forgotten
+when the session ends), or also those of the earlier sessions of its analyst (`analyst`, mem0's
+per-user memory: the analyst lookup of the episodic memory's `scope: analyst`, `analyst_peers`). Scoped
+per analyst the memory outlives a session, so its sessions run in waves of W, as C's do: a session
+searches its own turns and those of its analyst's sessions that ran in an earlier wave.
+
 Offline by construction: the vector store is mem0's local Qdrant (a folder in the partition's own
 directory, one collection per epoch), the embedder is mem0's Hugging Face embedder loading the
 project's packaged all-MiniLM-L6-v2 from disk (no hub access), mem0's telemetry is off
@@ -21,16 +27,26 @@ import json
 import logging
 import os
 import threading
-from typing import Any, ClassVar
+from collections.abc import Sequence
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
 from memsql_assets.lib.config_files import Strict
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.memory.context_mode import ContextMode
+from memsql_assets.lib.memory.episodic import analyst_peers
 from memsql_assets.lib.memory.facts import facts_block
-from memsql_assets.lib.memory.protocol import MemoryBase, MemoryContext, MemoryTurn, Retrieval, StoreSize
+from memsql_assets.lib.memory.protocol import (
+    MemoryBase,
+    MemoryContext,
+    MemoryTurn,
+    Retrieval,
+    StoreSize,
+    Visibility,
+)
 from memsql_assets.lib.memory.resolution import Payload, resolve_from
+from memsql_assets.lib.paths import benchmark_dir
 
 MEM0_STORE = "mem0"
 EMBEDDING_DIMS = 384  # all-MiniLM-L6-v2
@@ -45,6 +61,9 @@ class Mem0Params(Strict):
     """The session's earlier turns retrieved, most similar first."""
     threshold: float = Field(default=0.0, ge=0.0, le=1.0)
     """mem0's minimum similarity score of a retrieved turn."""
+    scope: Literal["session", "analyst"] = "session"
+    """Whose turns a session searches: its own (session), or also its analyst's earlier sessions'
+    (analyst: needs a benchmark whose sessions name their analyst; sessions run in waves)."""
 
 
 def mem0_config(ctx: MemoryContext) -> dict[str, Any]:
@@ -96,7 +115,7 @@ def _open_mem0(ctx: MemoryContext) -> Any:
 
 
 class Mem0Memory(MemoryBase):
-    """M0: per-session mem0 memory, top-k by similarity (module docstring)."""
+    """M0: mem0 memory of a session (or of its analyst's sessions), top-k by similarity (module docstring)."""
 
     Params: ClassVar[type[BaseModel]] = Mem0Params
     blocking = True  # mem0 embeds and writes to disk
@@ -104,25 +123,43 @@ class Mem0Memory(MemoryBase):
     def __init__(self, params: Any = None):
         super().__init__(params)
         self._lock = threading.Lock()  # one mem0 Memory (its Qdrant and SQLite) for every session's thread
+        self.by_analyst = self.params.scope == "analyst"
+        self.visibility = Visibility.WAVES if self.by_analyst else Visibility.SESSION
+        self.peers: dict[str, frozenset[str]] = {}  # scope analyst: each session's analyst's sessions
+        self._published: set[str] = set()  # scope analyst: the sessions of finished waves
 
     def open(self, ctx: MemoryContext) -> None:
         super().open(ctx)
+        if self.by_analyst:
+            self.peers = analyst_peers(benchmark_dir(ctx.home, ctx.benchmark) / "sessions.parquet")
         self.mem = _open_mem0(ctx)
 
+    def _users(self, session_id: str) -> list[str]:
+        """The mem0 users a session searches, most recent first: itself, then its analyst's sessions of
+        earlier waves, the later first."""
+        earlier = (self.peers.get(session_id, frozenset()) & self._published) - {session_id}
+        return [session_id, *sorted(earlier, reverse=True)]
+
     def retrieve(self, turn: MemoryTurn, vector: list[float] | None) -> Retrieval:
+        users = self._users(turn.session_id)
+        found: list[tuple[float, dict[str, Any]]] = []
         with self._lock:
-            found = self.mem.search(
-                turn.question,
-                filters={"user_id": turn.session_id},
-                top_k=SEARCH_LIMIT,
-                threshold=self.params.threshold,
-            )["results"]
-        ranked = sorted(found, key=lambda h: (-round(float(h["score"]), 6), -int(h["metadata"]["turn_index"])))
-        similar = [json.loads(h["metadata"]["payload"]) for h in ranked[: self.params.top_k]]
+            for user in users:
+                hits = self.mem.search(
+                    turn.question, filters={"user_id": user}, top_k=SEARCH_LIMIT, threshold=self.params.threshold
+                )["results"]
+                found += [(round(float(h["score"]), 6), json.loads(h["metadata"]["payload"])) for h in hits]
+
+        # Equal scores: the more recent first, by session (users' order), then by turn.
+        found.sort(key=lambda hit: (-hit[0], users.index(str(hit[1]["session_id"])), -int(hit[1]["turn_index"])))
+        similar = [p for _, p in found[: self.params.top_k]]
         if self.context_mode == ContextMode.OBSERVED:
-            # No annotations to resolve from: the top-k most recent first (a correction is read over the value
-            # it corrected), and the memory's own reading of their SQL.
-            similar.sort(key=lambda p: -int(p["turn_index"]))
+            # No annotations to resolve from: the session's own top-k turns most recent first (a correction
+            # is read over the value it corrected), then its analyst's earlier sessions' in mem0's order (as
+            # C puts its similar past turns after the recent conversation), and the memory's own reading of
+            # their SQL.
+            own = sorted((p for p in similar if p["session_id"] == turn.session_id), key=lambda p: -int(p["turn_index"]))
+            similar = own + [p for p in similar if p["session_id"] != turn.session_id]
             facts = facts_block(similar)
             return Retrieval(similar=similar, blocks=[facts] if facts else ())
         return Retrieval(
@@ -143,13 +180,23 @@ class Mem0Memory(MemoryBase):
             self.mem.delete_all(user_id=session_id)
 
     def reset(self, keep: set[str]) -> None:
-        """Per-session memory: a resumed run's finished sessions were forgotten as they ended."""
+        """Per session, a resumed run's finished sessions were forgotten as they ended; per analyst,
+        exactly the finished sessions `keep` stay (published: they ran in earlier waves)."""
         with self._lock:
-            self.mem.reset()
+            if self.by_analyst and keep:
+                for sid in sorted(set(self.peers) - keep):  # what a killed run stored of sessions it redoes
+                    self.mem.delete_all(user_id=sid)
+            else:
+                self.mem.reset()
+        self._published = set(keep) if self.by_analyst else set()
+
+    def end_wave(self, sessions: Sequence[str]) -> None:
+        self._published.update(sessions)
 
     def size(self, session_id: str | None = None) -> StoreSize:
-        if session_id is None:
-            return StoreSize()  # every session's memory was forgotten as it ended
+        if session_id is None:  # per session, every session's memory was forgotten as it ended
+            held = [self.size(s) for s in sorted(self._published)]
+            return StoreSize(sum(h.entries for h in held), sum(h.bytes for h in held))
         with self._lock:
             held = self.mem.get_all(filters={"user_id": session_id}, top_k=SEARCH_LIMIT)["results"]
         text = sum(len(h["memory"].encode()) + len(h["metadata"]["payload"].encode()) for h in held)

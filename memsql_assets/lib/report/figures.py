@@ -219,7 +219,7 @@ def contamination(m: Marts) -> Figure | None:
     )
     ax.invert_yaxis()
     ax.set_xlabel("contaminated turns, % of all turns")
-    ax.set_title("Cross-session contamination (failed turn = a supplying session's answer)")
+    ax.set_title("Cross-session contamination (a failed turn took another analyst's value)")
     ax.grid(axis="x", alpha=0.3)
     return fig
 

@@ -237,7 +237,7 @@ def contamination_table(m: Marts) -> Table:
             ("model", "model", _text),
             ("condition", "condition", _text),
             ("turns", "n_turns", fmt.count),
-            ("failed, key from another session", "n_failed_supplied_by_other_session", fmt.count),
+            ("failed, another session retrieved", "n_failed_retrieved_other_session", fmt.count),
             ("contaminated", "n_contaminated", fmt.count),
             ("% of turns", "contamination_rate_pct", fmt.pct),
             ("% of those failures", "contaminated_share_of_failures_pct", fmt.pct),
@@ -245,9 +245,10 @@ def contamination_table(m: Marts) -> Table:
             ("fallback match", "n_fallback_match", fmt.count),
             ("% of fallback turns", "fallback_match_rate_pct", fmt.pct),
         ],
-        "Contaminated: a failed turn whose result equals its ground truth with the profile of the session "
-        "that supplied a resolved key. Fallback match (the paper's check): it equals the next session's "
-        "ground truth (agg_contamination).",
+        "Contaminated: a failed turn that took a value from another analyst's session: its result equals "
+        "its ground truth with the profile of the session that supplied a resolved key, or its SQL compares "
+        "with a value of a retrieved session of another analyst that its own analyst never held. Fallback "
+        "match (the paper's check): it equals the next session's ground truth (agg_contamination).",
     )
 
 
