@@ -83,10 +83,21 @@ def report(home: Path, condition: str, turns: dict[tuple[str, int], dict[str, An
     critical = [r for r in rows if r["memory_critical"]]
     right = sum(bool(r["ex_strict"]) for r in critical)
     share = f"{100 * right / len(critical):.1f} % ({right}/{len(critical)})"
-    print(f"\n== {condition}: memory-critical EX {share}")
+    share += f", all turns {100 * sum(bool(r['ex_strict']) for r in rows) / len(rows):.1f} % of {len(rows)}"
+    stale = sum(bool(r.get("stale_state")) for r in rows)
+    contaminated = sum(bool(r.get("contaminated")) for r in rows)
+    mode = outcome.summary.get("context_mode")
+    print(
+        f"\n== {condition} ({mode}): memory-critical EX {share}, stale {stale}, contaminated {contaminated}"
+    )
     by_tag: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in critical:
         by_tag[turns[(r["session_id"], r["turn_index"])]["tag"]].append(r)
+    if stale:
+        print(
+            "  stale: "
+            + ", ".join(f"{r['session_id']} turn {r['turn_index']}" for r in rows if r.get("stale_state"))
+        )
     for tag, group in sorted(by_tag.items()):
         ok = sum(bool(r["ex_strict"]) for r in group)
         print(f"  {tag:<18} {100 * ok / len(group):5.1f} % ({ok}/{len(group)})")
