@@ -1,6 +1,7 @@
-"""reader-probe on the extended benchmark, embedded data: memory-critical EX per condition and per
-phenomenon tag, and the memory-critical turns it fails, grouped by tag and template turn (variant,
-turn index), each with its question and the SQL the probe wrote against the ground truth.
+"""reader-probe on the extended benchmark, embedded data: memory-critical and all-turn EX per
+condition, EX per phenomenon tag, the stale and contaminated counts, and the memory-critical turns it
+fails, grouped by tag and template turn (variant, turn index), each with its question and the SQL the
+probe wrote against the ground truth.
 
     PYTHONPATH=$PWD .venv/bin/python bench/probe_failures.py H B_wm5 [--show N] [--home DIR]
 

@@ -130,3 +130,14 @@ def test_a_return_cue_reads_past_an_unmarked_detour():
     # Only detours shown: the oldest turn shown is kept (it may have opened the conversation).
     detours = _texts(working=recent[:2], question="Returning to that customer, how many shipped?")
     assert read_prompt(detours, ["customer_id"], {}, template) == {"customer_id": "Zed Ltd"}
+
+
+def test_a_first_key_reads_a_turn_that_pointed_to_the_start_before_the_oldest_shown():
+    template = "SELECT COUNT(*) FROM Orders o WHERE o.CustomerID = {first_customer}"
+    window = [  # most recent first; the session's first turn is no longer shown
+        _turn("And its freight?", "SELECT SUM(o.Freight) FROM Orders o WHERE o.CustomerID = 'BEE'"),
+        _turn("Back to the first customer: its orders?", "SELECT COUNT(*) FROM Orders o WHERE o.CustomerID = 'ANT'"),
+        _turn("Count every order of Zed Ltd.", "SELECT COUNT(*) FROM Orders o WHERE o.CustomerID = 'ZED'"),
+    ]
+    assert read_prompt(_texts(working=window), ["first_customer"], {}, template) == {"first_customer": "ANT"}
+    assert read_prompt(_texts(working=window[::2]), ["first_customer"], {}, template) == {"first_customer": "ZED"}

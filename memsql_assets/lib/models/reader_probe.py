@@ -12,7 +12,9 @@ Where it looks, in this order:
 2. the SQL of the earlier turns the prompt shows: the Recent conversation, most recent first (under
    H every earlier turn), then an extractive Summary of earlier turns (S), most recent first, then the
    Similar past turns (C, D, M0), in retrieval order. A key whose name starts with `first_` ("the
-   company we began with") reads those turns oldest first instead.
+   company we began with") reads first the turns whose question pointed to the start as well ("Back
+   to the first customer: ...", the phrases the wording check evaluates: their SQL states it), most
+   recent first, then those turns oldest first.
 
 It reads SQL as text (lib/sql/filters.py), never against the benchmark's templates: the template's
 placeholder `{k}` is compared with some expression (`o.CustomerID = {customer_id}`, `strftime('%Y',
@@ -57,6 +59,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from memsql_assets.lib.benchmark.wording import ORIGIN
 from memsql_assets.lib.memory.summary import SUMMARY_HEADER
 from memsql_assets.lib.sql.filters import Filter, entity_subquery, filters, slot_key, template_filters
 
@@ -261,7 +264,12 @@ def read_prompt(
         if not wanted:
             continue
         first = any(k.startswith(FIRST_PREFIX) for k in wanted)
-        order = [*reversed(recent), *reversed(summary), *similar] if first else [*thread, *summary, *similar]
+        origin = [t for t in recent if ORIGIN.search(t.question)]  # most recent first
+        order = (
+            [*origin, *reversed(recent), *reversed(summary), *similar]
+            if first
+            else [*thread, *summary, *similar]
+        )
         stated = _named(slot, [*recent, *summary, *similar], question) or _read(slot, order)
         found.update({k: v for k, v in stated.items() if k in wanted})
         pair.update({k: v for k, v in stated.items() if k not in wanted})  # the other year of a pair
