@@ -1,6 +1,8 @@
 """Hand-built sessions, one per source, in which every value a turn needs is visible only in the earlier
 turns' questions and SQL: a company (a region) named by its name and later needed by its id, a year
-pair, a correction ("Actually, I meant …"), an entity switch and "the one we began with". Their wording
+pair, a correction ("Actually, I meant …"), an entity switch, "the one we began with", and an unmarked
+detour about a third entity (its question names everything its SQL compares) followed by a return cue
+("Back to those two years: …") that resumes the conversation's entity, not the detour's. Their wording
 and SQL are this file's own, not the benchmark's templates. Values are chosen from the embedded source
 databases; the annotated state updates are what the grader (and annotated mode) use."""
 
@@ -33,6 +35,11 @@ NW_BY_ID = (
     "SELECT strftime('%Y', o.OrderDate) AS order_year, ROUND(SUM(o.Freight), 2) AS freight FROM Orders o "
     "WHERE o.CustomerID = {cid} AND strftime('%Y', o.OrderDate) IN ({older_year}, {newer_year}) GROUP BY 1 ORDER BY 1"
 )
+NW_ORDERS_BY_ID = (
+    "SELECT strftime('%Y', o.OrderDate) AS order_year, COUNT(*) AS n_orders FROM Orders o "
+    "WHERE o.CustomerID = {customer_id} AND strftime('%Y', o.OrderDate) IN ({older_year}, {newer_year}) GROUP BY 1 ORDER BY 1"
+)
+NW_DETOUR = "SELECT {agg} FROM Orders o JOIN Customers c ON c.CustomerID = o.CustomerID WHERE c.CompanyName = {third}"
 NW = [
     Step("How many orders did {company} place in {y1} and {y2}?", NW_COUNT.replace("{name}", "{company}")
          .replace("{older_year}", "{y1}").replace("{newer_year}", "{y2}"), ("company", "y1", "y2"),
@@ -48,6 +55,10 @@ NW = [
          NW_BY_ID.replace("{cid}", "{first_customer}"), (), {"customer_id": "first_customer"}),
     Step("And for the current company, the same for those two years once more?",
          NW_BY_ID.replace("{cid}", "{customer_id}")),
+    Step("What is {third}'s total order count?", NW_DETOUR.replace("{agg}", "COUNT(*) AS n_orders"), ("third",)),
+    Step("Give me the largest freight on any {third} order.",
+         NW_DETOUR.replace("{agg}", "ROUND(MAX(o.Freight), 2) AS max_freight"), ("third",)),
+    Step("Back to those two years: how many orders did it place in each?", NW_ORDERS_BY_ID),
 ]  # fmt: skip
 
 SEC_BY_NAME = (
@@ -70,6 +81,10 @@ SEC = [
          {"ticker": "other_ticker"}),
     Step("Back to the company we began with: its cash in those years.",
          SEC_BY_TICKER.replace("{tk}", "{first_ticker}"), (), {"ticker": "first_ticker"}),
+    Step("Which fiscal year had {third}'s largest revenue?",
+         "SELECT af.fiscal_year FROM annual_financials af JOIN companies c ON c.ticker = af.ticker "
+         "WHERE c.company_name = {third} AND af.metric = 'revenue' ORDER BY af.value_billions DESC LIMIT 1", ("third",)),
+    Step("Returning to that pair of years, what was its cash?", SEC_BY_TICKER.replace("{tk}", "{ticker}")),
 ]  # fmt: skip
 
 BIRD_COUNT = (
@@ -88,6 +103,9 @@ BIRD = [
     Step("Back to the region we began with: what do those loans amount to?",
          BIRD_AMOUNT.replace("{region}", "{first_region}").replace("{status}", "{loan_status}"), (),
          {"region": "first_region"}),
+    Step("Count the clients of {r3}.", "SELECT COUNT(*) AS n_clients FROM client cl JOIN district di "
+         "ON di.district_id = cl.district_id WHERE di.A3 = {r3}", ("r3",)),
+    Step("Going back to those loans, how many are there?", BIRD_COUNT.replace("{status}", "{loan_status}")),
 ]  # fmt: skip
 
 
@@ -99,19 +117,20 @@ def _one(db: Path, sql: str) -> tuple:
 def profiles(dbs: dict[str, Path]) -> dict[str, dict[str, Any]]:
     """Each source's values, from its embedded database: two entities with orders (loans) in the years."""
     nw = dbs["northwind"]
-    (first, first_id), (other, other_id) = (
-        _one(nw, f"SELECT CompanyName, CustomerID FROM Customers ORDER BY CustomerID LIMIT 1 OFFSET {i}") for i in (3, 7)
+    (first, first_id), (other, other_id), (third, _) = (
+        _one(nw, f"SELECT CompanyName, CustomerID FROM Customers ORDER BY CustomerID LIMIT 1 OFFSET {i}")
+        for i in (3, 7, 11)
     )
     sec = dbs["sec_edgar"]
-    (company, ticker), (other_co, other_ticker) = (
-        _one(sec, f"SELECT company_name, ticker FROM companies ORDER BY ticker LIMIT 1 OFFSET {i}") for i in (2, 5)
+    (company, ticker), (other_co, other_ticker), (third_co, _) = (
+        _one(sec, f"SELECT company_name, ticker FROM companies ORDER BY ticker LIMIT 1 OFFSET {i}") for i in (2, 5, 8)
     )
     return {
         "northwind": {"company": first, "customer_id": first_id, "other": other, "other_id": other_id,
-                      "y1": "2016", "y2": "2017", "y3": "2019"},
+                      "third": third, "y1": "2016", "y2": "2017", "y3": "2019"},
         "sec_edgar": {"company": company, "ticker": ticker, "other": other_co, "other_ticker": other_ticker,
-                      "y1": 2018, "y2": 2019, "y3": 2021},
-        "bird_financial": {"r1": "Prague", "r2": "south Bohemia", "s1": "A", "s2": "C"},
+                      "third": third_co, "y1": 2018, "y2": 2019, "y3": 2021},
+        "bird_financial": {"r1": "Prague", "r2": "south Bohemia", "r3": "north Moravia", "s1": "A", "s2": "C"},
     }  # fmt: skip
 
 

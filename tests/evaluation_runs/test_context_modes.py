@@ -1,7 +1,8 @@
 """Context modes on hand-built sessions (hand_sessions.py), one per source, whose every needed value is
 visible only in the earlier turns' questions and SQL.
 
-- reader-probe answers every memory-critical turn under B_wm5 and H in both modes, none under A;
+- reader-probe answers every memory-critical turn under B_wm5 and H in both modes, none under A (the
+  return after an unmarked detour included: it reads the conversation's entity, not the detour's);
 - in observed mode no memory (built-in, trajectory included, mem0, the example plug-in) is handed a
   referenced key name or a value the conversation never showed, and no prompt (nor the tools an agent
   is offered) has a Resolved block or those values;

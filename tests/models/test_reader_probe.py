@@ -93,3 +93,51 @@ def test_the_memorys_facts_block_says_it_is_the_memorys_reading():
     assert block is not None and block.header == FACTS_HEADER and "memory" in block.header
     assert "c.company_name = 'O''Neil Corp' (session SEC-1-001, turn 1)" in block.text
     assert facts_block([{"sql": "(none)"}]) is None
+
+
+def test_a_value_the_question_names_wins_over_the_most_recent_sql():
+    recent = [
+        _turn("Actually, make that 2019: its revenue for 2019 and 2022?", SEC_T1_SQL.replace("'cash'", "'revenue'")),
+        _turn("Show O'Neil Corp cash for 2021 and 2022.", SEC_T1_SQL),
+    ]
+    metric = "SELECT af.value_billions FROM annual_financials af WHERE af.metric = {metric}"
+    assert read_prompt(_texts(working=recent, question="Switch to Zed Ltd. Its cash then?"), ["metric"], {}, metric) == {
+        "metric": "cash"
+    }
+    # Unnamed, the most recent statement holds; a one-letter code is never read from the article "a".
+    assert read_prompt(_texts(working=recent), ["metric"], {}, metric) == {"metric": "revenue"}
+    status = "SELECT COUNT(*) FROM loan l WHERE l.status = {loan_status}"
+    loans = [
+        _turn("Actually, I meant status C.", "SELECT COUNT(*) FROM loan l WHERE l.status = 'C'"),
+        _turn("How many loans with status A?", "SELECT COUNT(*) FROM loan l WHERE l.status = 'A'"),
+    ]
+    asked = _texts(working=loans, question="And a count of those loans?")
+    assert read_prompt(asked, ["loan_status"], {}, status) == {"loan_status": "C"}
+
+
+def test_a_return_cue_reads_past_an_unmarked_detour():
+    template = "SELECT COUNT(*) FROM Orders o WHERE o.CustomerID = {customer_id}"
+    recent = [  # most recent first: two detours that name everything they compare, unmarked
+        _turn("Count every order of Zed Ltd.", "SELECT COUNT(*) FROM Orders o WHERE o.CustomerID = 'Zed Ltd'"),
+        _turn("What is Zed Ltd's largest order?", "SELECT MAX(x) FROM Orders o WHERE o.CustomerID = 'Zed Ltd'"),
+        _turn("And its orders since then?", "SELECT COUNT(*) FROM Orders o WHERE o.CustomerID = 'ANT'"),
+        _turn("Show Ant Inc.'s orders.", "SELECT COUNT(*) FROM Orders o WHERE o.CustomerID = 'ANT'"),
+    ]
+    back = _texts(working=recent, question="Back to its orders: how many shipped?")
+    assert read_prompt(back, ["customer_id"], {}, template) == {"customer_id": "ANT"}
+    plain = _texts(working=recent, question="And how many shipped?")
+    assert read_prompt(plain, ["customer_id"], {}, template) == {"customer_id": "Zed Ltd"}, "no cue: the detour"
+    # Only detours shown: the oldest turn shown is kept (it may have opened the conversation).
+    detours = _texts(working=recent[:2], question="Returning to that customer, how many shipped?")
+    assert read_prompt(detours, ["customer_id"], {}, template) == {"customer_id": "Zed Ltd"}
+
+
+def test_a_first_key_reads_a_turn_that_pointed_to_the_start_before_the_oldest_shown():
+    template = "SELECT COUNT(*) FROM Orders o WHERE o.CustomerID = {first_customer}"
+    window = [  # most recent first; the session's first turn is no longer shown
+        _turn("And its freight?", "SELECT SUM(o.Freight) FROM Orders o WHERE o.CustomerID = 'BEE'"),
+        _turn("Back to the first customer: its orders?", "SELECT COUNT(*) FROM Orders o WHERE o.CustomerID = 'ANT'"),
+        _turn("Count every order of Zed Ltd.", "SELECT COUNT(*) FROM Orders o WHERE o.CustomerID = 'ZED'"),
+    ]
+    assert read_prompt(_texts(working=window), ["first_customer"], {}, template) == {"first_customer": "ANT"}
+    assert read_prompt(_texts(working=window[::2]), ["first_customer"], {}, template) == {"first_customer": "ZED"}

@@ -12,7 +12,9 @@ Where it looks, in this order:
 2. the SQL of the earlier turns the prompt shows: the Recent conversation, most recent first (under
    H every earlier turn), then an extractive Summary of earlier turns (S), most recent first, then the
    Similar past turns (C, D, M0), in retrieval order. A key whose name starts with `first_` ("the
-   company we began with") reads those turns oldest first instead.
+   company we began with") reads first the turns whose question pointed to the start as well ("Back
+   to the first customer: ...", the phrases the wording check evaluates: their SQL states it), most
+   recent first, then those turns oldest first.
 
 It reads SQL as text (lib/sql/filters.py), never against the benchmark's templates: the template's
 placeholder `{k}` is compared with some expression (`o.CustomerID = {customer_id}`, `strftime('%Y',
@@ -24,16 +26,30 @@ entity by another column of the table it joined (`c.CompanyName = 'Around the Ho
 Customers WHERE CompanyName = 'Around the Horn')`. A turn whose question opens as a side question
 ("Separately: ...") is not read for the conversation's current values.
 
+Cues in the current question (its `Question:` line), as a careful LLM reads them:
+
+- **A value the question names.** Where the template compares one placeholder with an expression and
+  the prompt's SQL compared that expression with several values, the one the question names in words
+  is taken ("Switch to Acme. What was its cash in those years?": `af.metric = 'cash'`, although the
+  most recent SQL said `'revenue'`). Named means as a word or phrase, a plural allowed, an underscore
+  read as a space; a one-letter code only as written (status 'A', never the article "a").
+- **A return cue** ("back to", "returning to", "going back") points past the most recent digression:
+  the run of most recent turns each of whose question names every literal its SQL compares. Such a turn
+  carries nothing from the conversation (an unmarked detour: "What is Zed Ltd's total order count?"),
+  so the values the question resumes are read from the turns before it. The oldest turn shown is never
+  skipped: it may be the one that opened the thread.
+
 Inferences about a year pair (`YEAR_PAIR`), as a careful LLM makes them: "the older of the two
 years" is the smaller of the pair the SQL stated; a turn whose question named "the newer year" and
 whose SQL compared one year stated that one; a turn about "both years" whose prompt shows only one of
 them takes the other to be the adjacent year.
 
 What it cannot do, where a careful LLM can: read values stated only in a question's words and never
-in SQL (a company name in a question whose SQL failed), read `Result:` lines, a summary a model wrote
-in prose (S with `model:`), hints, trajectories, a memory's facts block or a plug-in's own blocks;
-resolve a reference by meaning beyond the cues above ("the customer from two questions ago"); recover
-a value from SQL it cannot parse. So a real LLM can score above it (docs/reference_models.md).
+in any SQL shown (a company name in a question whose SQL failed), read `Result:` lines, a summary a
+model wrote in prose (S with `model:`), hints, trajectories, a memory's facts block or a plug-in's own
+blocks; resolve a reference by meaning beyond the cues above ("the customer from two questions ago",
+"its" after an unmarked detour with no return cue, which the extended benchmark's wording avoids);
+recover a value from SQL it cannot parse. So a real LLM can score above it (docs/reference_models.md).
 """
 
 from __future__ import annotations
@@ -43,6 +59,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from memsql_assets.lib.benchmark.wording import ORIGIN
 from memsql_assets.lib.memory.summary import SUMMARY_HEADER
 from memsql_assets.lib.sql.filters import Filter, entity_subquery, filters, slot_key, template_filters
 
@@ -62,6 +79,10 @@ YEAR_CUES = (
 FIRST_PREFIX = "first_"
 # A question that opens like this asks aside: its values are not the conversation's current ones.
 SIDE_QUESTION_RE = re.compile(r"^\s*(separately|as an aside|aside|by the way|unrelated)\b", re.IGNORECASE)
+# A question that says it returns to something: it resumes the conversation's thread, past a digression.
+RETURN_CUE_RE = re.compile(r"\b(back to|return(?:ing)? to|go(?:ing)? back)\b", re.IGNORECASE)
+# The line of the prompt that carries the current question (prompts.build_messages).
+QUESTION_PREFIX = "Question: "
 
 
 class SqlFragment(str):
@@ -164,6 +185,58 @@ def _stated(slot: _Slot, turn: PastTurn) -> dict[str, Any]:
     return {}
 
 
+def current_question(texts: list[str]) -> str:
+    """The question the prompt asks: its last `Question: ` line."""
+    for text in reversed(texts):
+        for line in reversed(text.splitlines()):
+            if line.startswith(QUESTION_PREFIX):
+                return line[len(QUESTION_PREFIX) :]
+    return ""
+
+
+def names(question: str, value: Any) -> bool:
+    """Whether `question` names `value` in words: as a whole word or phrase (a plural allowed), an
+    underscore read as a space (`net_income`: "net income"), a one-letter code only as written (status
+    'A', never the article "a")."""
+    text = str(value).replace("_", " ")
+    flags = 0 if len(text) == 1 else re.IGNORECASE
+    return re.search(rf"(?<!\w){re.escape(text)}(?:e?s)?(?!\w)", question, flags) is not None
+
+
+def self_contained(turn: PastTurn) -> bool:
+    """A turn whose question names every literal its SQL compares: it carries nothing from the
+    conversation (a digression states everything it is about)."""
+    said = filters(turn.sql)
+    return bool(said) and all(names(turn.question, v) for f in said for v in f.values)
+
+
+def past_digression(recent: list[PastTurn], question: str) -> list[PastTurn]:
+    """`recent` (most recent first) as a question with a return cue reads it: without the run of most
+    recent self-contained turns, but never without the oldest turn shown (it may open the thread)."""
+    if not RETURN_CUE_RE.search(question):
+        return recent
+    skip = 0
+    while skip < len(recent) - 1 and self_contained(recent[skip]):
+        skip += 1
+    return recent[skip:]
+
+
+def _named(slot: _Slot, turns: Iterable[PastTurn], question: str) -> dict[str, Any]:
+    """A one-placeholder slot's value that the current question names, among the values the prompt's
+    SQL compared the slot's expression with; none unless exactly one is named."""
+    if len(slot.keys) != 1 or slot.keys[0] is None:
+        return {}
+    seen = {
+        v
+        for t in turns
+        for f in filters(t.sql)
+        if f.label == slot.label and len(f.values) == 1
+        for v in f.values
+    }
+    hits = [v for v in seen if names(question, v)]
+    return {slot.keys[0]: hits[0]} if len(hits) == 1 else {}
+
+
 def _read(slot: _Slot, turns: Iterable[PastTurn]) -> dict[str, Any]:
     for turn in turns:
         if SIDE_QUESTION_RE.match(turn.question):
@@ -180,17 +253,24 @@ def read_prompt(
     """Each of `keys` from the prompt (the messages' `texts`) as the module docstring reads it;
     `resolved` is the prompt's Resolved block, `sql_template` the turn's own template."""
     found = {k: resolved[k] for k in keys if k in resolved}
+    question = current_question(texts)
     recent = list(reversed(past_turns(texts, RECENT_HEADER)))  # most recent first
     summary = list(reversed(past_turns(texts, SUMMARY_HEADER)))
     similar = past_turns(texts, SIMILAR_HEADER)
+    thread = past_digression(recent, question)
     pair: dict[str, Any] = {}
     for slot in _slots(sql_template, keys):
         wanted = [k for k in slot.keys if k in keys and k not in found]
         if not wanted:
             continue
         first = any(k.startswith(FIRST_PREFIX) for k in wanted)
-        order = [*reversed(recent), *reversed(summary), *similar] if first else [*recent, *summary, *similar]
-        stated = _read(slot, order)
+        origin = [t for t in recent if ORIGIN.search(t.question)]  # most recent first
+        order = (
+            [*origin, *reversed(recent), *reversed(summary), *similar]
+            if first
+            else [*thread, *summary, *similar]
+        )
+        stated = _named(slot, [*recent, *summary, *similar], question) or _read(slot, order)
         found.update({k: v for k, v in stated.items() if k in wanted})
         pair.update({k: v for k, v in stated.items() if k not in wanted})  # the other year of a pair
     return {**found, **adjacent_year(keys, {**pair, **found})}
