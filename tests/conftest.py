@@ -155,10 +155,11 @@ def built_once(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Pa
 @pytest.fixture(scope="session")
 def main_job_home(tmp_path_factory) -> Path:
     """A home after `memsql run --skip-eval` (the main job on the embedded defaults, through the CLI),
-    built once per test session: copy it with `copy_built_home` before use."""
-    from tests.integration.memsql_cli import home_env, memsql
+    its paper benchmark built at SMALL_BENCHMARK_SESSIONS sessions; built once per test session: copy it
+    with `copy_built_home` before use, and run the CLI on the copy with `small_env`."""
+    from tests.integration.memsql_cli import memsql, small_env
 
-    return built_once(tmp_path_factory, "main_job_home", lambda home: memsql(home_env(home), "run", "--skip-eval"))
+    return built_once(tmp_path_factory, "main_job_home", lambda home: memsql(small_env(home), "run", "--skip-eval"))
 
 
 def copy_built_home(template: Path, home: Path) -> Path:
