@@ -13,6 +13,7 @@ from typing import Any
 
 from memsql_assets.lib.benchmark.sample import Stratum, check_in_range, stratum_takes
 from memsql_assets.lib.errors import BenchmarkInvariantError
+from memsql_assets.lib.vocabulary import REPORT_SOURCES
 
 # Sessions per (source prefix, tier): 30/40/30 % of each source's sessions.
 SESSIONS_BY_STRATUM: dict[Stratum, int] = {
@@ -23,7 +24,7 @@ SESSIONS_BY_STRATUM: dict[Stratum, int] = {
 TOTAL_SESSIONS = sum(SESSIONS_BY_STRATUM.values())  # 300
 TOTAL_TURNS = 1400
 SESSIONS_BY_TIER = {t: sum(n for (_, tier), n in SESSIONS_BY_STRATUM.items() if tier == t) for t in (1, 2, 3)}
-SESSIONS_BY_SOURCE = {p: sum(n for (src, _), n in SESSIONS_BY_STRATUM.items() if src == p) for p in ("NW", "SEC", "BIRD")}
+SESSIONS_BY_SOURCE = {p: sum(n for (src, _), n in SESSIONS_BY_STRATUM.items() if src == p) for p in REPORT_SOURCES}
 TEN_TURN_BY_SOURCE = {"NW": 7, "SEC": 9, "BIRD": 4}
 MEMORY_CRITICAL_TURNS = 1100
 SESSION_ID = re.compile(r"^(NW|SEC|BIRD)-([123])-(\d{3})$")
