@@ -101,6 +101,41 @@ def small_home(tmp_path_factory, embedded_dbs, embedded_sessions):
     return home
 
 
+TRAJECTORY_BUDGET = 12  # synthetic questions of a test home's trajectory store: enough for E to retrieve from
+
+
+def build_trajectory_store(home: Path, budget: int = TRAJECTORY_BUDGET) -> Path:
+    """`home` with its own trajectory store and composite tools (what E and E_prompt read): the
+    synthetic_questions and trajectory_store assets materialized on it, in a throwaway instance."""
+    import dagster as dg
+
+    from memsql_assets.defs.resources import MemsqlSettings
+    from memsql_assets.defs.trajectories.assets import synthetic_questions, trajectory_store
+    from memsql_assets.defs.trajectories.resources import TrajectorySettings
+
+    resources = {"memsql": MemsqlSettings(home=str(home)), "trajectories": TrajectorySettings(budget=budget)}
+    with dg.instance_for_test() as instance:
+        assert dg.materialize([synthetic_questions, trajectory_store], instance=instance, resources=resources).success
+    return home
+
+
+@pytest.fixture(scope="session")
+def trajectory_home(small_home, tmp_path_factory) -> Callable[..., Path]:
+    """`trajectory_home(name, dbs=None)`: a copy of small_home without its results, over the source
+    databases `dbs` (default: its own), with a trajectory store built over them (build_trajectory_store)."""
+
+    def make(name: str, dbs: dict[str, Path] | None = None) -> Path:
+        from memsql_assets.lib.paths import source_db_path
+
+        home = tmp_path_factory.mktemp(name) / "home"
+        shutil.copytree(small_home, home, ignore=shutil.ignore_patterns("results", "redis", "dbt", "report", "requests"))
+        for source, path in (dbs or {}).items():
+            shutil.copyfile(path, source_db_path(home, source))
+        return build_trajectory_store(home)
+
+    return make
+
+
 def built_once(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Path:
     """`build(path)` once per test session, shared by the pytest-xdist workers: the first worker to
     ask builds it under a lock, the others wait and reuse it. Tests copy it before writing into it."""
@@ -120,10 +155,11 @@ def built_once(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Pa
 @pytest.fixture(scope="session")
 def main_job_home(tmp_path_factory) -> Path:
     """A home after `memsql run --skip-eval` (the main job on the embedded defaults, through the CLI),
-    built once per test session: copy it with `copy_built_home` before use."""
-    from tests.integration.memsql_cli import home_env, memsql
+    its paper benchmark built at SMALL_BENCHMARK_SESSIONS sessions; built once per test session: copy it
+    with `copy_built_home` before use, and run the CLI on the copy with `small_env`."""
+    from tests.integration.memsql_cli import memsql, small_env
 
-    return built_once(tmp_path_factory, "main_job_home", lambda home: memsql(home_env(home), "run", "--skip-eval"))
+    return built_once(tmp_path_factory, "main_job_home", lambda home: memsql(small_env(home), "run", "--skip-eval"))
 
 
 def copy_built_home(template: Path, home: Path) -> Path:

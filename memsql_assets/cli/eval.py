@@ -109,8 +109,8 @@ def command(
 
 def sample_problem(n: int | None, benchmark: str) -> str | None:
     """`--sessions N` within what the benchmark allows; else what is wrong, naming the flag and range."""
+    from memsql_assets.lib.benchmark.sample import SampleSizeError, check_size
     from memsql_assets.lib.benchmark.store import read_turns
-    from memsql_assets.lib.harness.sample import SampleSizeError, check_size
     from memsql_assets.lib.paths import benchmark_dir, memsql_home, turns_file
 
     if n is None:

@@ -9,7 +9,11 @@ import click
 from memsql_assets.cli.options import cost_options, json_flag, wave_size_option
 
 
-@click.command("run", help="the main job, then the reference models under every condition")
+@click.command(
+    "run",
+    help="the main job, then the reference models under every condition. MEMSQL_BENCHMARK_SESSIONS=N builds "
+    "the paper benchmark at N sessions (9 to 300: the sample `eval --sessions N` takes; docs/guide.md)",
+)
 @json_flag("print the summary as JSON")
 @click.option("--skip-eval", is_flag=True, help="only the unpartitioned assets")
 @click.option(

@@ -9,13 +9,9 @@ import json
 import shutil
 import statistics
 
-import dagster as dg
 import pytest
 
 from memsql_assets.defs.evaluation.partitions import condition_partitions
-from memsql_assets.defs.resources import MemsqlSettings
-from memsql_assets.defs.trajectories.assets import synthetic_questions, trajectory_store
-from memsql_assets.defs.trajectories.resources import TrajectorySettings
 from memsql_assets.lib.agent.conditions import CONDITIONS
 from memsql_assets.lib.agent.loop import AgentLimitError, TurnOutcome
 from memsql_assets.lib.agent.tool_specs import LOAD_PHASE_TOOL
@@ -39,18 +35,9 @@ AGENT = REFERENCE_AGENT
 
 
 @pytest.fixture(scope="module")
-def agentsm_home(small_home, tmp_path_factory):
+def agentsm_home(trajectory_home):
     """A copy of the small benchmark with its own trajectory store and composite tools (E reads them)."""
-    home = tmp_path_factory.mktemp("agentsm_home") / "home"
-    shutil.copytree(small_home, home, ignore=shutil.ignore_patterns("results", "redis", "dbt", "report", "requests"))
-    with dg.instance_for_test() as instance:
-        built = dg.materialize(
-            [synthetic_questions, trajectory_store],
-            instance=instance,
-            resources={"memsql": MemsqlSettings(home=str(home)), "trajectories": TrajectorySettings(budget=12)},
-        )
-        assert built.success
-    return home
+    return trajectory_home("agentsm_home")
 
 
 def offered_tools(home) -> dict[str, set[str]]:

@@ -25,12 +25,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import dagster as dg
 import pytest
 
-from memsql_assets.defs.resources import MemsqlSettings
-from memsql_assets.defs.trajectories.assets import synthetic_questions, trajectory_store
-from memsql_assets.defs.trajectories.resources import TrajectorySettings
 from memsql_assets.lib.agent.turn_tools import markdown_segments
 from memsql_assets.lib.benchmark.store import write_benchmark
 from memsql_assets.lib.memory.chroma import chroma_client, open_collection
@@ -38,6 +34,7 @@ from memsql_assets.lib.memory.semantic import seed_semantic_memory
 from memsql_assets.lib.models.request_store import RequestStore
 from memsql_assets.lib.paths import benchmark_dir, source_db_path
 from memsql_assets.lib.trajectories.store import DEFAULT_COLLECTION
+from tests.conftest import build_trajectory_store
 from tests.evaluation_runs.hand_sessions import hand_sessions, never_shown
 from tests.integration.memsql_cli import home_env
 
@@ -74,14 +71,7 @@ def home(tmp_path_factory, embedded_dbs) -> Path:
         shutil.copyfile(path, target)
     write_benchmark(benchmark_dir(home), hand_sessions(embedded_dbs))
     seed_semantic_memory(chroma_client(home))
-    with dg.instance_for_test() as instance:
-        built = dg.materialize(
-            [synthetic_questions, trajectory_store],
-            instance=instance,
-            resources={"memsql": MemsqlSettings(home=str(home)), "trajectories": TrajectorySettings(budget=12)},
-        )
-        assert built.success
-    return home
+    return build_trajectory_store(home)
 
 
 @pytest.fixture(scope="module")

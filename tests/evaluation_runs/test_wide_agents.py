@@ -5,18 +5,12 @@ prompt it submits at once."""
 
 from __future__ import annotations
 
-import shutil
 import statistics
 
-import dagster as dg
 import pytest
 
-from memsql_assets.defs.resources import MemsqlSettings
-from memsql_assets.defs.trajectories.assets import synthetic_questions, trajectory_store
-from memsql_assets.defs.trajectories.resources import TrajectorySettings
 from memsql_assets.lib.harness.evaluate import evaluate_partition
 from memsql_assets.lib.harness.settings import EvalSettings
-from memsql_assets.lib.paths import source_db_path
 from memsql_assets.lib.trajectories.lookup import trajectory_lookup
 from memsql_assets.lib.vocabulary import REFERENCE_AGENT, SOURCE_PREFIXES
 
@@ -24,20 +18,9 @@ SAMPLE = EvalSettings(sessions=9)  # one session of each source x tier
 
 
 @pytest.fixture(scope="module")
-def wide_home(small_home, wide_dbs, tmp_path_factory):
+def wide_home(trajectory_home, wide_dbs):
     """small_home's benchmark over the wide sources, with a trajectory store built over them."""
-    home = tmp_path_factory.mktemp("wide_home") / "home"
-    shutil.copytree(small_home, home, ignore=shutil.ignore_patterns("results", "redis", "dbt", "report", "requests"))
-    for name, path in wide_dbs.items():
-        shutil.copyfile(path, source_db_path(home, name))
-    with dg.instance_for_test() as instance:
-        built = dg.materialize(
-            [synthetic_questions, trajectory_store],
-            instance=instance,
-            resources={"memsql": MemsqlSettings(home=str(home)), "trajectories": TrajectorySettings(budget=12)},
-        )
-        assert built.success
-    return home
+    return trajectory_home("wide_home", wide_dbs)
 
 
 def median_steps(home, condition: str) -> dict[str, float]:

@@ -12,7 +12,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from memsql_assets.defs.jobs import MAIN_JOB
+from memsql_assets.defs.resources import BENCHMARK_SESSIONS_ENV
+from memsql_assets.lib.benchmark.store import read_turns
+from memsql_assets.lib.paths import benchmark_dir
 from memsql_assets.lib.vocabulary import PROMPT_TRAJECTORY_CONDITION
+from tests.conftest import copy_built_home
+from tests.integration.memsql_cli import SMALL_BENCHMARK_SESSIONS, small_env
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
@@ -33,16 +38,21 @@ def _memsql(*args, env=None, check=True):
 
 @pytest.fixture(scope="module")
 def cli_env(tmp_path_factory):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSQL_SOURCE_")}
+    """A cold home with the whole benchmark: the module's first test runs command 1's main job on it."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSQL_SOURCE_") and k != BENCHMARK_SESSIONS_ENV}
     env["MEMSQL_HOME"] = str(tmp_path_factory.mktemp("cli_home"))
     return env
 
 
 @pytest.fixture(scope="module")
-def built_env(cli_env):
-    """cli_env once the main job has run (the module's first test runs it on the cold home)."""
-    _memsql("run", "--skip-eval", env=cli_env)
-    return cli_env
+def built_env(tmp_path_factory, main_job_home):
+    """A copy of the shared main job's home (its benchmark built at a size: tests/integration/memsql_cli.py)."""
+    home = copy_built_home(main_job_home, tmp_path_factory.mktemp("cli_built") / "home")
+    return small_env(home)
+
+
+def _turns(env) -> int:
+    return len(read_turns(benchmark_dir(Path(env["MEMSQL_HOME"]))))
 
 
 def test_run_then_sources_list_and_export(cli_env, tmp_path):
@@ -104,10 +114,10 @@ def test_eval_runs_one_partition_through_dagster(built_env):
     assert "Warning" not in proc.stderr, proc.stderr  # Dagster's BetaWarnings go to the command's log file
     out = json.loads(proc.stdout)
     assert out["success"] and out["model"] == "gold" and out["condition"] == "A"
-    assert out["turns"] == 1400 and out["ex_strict"] == 100.0 and out["checks"] == {"harness_integrity": True}
+    assert out["turns"] == _turns(cli_env) and out["ex_strict"] == 100.0 and out["checks"] == {"harness_integrity": True}
     assert {"error_classes", "calls", "cache_hits"} <= set(out)
     again = json.loads(_memsql("eval", "--model", "gold", "--condition", "A", "--json", env=cli_env).stdout)
-    assert again["calls"] == 0 and again["cache_hits"] == 1400
+    assert again["calls"] == 0 and again["cache_hits"] == _turns(cli_env)
 
 
 def test_eval_paraphrase_scores_100_under_episodic_memory(built_env):
@@ -115,7 +125,7 @@ def test_eval_paraphrase_scores_100_under_episodic_memory(built_env):
     out = json.loads(
         _memsql("eval", "--model", "paraphrase", "--condition", "C", "--json", env=cli_env).stdout
     )
-    assert out["success"] and out["model"] == "paraphrase" and out["turns"] == 1400
+    assert out["success"] and out["model"] == "paraphrase" and out["turns"] == _turns(cli_env)
     assert out["ex_strict"] == 100.0 and out["checks"] == {"harness_integrity": True}
 
 
@@ -124,7 +134,7 @@ def test_eval_sample_run_prints_its_size_and_interval(built_env):
     args = ("eval", "--model", "recall-probe", "--condition", "B", "--json")
     out = json.loads(_memsql(*args, "--sessions", "30", env=cli_env).stdout)
     assert out["success"] and out["sessions"] == 30 and out["complete"] is False
-    assert len(out["sample_sessions"]) == 30 and 30 <= out["n_turns"] == out["turns"] < 1400
+    assert len(out["sample_sessions"]) == 30 and 30 <= out["n_turns"] == out["turns"] < _turns(cli_env)
     lo, hi = out["ex_strict_ci95"]
     assert lo <= out["ex_strict"] <= hi and lo < hi
     assert out["share_identical_prompts"] is False
@@ -138,7 +148,7 @@ def test_eval_sample_run_with_two_epochs(built_env):
     args = ("eval", "--model", "recall-probe", "--condition", "B", "--sessions", "30", "--epochs", "2", "--json")
     out = json.loads(_memsql(*args, env=cli_env).stdout)
     assert out["success"] and out["epochs"] == 2 and out["sessions"] == 30 and out["complete"] is False
-    assert 30 <= out["turns"] < 1400 and out["n_turns"] == 2 * out["turns"]
+    assert 30 <= out["turns"] < _turns(cli_env) and out["n_turns"] == 2 * out["turns"]
     lo, hi = out["ex_strict_ci95"]
     assert isinstance(lo, float) and isinstance(hi, float) and lo <= out["ex_strict"] <= hi
     home = Path(cli_env["MEMSQL_HOME"])
@@ -166,8 +176,9 @@ def test_eval_sessions_out_of_range_is_one_line_and_writes_nothing(built_env, n)
     results = Path(cli_env["MEMSQL_HOME"]) / "results" / "model=gold" / "condition=D"
     proc = _memsql("eval", "--model", "gold", "--condition", "D", "--sessions", n, env=cli_env, check=False)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert proc.stderr.strip() == f"memsql eval: --sessions {n}: expected 9 to 300 (at least one session for " \
-        "each of the benchmark's 9 source x tier strata, at most its 300 sessions)"
+    size = SMALL_BENCHMARK_SESSIONS
+    assert proc.stderr.strip() == f"memsql eval: --sessions {n}: expected 9 to {size} (at least one session for " \
+        f"each of the benchmark's 9 source x tier strata, at most its {size} sessions)"
     assert not results.exists()
 
 
@@ -178,7 +189,8 @@ def test_eval_rejects_unknown_condition_and_model(cli_env):
     assert proc.returncode == 2 and "nope" in proc.stderr and "Traceback" not in proc.stderr
 
 
-def test_run_materializes_only_what_dagster_reports_out_of_date(cli_env, tmp_path):
+def test_run_materializes_only_what_dagster_reports_out_of_date(built_env, tmp_path):
+    cli_env = built_env
     first = json.loads(_memsql("run", "--skip-eval", "--json", env=cli_env).stdout)
     again = json.loads(_memsql("run", "--skip-eval", "--json", env=cli_env).stdout)
     assert again["main_job_skipped"] and again["run_id"] is None and not again["main_job_why"]

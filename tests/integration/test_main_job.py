@@ -5,13 +5,19 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections import Counter
 
 import dagster as dg
 import pytest
 
 from memsql_assets.definitions import defs
 from memsql_assets.defs.jobs import MAIN_JOB
+from memsql_assets.lib.benchmark.invariants import expected_counts
+from memsql_assets.lib.benchmark.pipeline import build_sessions
+from memsql_assets.lib.benchmark.sample import sample_sessions
+from memsql_assets.lib.benchmark.store import read_profiles, read_turns
 from memsql_assets.lib.paths import benchmark_dir
+from tests.integration.memsql_cli import SMALL_BENCHMARK_SESSIONS
 
 pytestmark = pytest.mark.integration
 
@@ -152,3 +158,26 @@ def test_corrupt_real_source_stops_the_lineage(memsql_home, tmp_path, monkeypatc
         materialized = {m.asset_key.to_user_string() for m in result.get_asset_materialization_events()}
         assert "bird_financial" not in materialized
         assert not {"profiles", "sessions"} & materialized
+
+
+def test_a_sized_main_job_builds_the_sample_eval_takes_and_its_checks_say_what_they_left_out(main_job_home):
+    """main_job_home's benchmark, built at SMALL_BENCHMARK_SESSIONS through `memsql run`: the sessions
+    `memsql eval --sessions N` takes from the whole benchmark, every turn of them, its checks passed."""
+    whole = build_sessions(read_profiles(benchmark_dir(main_job_home) / "profiles.json"))
+    rows = [{"session_id": s.session_id, "source": s.source, "tier": s.tier} for s in whole]
+    turns = read_turns(benchmark_dir(main_job_home))
+    chosen = sample_sessions(rows, SMALL_BENCHMARK_SESSIONS)
+    assert sorted({t["session_id"] for t in turns}) == chosen
+    assert len(turns) == sum(s.n_turns for s in whole if s.session_id in set(chosen)) < 1400
+    counts = expected_counts(SMALL_BENCHMARK_SESSIONS)
+    by_tier = Counter(t["tier"] for t in turns if t["turn_index"] == 1)
+    assert dict(by_tier) == {tier: counts[f"tier_{tier}_sessions"] for tier in (1, 2, 3)}
+
+    with dg.DagsterInstance.from_config(str(main_job_home / "dagster_home")) as instance:
+        keys = [dg.AssetCheckKey(dg.AssetKey("sessions"), name) for name in ("sessions_suite", "turns_suite")]
+        latest = instance.event_log_storage.get_latest_asset_check_execution_by_key(keys)
+        evaluations = {k.name: latest[k].event.dagster_event.event_specific_data for k in keys}
+    assert all(e.passed for e in evaluations.values())
+    said = evaluations["sessions_suite"].description
+    assert f"built at {SMALL_BENCHMARK_SESSIONS} sessions" in said and "left out: 7 ten-turn NW sessions" in said
+    assert "left out: 1,400 turns, 1,100 memory-critical turns" in evaluations["turns_suite"].description

@@ -13,8 +13,8 @@ import pytest
 from memsql_assets.lib.harness.results import partition_dir
 from memsql_assets.lib.viewer.data import TurnIndex, list_turns
 from tests.conftest import copy_built_home
-from tests.integration.memsql_cli import home_env as _env
 from tests.integration.memsql_cli import memsql as _memsql
+from tests.integration.memsql_cli import small_env as _env
 
 pytestmark = pytest.mark.integration
 

@@ -8,8 +8,8 @@ import shutil
 import pytest
 from model_fakes import FAKE_KEY_ENV, FAKE_SECRET
 
+from memsql_assets.lib.benchmark.sample import SampleSizeError
 from memsql_assets.lib.harness.evaluate import EvalSettings, evaluate_partition
-from memsql_assets.lib.harness.sample import SampleSizeError
 from memsql_assets.lib.models.gateway import ModelGateway
 from memsql_assets.lib.models.request_store import RequestStore, evaluation_cell, request_key
 

@@ -193,9 +193,9 @@ def test_memsql_eval_takes_the_benchmark_and_sample_size_to_the_workers(cluster:
     from memsql_assets.defs.evaluation.resources import SAMPLE_TAG
     from memsql_assets.defs.jobs import EVALUATE_JOBS
     from memsql_assets.defs.resources import MemsqlSettings
+    from memsql_assets.lib.benchmark.sample import allowed_range
     from memsql_assets.lib.benchmark.store import read_turns
     from memsql_assets.lib.harness.results import sample_dir
-    from memsql_assets.lib.harness.sample import allowed_range
     from memsql_assets.lib.harness.summary import read_summary
     from memsql_assets.lib.paths import benchmark_dir
     from memsql_assets.lib.vocabulary import EXTENDED_BENCHMARK

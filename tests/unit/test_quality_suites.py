@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import copy
+from collections import Counter
 
 import pytest
 
-from memsql_assets.lib.benchmark.invariants import violations
+from memsql_assets.lib.benchmark.invariants import WHOLE_BENCHMARK_COUNTS, expected_counts, violations
+from memsql_assets.lib.benchmark.sample import sample_sessions
 from memsql_assets.lib.quality.frames import sessions_frame, turns_frame
 from memsql_assets.lib.quality.gx_suites import validate
 
@@ -127,3 +129,41 @@ def test_broken_invariant_fails_with_named_message(embedded_turns, breaker, suit
     if failing_id:
         assert failing_id in " ".join(matching)
     assert violations(broken), "the generator's own fail-fast verification must agree"
+
+
+SIZE = 45  # a sized build (the size setting): the sample `memsql eval --sessions 45` takes
+
+
+def _sized(turns, size=SIZE):
+    chosen = set(sample_sessions(turns, size))
+    return [t for t in turns if t["session_id"] in chosen]
+
+
+def test_a_sized_build_passes_with_its_own_counts_and_says_what_it_left_out(embedded_turns):
+    sample = _sized(embedded_turns)
+    s = validate(sessions_frame(sample), "benchmark_sessions", "session_id", sessions=SIZE)
+    t = validate(turns_frame(sample), "benchmark_turns", "turn_id", sessions=SIZE)
+    assert s.success and t.success, s.failures + t.failures
+    assert s.left_out == ["7 ten-turn NW sessions", "9 ten-turn SEC sessions", "4 ten-turn BIRD sessions", "1,400 turns in all"]
+    assert t.left_out == ["1,400 turns", "1,100 memory-critical turns (78.57 %)"]
+    whole = validate(sessions_frame(sample), "benchmark_sessions", "session_id")
+    assert not whole.success and any("300 sessions" in f for f in whole.failures) and whole.left_out == []
+
+
+def test_the_expected_counts_of_a_size_are_those_of_its_sample(embedded_turns):
+    for size in (9, SIZE, 100, 299):
+        per = Counter((t["source"], t["tier"]) for t in _sized(embedded_turns, size) if t["turn_index"] == 1)
+        counts = expected_counts(size)
+        assert counts["sessions"] == size == sum(per.values())
+        assert {(p, tier): counts[f"{p.lower()}_t{tier}_sessions"] for p, tier in per} == dict(per)
+        assert counts["tier_3_sessions"] == sum(n for (_, tier), n in per.items() if tier == 3)
+    assert WHOLE_BENCHMARK_COUNTS.isdisjoint(expected_counts(SIZE)) and set(expected_counts()) >= WHOLE_BENCHMARK_COUNTS
+
+
+def test_a_sized_build_missing_a_session_fails_naming_its_counts(embedded_turns):
+    sample = _sized(embedded_turns)
+    dropped = sorted({t["session_id"] for t in sample if t["session_id"].startswith("NW-2-")})[0]
+    s = validate(sessions_frame(_drop_session(sample, dropped)), "benchmark_sessions", "session_id", sessions=SIZE)
+    counts = expected_counts(SIZE)
+    named = (f"{SIZE} sessions", f"{counts['nw_sessions']} Northwind sessions", f"{counts['tier_2_sessions']} tier-2 sessions")
+    assert not s.success and all(any(n in f for f in s.failures) for n in named), s.failures

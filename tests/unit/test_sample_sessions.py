@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from memsql_assets.lib.harness.sample import (
+from memsql_assets.lib.benchmark.sample import (
     SampleSizeError,
     allowed_range,
     sample_sessions,

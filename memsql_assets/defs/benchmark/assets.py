@@ -1,10 +1,11 @@
-"""Benchmark assets: profiles extracted from the sources, then the 300 sessions / 1,400 turns."""
+"""Benchmark assets: profiles extracted from the sources, then the 300 sessions / 1,400 turns (or the
+sample of them the size setting asks for)."""
 
 from collections import Counter
 
 import dagster as dg
 
-from memsql_assets.defs.resources import MemsqlSettings
+from memsql_assets.defs.resources import MemsqlSettings, benchmark_sessions_env
 from memsql_assets.lib.atomic import sha256_file
 from memsql_assets.lib.benchmark.pipeline import build_measured_sessions, extract_all_profiles
 from memsql_assets.lib.benchmark.store import read_profiles, write_benchmark, write_profiles
@@ -47,19 +48,30 @@ def profiles(context: dg.AssetExecutionContext, memsql: MemsqlSettings) -> dg.Ma
     )
 
 
+def sized_code_version() -> str:
+    """The sessions' code version, and the size $MEMSQL_BENCHMARK_SESSIONS sets when it is set: a
+    changed size is a new code version, so Dagster reports the benchmark (and what reads it) stale."""
+    version = code_version(*BENCHMARK_CODE, exclude=EXTENDED_ONLY_CODE)
+    size = benchmark_sessions_env()
+    return f"{version}+sessions={size}" if size else version
+
+
 @dg.asset(
     group_name="benchmark",
     kinds={"parquet", "json"},
     deps=[profiles],
-    code_version=code_version(*BENCHMARK_CODE, exclude=EXTENDED_ONLY_CODE),
+    code_version=sized_code_version(),
     description="Phases 2-3: tier templates instantiated with profiles into 300 sessions / 1,400 turns "
     "(ground-truth SQL, fallback SQL, referenced keys, state updates, memory-critical flags), verified "
     "against the SPEC §1 invariants before anything is written; each memory-critical turn's guess_rate "
-    "(the share of the other profiles' values that give its answer) is measured on the sources.",
+    "(the share of the other profiles' values that give its answer) is measured on the sources. With the "
+    "size setting (memsql.benchmark_sessions, $MEMSQL_BENCHMARK_SESSIONS) only the stratified sample of that "
+    "many sessions is measured and written, as `memsql eval --sessions N` would take it.",
 )
 def sessions(context: dg.AssetExecutionContext, memsql: MemsqlSettings) -> dg.MaterializeResult:
     db_paths = {s: source_db_path(memsql.home_path, s) for s in SOURCE_NAMES}
-    built = build_measured_sessions(read_profiles(profiles_path(memsql)), db_paths)
+    size = memsql.benchmark_size()
+    built = build_measured_sessions(read_profiles(profiles_path(memsql)), db_paths, size=size)
     out = benchmark_dir(memsql.home_path)
     paths = write_benchmark(out, built)
     turns = [t for s in built for t in s.turns]
@@ -71,7 +83,7 @@ def sessions(context: dg.AssetExecutionContext, memsql: MemsqlSettings) -> dg.Ma
         n_sessions = sum(grid[(src, t)] for t in (1, 2, 3))
         n_turns = sum(turn_grid[(src, t)] for t in (1, 2, 3))
         table += f"| {src} | {cells} | {n_sessions} | {n_turns} |\n"
-    example = next(s for s in built if s.session_id == "SEC-2-001")
+    example = next(s for s in built if s.session_id.startswith("SEC-2-"))  # SEC-2-001 in the whole benchmark
     example_md = "\n".join(
         f"{t.turn_index}. {t.question}  \n   refs={t.referenced_context_keys} binds={t.state_updates}"
         for t in example.turns
@@ -85,7 +97,8 @@ def sessions(context: dg.AssetExecutionContext, memsql: MemsqlSettings) -> dg.Ma
             "memory_critical_turns": sum(t.memory_critical for t in turns),
             "mean_guess_rate_pct": dg.MetadataValue.float(round(100 * sum(rates) / max(1, len(rates)), 2)),
             "by_source_and_tier": dg.MetadataValue.md(table),
-            "example_SEC-2-001": dg.MetadataValue.md(example_md),
+            f"example_{example.session_id}": dg.MetadataValue.md(example_md),
+            "sized": size is not None,  # a sample of the whole benchmark (the size setting)
             "turns_jsonl": dg.MetadataValue.path(str(paths["turns_jsonl"])),
             "turns_parquet": dg.MetadataValue.path(str(paths["turns_parquet"])),
             "turns_sha256": digest,

@@ -11,15 +11,49 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from memsql_assets.lib.benchmark.sample import Stratum, check_in_range, stratum_takes
 from memsql_assets.lib.errors import BenchmarkInvariantError
+from memsql_assets.lib.vocabulary import REPORT_SOURCES
 
-TOTAL_SESSIONS = 300
+# Sessions per (source prefix, tier): 30/40/30 % of each source's sessions.
+SESSIONS_BY_STRATUM: dict[Stratum, int] = {
+    ("NW", 1): 30, ("NW", 2): 40, ("NW", 3): 30,
+    ("SEC", 1): 36, ("SEC", 2): 48, ("SEC", 3): 36,
+    ("BIRD", 1): 24, ("BIRD", 2): 32, ("BIRD", 3): 24,
+}  # fmt: skip
+TOTAL_SESSIONS = sum(SESSIONS_BY_STRATUM.values())  # 300
 TOTAL_TURNS = 1400
-SESSIONS_BY_TIER = {1: 90, 2: 120, 3: 90}
-SESSIONS_BY_SOURCE = {"NW": 100, "SEC": 120, "BIRD": 80}
+SESSIONS_BY_TIER = {t: sum(n for (_, tier), n in SESSIONS_BY_STRATUM.items() if tier == t) for t in (1, 2, 3)}
+SESSIONS_BY_SOURCE = {p: sum(n for (src, _), n in SESSIONS_BY_STRATUM.items() if src == p) for p in REPORT_SOURCES}
 TEN_TURN_BY_SOURCE = {"NW": 7, "SEC": 9, "BIRD": 4}
 MEMORY_CRITICAL_TURNS = 1100
 SESSION_ID = re.compile(r"^(NW|SEC|BIRD)-([123])-(\d{3})$")
+
+
+def expected_counts(sessions: int | None = None) -> dict[str, int]:
+    """The counts the GX suites expect (their count `$PARAMETER`s, expectations/benchmark_*.json).
+    The whole benchmark's by default. For a benchmark built at a size (`sessions`: the size setting,
+    sample.py's sample of the whole one) the session counts that sample takes from each source x tier,
+    and no turn count: which tier-3 sessions have ten turns depends on which sessions are drawn."""
+    if sessions is None:
+        strata = SESSIONS_BY_STRATUM
+    else:
+        check_in_range(sessions, len(SESSIONS_BY_STRATUM), TOTAL_SESSIONS, name="benchmark sessions")
+        strata = stratum_takes(SESSIONS_BY_STRATUM, sessions)
+    counts = {"sessions": sum(strata.values())}
+    for tier in (1, 2, 3):
+        counts[f"tier_{tier}_sessions"] = sum(n for (_, t), n in strata.items() if t == tier)
+    for prefix in SESSIONS_BY_SOURCE:
+        counts[f"{prefix.lower()}_sessions"] = sum(n for (p, _), n in strata.items() if p == prefix)
+        counts.update({f"{prefix.lower()}_t{t}_sessions": strata[(prefix, t)] for t in (1, 2, 3)})
+    if sessions is None:
+        counts |= {"turns": TOTAL_TURNS, "memory_critical_turns": MEMORY_CRITICAL_TURNS}
+        counts |= {f"{p.lower()}_ten_turn_sessions": n for p, n in TEN_TURN_BY_SOURCE.items()}
+    return counts
+
+
+# The counts only the whole benchmark has: a sized build's suites leave their expectations out.
+WHOLE_BENCHMARK_COUNTS = frozenset(expected_counts()) - frozenset(expected_counts(TOTAL_SESSIONS - 1))
 
 
 def violations(turns: Iterable[Mapping[str, Any]]) -> list[str]:

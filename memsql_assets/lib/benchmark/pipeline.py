@@ -9,6 +9,7 @@ from memsql_assets.lib.benchmark.generate import Session, generate_source
 from memsql_assets.lib.benchmark.guess import attach_extended_guess_rates, attach_guess_rates
 from memsql_assets.lib.benchmark.invariants import verify
 from memsql_assets.lib.benchmark.profiles import Profile, extract_profiles
+from memsql_assets.lib.benchmark.sample import sample_sessions
 from memsql_assets.lib.benchmark.templates import TEMPLATES_DIR, check_profile_columns, load_tier_template
 from memsql_assets.lib.sources.config import SOURCE_NAMES
 
@@ -37,11 +38,26 @@ def build_sessions(
     return sessions
 
 
+def sized(sessions: list[Session], size: int | None) -> list[Session]:
+    """The whole benchmark (`size` None), or the stratified sample of `size` sessions that
+    `memsql eval --sessions` takes from it (sample.py)."""
+    if size is None:
+        return sessions
+    rows = [{"session_id": s.session_id, "source": s.source, "tier": s.tier} for s in sessions]
+    chosen = set(sample_sessions(rows, size, "benchmark sessions"))
+    return [s for s in sessions if s.session_id in chosen]
+
+
 def build_measured_sessions(
-    profiles: dict[str, dict[str, list[Profile]]], db_paths: dict[str, Path], directory: Path = TEMPLATES_DIR
+    profiles: dict[str, dict[str, list[Profile]]],
+    db_paths: dict[str, Path],
+    directory: Path = TEMPLATES_DIR,
+    size: int | None = None,
 ) -> list[Session]:
-    """build_sessions, with each memory-critical turn's guess_rate measured on the source databases."""
-    return attach_guess_rates(build_sessions(profiles, directory), profiles, db_paths, directory)
+    """build_sessions (the whole benchmark, its invariants verified), at `size` sessions (sized), with
+    each memory-critical turn's guess_rate measured on the source databases."""
+    built = sized(build_sessions(profiles, directory), size)
+    return attach_guess_rates(built, profiles, db_paths, directory)
 
 
 def build_measured_extended_sessions(

@@ -21,6 +21,7 @@ from memsql_assets.lib.agent.conditions import Condition, get_condition
 from memsql_assets.lib.agent.loop import AgentLimits
 from memsql_assets.lib.atomic import sha256_file
 from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
+from memsql_assets.lib.benchmark.sample import allowed_range, sample_turns
 from memsql_assets.lib.benchmark.store import read_turns, turn_id
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.harness.results import (
@@ -31,7 +32,6 @@ from memsql_assets.lib.harness.results import (
     read_results,
 )
 from memsql_assets.lib.harness.runner import PartitionRunner, Progress, RunStats, twins_reachable_pct
-from memsql_assets.lib.harness.sample import allowed_range, sample_turns
 from memsql_assets.lib.harness.services import TrajectoryFactory, open_services
 from memsql_assets.lib.harness.settings import EvalSettings, check_epochs, resolve_wave_size
 from memsql_assets.lib.harness.summary import PartitionSummary, summarize

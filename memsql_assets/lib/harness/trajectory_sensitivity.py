@@ -2,7 +2,7 @@
 
 For every (θ, N) a complete trajectory store is built in a work home of its own (fresh ChromaDB,
 JSON copies, composite tools) beside the benchmark and sources of `home`. Then the reference agent
-(`gold-agent`) is evaluated under AgentSM (E) on a fixed sample of sessions (harness/sample.py), and
+(`gold-agent`) is evaluated under AgentSM (E) on a fixed sample of sessions (benchmark/sample.py), and
 once under the agent baseline (T) on the same sample: per (θ, N) the store's own statistics (steps
 saved by composites, composites found, documents, bytes, build time, coverage of the benchmark) and
 the agent's EX, median steps and steps saved against T. `memsql trajectory sensitivity` and

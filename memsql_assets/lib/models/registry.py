@@ -233,7 +233,7 @@ class ModelEntry(Strict):
     description: str = ""
     """What a person should know about the entry."""
     sessions: int | None = Field(default=None, ge=1)
-    """Every partition of the model evaluates this deterministic sample of sessions (harness/sample.py:
+    """Every partition of the model evaluates this deterministic sample of sessions (benchmark/sample.py:
     stratified by source x tier) as its full evaluation, in the partition's own file. Part of the
     fingerprint: a changed sample makes the model's partitions stale. Absent: every session."""
     max_cost_usd: float | None = Field(default=None, ge=0)

@@ -5,6 +5,9 @@ same sessions, and a later full run finds the sampled cells' answers in the requ
 stratum gets one session, the rest is shared in proportion to the strata's sizes (largest
 remainder), and inside a stratum sessions are taken in the order of sha256(SEED, session_id): a
 fixed, arbitrary order unrelated to session numbering.
+
+The benchmark's size setting (MEMSQL_BENCHMARK_SESSIONS, defs/resources.py) builds the paper benchmark
+as the sample of that many sessions that `memsql eval --sessions N` takes from the whole one.
 """
 
 from __future__ import annotations
@@ -23,9 +26,12 @@ class SampleSizeError(MemsqlError):
     """A sample size outside what the benchmark allows (names the allowed range)."""
 
 
-def strata(turns: Sequence[Mapping[str, Any]]) -> dict[tuple[str, int], list[str]]:
+Stratum = tuple[str, int]  # (source prefix, tier)
+
+
+def strata(turns: Sequence[Mapping[str, Any]]) -> dict[Stratum, list[str]]:
     """(source, tier) -> the stratum's session ids, each in the SEED's order."""
-    by_stratum: dict[tuple[str, int], set[str]] = defaultdict(set)
+    by_stratum: dict[Stratum, set[str]] = defaultdict(set)
     for t in turns:
         by_stratum[(t["source"], int(t["tier"]))].add(t["session_id"])
     return {
@@ -41,7 +47,11 @@ def allowed_range(turns: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
 
 
 def check_size(turns: Sequence[Mapping[str, Any]], n: int, name: str = "sessions") -> None:
-    low, high = allowed_range(turns)
+    check_in_range(n, *allowed_range(turns), name=name)
+
+
+def check_in_range(n: int, low: int, high: int, name: str = "sessions") -> None:
+    """SampleSizeError naming `name` unless low <= n <= high (a benchmark's allowed_range)."""
     if not low <= n <= high:
         raise SampleSizeError(
             f"{name} {n}: expected {low} to {high} (at least one session for each of the benchmark's "
@@ -49,23 +59,28 @@ def check_size(turns: Sequence[Mapping[str, Any]], n: int, name: str = "sessions
         )
 
 
-def sample_sessions(turns: Sequence[Mapping[str, Any]], n: int) -> list[str]:
-    """The n sampled session ids, sorted; SampleSizeError when n is outside allowed_range."""
-    check_size(turns, n)
-    groups = strata(turns)
-    total = sum(len(v) for v in groups.values())
-    take = dict.fromkeys(groups, 1)
-    spare = n - len(groups)
-    # Proportional shares of the spare sessions among what each stratum has left (largest remainder).
-    room = {k: len(v) - 1 for k, v in groups.items()}
-    left = total - len(groups)
+def stratum_takes(sizes: Mapping[Stratum, int], n: int) -> dict[Stratum, int]:
+    """How many of n sessions each stratum of `sizes` (stratum -> its session count) gives: one each,
+    the rest in proportion to what each has left (largest remainder, ties by stratum)."""
+    take = dict.fromkeys(sizes, 1)
+    spare = n - len(sizes)
+    room = {k: v - 1 for k, v in sizes.items()}
+    left = sum(room.values())
     if spare and left:
-        quotas = {k: spare * room[k] / left for k in groups}
-        for k in groups:
+        quotas = {k: spare * room[k] / left for k in sizes}
+        for k in sizes:
             take[k] += int(quotas[k])
         rest = spare - sum(int(q) for q in quotas.values())
-        for k in sorted(groups, key=lambda k: (-(quotas[k] - int(quotas[k])), k))[:rest]:
+        for k in sorted(sizes, key=lambda k: (-(quotas[k] - int(quotas[k])), k))[:rest]:
             take[k] += 1
+    return take
+
+
+def sample_sessions(turns: Sequence[Mapping[str, Any]], n: int, name: str = "sessions") -> list[str]:
+    """The n sampled session ids, sorted; SampleSizeError (naming `name`) when n is outside allowed_range."""
+    check_size(turns, n, name)
+    groups = strata(turns)
+    take = stratum_takes({k: len(v) for k, v in groups.items()}, n)
     return sorted(sid for k, sids in groups.items() for sid in sids[: take[k]])
 
 
