@@ -19,9 +19,9 @@ from memsql_assets.lib.evaluation.score import score_turn
 from memsql_assets.lib.sources.sqlite_db import open_readonly
 from tests.evaluation_runs.hand_sessions import BIRD, session
 
-OWN = {"r1": "Prague", "r2": "south Bohemia", "s1": "A", "s2": "C"}
-SAME_ANALYST = {"r1": "central Bohemia", "r2": "west Bohemia", "s1": "B", "s2": "A"}
-OTHER_ANALYST = {"r1": "north Moravia", "r2": "east Bohemia", "s1": "D", "s2": "B"}
+OWN = {"r1": "Prague", "r2": "south Bohemia", "r3": "north Bohemia", "s1": "A", "s2": "C"}
+SAME_ANALYST = {"r1": "central Bohemia", "r2": "west Bohemia", "r3": "north Bohemia", "s1": "B", "s2": "A"}
+OTHER_ANALYST = {"r1": "north Moravia", "r2": "east Bohemia", "r3": "east Bohemia", "s1": "D", "s2": "B"}
 
 
 def _renamed(s: Session, sid: str) -> Session:
