@@ -25,7 +25,9 @@ MODEL = "faulty"
 FAST_RETRY = RetryPolicy(base_delay_s=0.05, max_delay_s=0.2, seed=0)
 
 
-def registry_for(path: Path, url: str, max_concurrency: int) -> Registry:
+def registry_for(path: Path, url: str, max_concurrency: int, max_cost_usd: float | None = None) -> Registry:
+    """A registry of one priced API model served at `url` (the fault server), written to `path`."""
+    cap = f"\n    max_cost_usd: {max_cost_usd}" if max_cost_usd is not None else ""
     path.write_text(
         f"""
 models:
@@ -36,7 +38,7 @@ models:
     api_base: "{url}"
     max_concurrency: {max_concurrency}
     price_per_mtok: {{input: 1.0, output: 2.0}}
-    enabled: true
+    enabled: true{cap}
 """,
         encoding="utf-8",
     )

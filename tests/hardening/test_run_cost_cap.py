@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import dagster as dg
 from fault_server import fault_server
+from test_fault_server import MODEL, registry_for
 
 from memsql_assets.defs.instance import ensure_dagster_home
 from memsql_assets.lib.harness.plan import plan_partition
-from memsql_assets.lib.models.registry import load_registry
 from memsql_assets.orchestration.evaluations import evaluate_out_of_date
 
-MODEL = "faulty"
 CELL = (MODEL, "A")
 # Every answer reports 1,000 prompt and 3,000 output tokens: $0.007 a call at the entry's prices,
 # above the plan's estimate (the prompt counted, a typical answer's output), so that a cap between
@@ -23,22 +22,7 @@ CALL_USD = (1000 * 1.0 + 3000 * 2.0) / 1e6
 
 
 def write_registry(path, url: str, max_cost_usd: float | None = None):
-    cap = f"\n    max_cost_usd: {max_cost_usd}" if max_cost_usd is not None else ""
-    path.write_text(
-        f"""
-models:
-  {MODEL}:
-    litellm_model: openai/tiny-sql
-    kind: api
-    reasoning: {{type: none}}
-    api_base: "{url}"
-    max_concurrency: 4
-    price_per_mtok: {{input: 1.0, output: 2.0}}
-    enabled: true{cap}
-""",
-        encoding="utf-8",
-    )
-    return load_registry(path)
+    return registry_for(path, url, max_concurrency=4, max_cost_usd=max_cost_usd)
 
 
 def run_partition(instance: dg.DagsterInstance, max_cost: float | None = None):
