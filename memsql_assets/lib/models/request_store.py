@@ -172,9 +172,14 @@ class RequestStore:
             body["request"] = request
         body["key"] = key
         body.setdefault("schema", RECORD_SCHEMA)
-        text = redact(json.dumps(body, sort_keys=True, indent=1, ensure_ascii=False, default=str), self.secrets)
-        redacted = json.loads(text)
-        text = json.dumps({**redacted, "checksum": checksum(redacted)}, sort_keys=True, indent=1, ensure_ascii=False)
+        plain = canonical_json(body)
+        text = redact(plain, self.secrets)
+        if text != plain:  # a redacted key may sort elsewhere: the canonical JSON of what is stored
+            text = canonical_json(json.loads(text))
+        # The record is its canonical JSON with the checksum of that JSON as its last member (one
+        # serialization per call: this runs on every model call's path).
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        text = f'{text[:-1]},"checksum":"{digest}"}}'
         path = self.path_for(key)
         # No fsync: the rename already survives kill -9, and a record lost to an OS crash costs only
         # a repeated request, while an fsync per call would sit on the harness's path.
