@@ -26,7 +26,10 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   : >"$log"
   pip_install --upgrade "pip>=24"
   # torch first, pinned: otherwise sentence-transformers pulls a multi-GB CUDA build.
-  pip_install torch==2.13.0
-  pip_install -c constraints.txt -e ".[dev]"
+  # pip byte-compiles each file it installs on one core; compileall does it afterwards on every
+  # core (a file it cannot compile is left to the interpreter, as pip leaves it).
+  pip_install --no-compile torch==2.13.0
+  pip_install --no-compile -c constraints.txt -e ".[dev]"
+  .venv/bin/python -m compileall -q -j 0 "$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')" >>"$log" 2>&1 || true
   echo "$want" > "$stamp"
 fi
