@@ -66,9 +66,16 @@ def dagster_home(home: Path) -> Path:
     return home / "dagster_home"
 
 
+# A folder of embedding vectors that several homes share (bench runs, a CI cache, the test suite).
+EMBEDDINGS_CACHE_ENV = "MEMSQL_EMBEDDINGS_CACHE"
+
+
 def embeddings_cache_dir(home: Path) -> Path:
-    """Vectors of embedded text batches (lib/memory/embeddings.py: embed_texts)."""
-    return home / "cache" / "embeddings"
+    """Vectors of embedded text batches (lib/memory/embeddings.py: embed_texts): `MEMSQL_EMBEDDINGS_CACHE`,
+    else the home's cache/embeddings. A file is named by the model's identity and its whole batch, so
+    homes can share one folder."""
+    shared = os.environ.get(EMBEDDINGS_CACHE_ENV)
+    return Path(shared).expanduser().resolve() if shared else home / "cache" / "embeddings"
 
 
 def sql_cache_path(home: Path) -> Path:
