@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import fcntl
+import json
 import os
 import shutil
-from collections.abc import Callable
+import subprocess
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,7 @@ import pytest
 import memsql_assets  # noqa: F401  (first: sets the offline switches before any test imports litellm)
 from memsql_assets.lib.benchmark.generate import Session
 from memsql_assets.lib.benchmark.pipeline import build_measured_sessions, extract_all_profiles
+from memsql_assets.lib.paths import EMBEDDINGS_CACHE_ENV
 from memsql_assets.lib.sources.build import build_source
 from memsql_assets.lib.sources.config import SOURCE_NAMES, load_sources
 
@@ -136,12 +139,31 @@ def trajectory_home(small_home, tmp_path_factory) -> Callable[..., Path]:
     return make
 
 
+def _shared_root(tmp_path_factory) -> Path:
+    """The test session's folder that every pytest-xdist worker sees."""
+    root = tmp_path_factory.getbasetemp()
+    return root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root  # the workers' folders are siblings
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_embeddings(tmp_path_factory) -> Iterator[Path]:
+    """One embedding store for every home the suite builds, in both workers and their subprocesses
+    (MEMSQL_EMBEDDINGS_CACHE, docs/guide.md): a batch such as the extended benchmark's questions is
+    embedded once, not once per home."""
+    path = _shared_root(tmp_path_factory) / "embeddings"
+    saved = os.environ.get(EMBEDDINGS_CACHE_ENV)
+    os.environ[EMBEDDINGS_CACHE_ENV] = str(path)
+    yield path
+    if saved is None:
+        os.environ.pop(EMBEDDINGS_CACHE_ENV, None)
+    else:
+        os.environ[EMBEDDINGS_CACHE_ENV] = saved
+
+
 def built_once(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Path:
     """`build(path)` once per test session, shared by the pytest-xdist workers: the first worker to
     ask builds it under a lock, the others wait and reuse it. Tests copy it before writing into it."""
-    root = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        root = root.parent  # the workers' base folders are siblings under it
+    root = _shared_root(tmp_path_factory)
     path, done = root / name, root / f"{name}.built"
     with open(root / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -159,7 +181,23 @@ def main_job_home(tmp_path_factory) -> Path:
     with `copy_built_home` before use, and run the CLI on the copy with `small_env`."""
     from tests.integration.memsql_cli import memsql, small_env
 
-    return built_once(tmp_path_factory, "main_job_home", lambda home: memsql(small_env(home), "run", "--skip-eval"))
+    def run_main_job(home: Path) -> None:
+        proc = memsql(small_env(home), "run", "--skip-eval")
+        console = {"stdout": proc.stdout, "stderr": proc.stderr}
+        home.with_name(MAIN_JOB_CONSOLE).write_text(json.dumps(console), encoding="utf-8")
+
+    return built_once(tmp_path_factory, "main_job_home", run_main_job)
+
+
+MAIN_JOB_CONSOLE = "main_job_home.console.json"
+
+
+@pytest.fixture(scope="session")
+def main_job_console(main_job_home) -> subprocess.CompletedProcess:
+    """What `memsql run --skip-eval` printed while it built main_job_home: command 1's console on a
+    cold home (its stages on stderr, its summary on stdout)."""
+    console = json.loads(main_job_home.with_name(MAIN_JOB_CONSOLE).read_text(encoding="utf-8"))
+    return subprocess.CompletedProcess(["memsql", "run", "--skip-eval"], 0, console["stdout"], console["stderr"])
 
 
 def copy_built_home(template: Path, home: Path) -> Path:

@@ -38,7 +38,7 @@ def _memsql(*args, env=None, check=True):
 
 @pytest.fixture(scope="module")
 def cli_env(tmp_path_factory):
-    """A cold home with the whole benchmark: the module's first test runs command 1's main job on it."""
+    """A cold home: nothing built, and the default sources."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSQL_SOURCE_") and k != BENCHMARK_SESSIONS_ENV}
     env["MEMSQL_HOME"] = str(tmp_path_factory.mktemp("cli_home"))
     return env
@@ -55,14 +55,18 @@ def _turns(env) -> int:
     return len(read_turns(benchmark_dir(Path(env["MEMSQL_HOME"]))))
 
 
-def test_run_then_sources_list_and_export(cli_env, tmp_path):
+def test_command_1_prints_its_stages_then_one_screen_of_summary(main_job_console, main_job_home):
+    """Command 1's console as it ran on the cold home that main_job_home is (the CLI, a subprocess)."""
+    _assert_stages_then_summary_with_dagster_logs_in_a_file(main_job_console, main_job_home)
+
+
+def test_sources_list_before_and_after_the_run_then_export(cli_env, built_env, tmp_path):
     before = json.loads(_memsql("sources", "list", "--json", env=cli_env).stdout)
     assert [r["name"] for r in before] == ["bird_financial", "sec_edgar", "northwind"]
     assert all(r["built"] is False and r["row_counts"] is None for r in before)
 
-    _assert_stages_then_summary_with_dagster_logs_in_a_file(_memsql("run", "--skip-eval", env=cli_env), cli_env)
-    summary = json.loads(_memsql("run", "--skip-eval", "--json", env=cli_env).stdout)  # up to date: no run
-    assert summary["success"] and all(summary["checks"].values())
+    summary = json.loads(_memsql("run", "--skip-eval", "--json", env=built_env).stdout)  # up to date: no run
+    assert summary["success"] and summary["main_job_skipped"] and all(summary["checks"].values())
     assert {
         "sessions_suite",
         "turns_suite",
@@ -70,18 +74,19 @@ def test_run_then_sources_list_and_export(cli_env, tmp_path):
         "answers_unambiguous",
         "final_sql_executes",
     } <= set(summary["checks"])
-    assert summary["benchmark"]["sessions"] == 300 and summary["benchmark"]["turns"] == 1400
-    assert os.path.exists(os.path.join(cli_env["MEMSQL_HOME"], "dagster_home", "dagster.yaml"))
+    turns = _turns(built_env)
+    assert summary["benchmark"]["sessions"] == SMALL_BENCHMARK_SESSIONS and summary["benchmark"]["turns"] == turns
+    assert os.path.exists(os.path.join(built_env["MEMSQL_HOME"], "dagster_home", "dagster.yaml"))
 
-    listed = {r["name"]: r for r in json.loads(_memsql("sources", "list", "--json", env=cli_env).stdout)}
+    listed = {r["name"]: r for r in json.loads(_memsql("sources", "list", "--json", env=built_env).stdout)}
     assert listed["northwind"]["kind"] == "embedded" and listed["northwind"]["row_counts"]["Customers"] == 93
     assert listed["bird_financial"]["row_counts"]["loan"] > 600
     assert listed["sec_edgar"]["path"].endswith("sec_edgar.sqlite")
 
     target = tmp_path / "bench.jsonl"
-    _memsql("export-benchmark", str(target), env=cli_env)
+    _memsql("export-benchmark", str(target), env=built_env)
     rows = [json.loads(line) for line in target.read_text().splitlines()]
-    assert len(rows) == 1400
+    assert len(rows) == turns
     assert set(rows[0]) == {
         "session_id",
         "source",
@@ -190,15 +195,13 @@ def test_eval_rejects_unknown_condition_and_model(cli_env):
 
 
 def test_run_materializes_only_what_dagster_reports_out_of_date(built_env, tmp_path):
-    cli_env = built_env
+    cli_env = built_env  # a copy of main_job_home, which `memsql run --skip-eval` built
     first = json.loads(_memsql("run", "--skip-eval", "--json", env=cli_env).stdout)
-    again = json.loads(_memsql("run", "--skip-eval", "--json", env=cli_env).stdout)
-    assert again["main_job_skipped"] and again["run_id"] is None and not again["main_job_why"]
-    assert again["success"] and again["checks"] == first["checks"]
-    assert again["benchmark"] == first["benchmark"]
+    assert first["main_job_skipped"] and first["run_id"] is None and not first["main_job_why"]
     verbose = _memsql("run", "--skip-eval", "--force", "--json", "--verbose", env=cli_env)
     forced = json.loads(verbose.stdout)
-    assert not forced["main_job_skipped"] and forced["run_id"] != first["run_id"] and forced["success"]
+    assert not forced["main_job_skipped"] and forced["run_id"] and forced["success"]
+    assert forced["checks"] == first["checks"] and forced["benchmark"] == first["benchmark"]
     assert f" - dagster - INFO - {MAIN_JOB} - {forced['run_id']} - " in verbose.stderr and forced["log"] is None
     assert "up to date, not re-run" in _memsql("run", "--skip-eval", env=cli_env).stdout
 
@@ -212,7 +215,7 @@ def test_run_materializes_only_what_dagster_reports_out_of_date(built_env, tmp_p
     assert "bird_financial" not in changed["main_job_why"] and changed["success"]
 
 
-def _assert_stages_then_summary_with_dagster_logs_in_a_file(proc: subprocess.CompletedProcess, cli_env) -> None:
+def _assert_stages_then_summary_with_dagster_logs_in_a_file(proc: subprocess.CompletedProcess, home: Path) -> None:
     """The console shows one line per stage, then the summary; Dagster's log lines go to the file the
     summary names (--verbose prints them instead: test_run_materializes_only_what_dagster_reports_out_of_date)."""
     progress = proc.stderr.splitlines()
@@ -222,10 +225,11 @@ def _assert_stages_then_summary_with_dagster_logs_in_a_file(proc: subprocess.Com
     assert len(summary) <= 50, proc.stdout  # one screen (tests/unit/test_run_console.py: with every evaluation)
     assert summary[0].startswith("memsql main job: SUCCESS")
     assert summary[1].startswith("sources: bird_financial (") and summary[2] == ""
-    assert summary[3].startswith("paper benchmark: 300 sessions, 1400 turns")
+    turns = len(read_turns(benchmark_dir(home)))
+    assert summary[3].startswith(f"paper benchmark: {SMALL_BENCHMARK_SESSIONS} sessions, {turns} turns")
     assert sum(line.startswith("checks: ") for line in summary) == 1
     log = Path(proc.stdout.rsplit("Dagster and dbt logs: ", 1)[1].split()[0])
-    assert log.parent == Path(cli_env["MEMSQL_HOME"]) / "logs"
+    assert log.parent == home / "logs"
     text = log.read_text()
     run_id = proc.stdout.split("(run ", 1)[1].split(",")[0]
     assert f" - dagster - INFO - {MAIN_JOB} - {run_id} - " in text, text[-2000:]
