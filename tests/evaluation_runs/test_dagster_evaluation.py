@@ -73,10 +73,17 @@ def test_metrics_job_builds_dbt_marts_and_report(small_home, monkeypatch, tmp_pa
         assert any(k.startswith("figure_") for k in report)
 
         # The build keeps its target folder in the home: the next one parses nothing (nothing changed).
+        # One mart is enough to make dbt parse (dagster-dbt turns the selection into `--select`).
         target = home / "dbt" / "target"
         assert (target / "partial_parse.msgpack").exists()
         for log in target.glob("dbt.log*"):
             log.unlink()
-        assert defs.resolve_job_def(METRICS_JOB).execute_in_process(instance=instance).success
+        again = defs.resolve_job_def(METRICS_JOB).execute_in_process(
+            instance=instance, asset_selection=[dg.AssetKey("fct_turn_evaluations")]
+        )
+        assert again.success
+        assert {m.asset_key.to_user_string() for m in again.get_asset_materialization_events()} == {
+            "fct_turn_evaluations"
+        }
         logged = "".join(log.read_text(encoding="utf-8") for log in target.glob("dbt.log*"))
         assert "PartialParsingSkipParsing" in logged and "UnableToPartialParse" not in logged
