@@ -46,6 +46,7 @@ PARTITIONS = (
 )
 TRAJECTORY_BUDGET = 12  # synthetic questions of the metrics home's trajectory store (E reads it)
 BUILD_OUTPUT = "dbt_build.out"  # what metrics_home's dbt build printed
+BUILD_RC = "dbt_build.rc"  # empty_home's build's exit status
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ class DbtRun:
 
 
 def fresh_home(src: Path, dst: Path, keep_results: bool = False) -> Path:
-    ignore = ["requests", "redis", "dbt", "report", "dbt_target", "dbt_logs", BUILD_OUTPUT]
+    ignore = ["requests", "redis", "dbt", "report", "dbt_target", "dbt_logs", BUILD_OUTPUT, BUILD_RC]
     if not keep_results:
         ignore.append("results")
     shutil.copytree(src, dst, ignore=shutil.ignore_patterns(*ignore))
@@ -121,9 +122,17 @@ def duckdb_path(built, metrics_home) -> Path:
 
 @pytest.fixture(scope="session")
 def empty_home(tmp_path_factory, small_home) -> tuple[Path, DbtRun]:
-    """A data directory with the benchmark and no result file yet, after `dbt build`."""
-    home = fresh_home(small_home, tmp_path_factory.mktemp("metrics_empty") / "home")
-    return home, run_dbt(home, "build")
+    """A data directory with the benchmark and no result file yet, after `dbt build`; built once per
+    test session (built_once), whatever the build's exit status: the tests assert it."""
+    home = built_once(tmp_path_factory, "metrics_empty_home", lambda home: _build_empty(small_home, home))
+    rc = int((home / BUILD_RC).read_text(encoding="utf-8"))
+    return home, DbtRun(rc, (home / BUILD_OUTPUT).read_text(encoding="utf-8"), home / "dbt_target")
+
+
+def _build_empty(small_home: Path, home: Path) -> None:
+    run = run_dbt(fresh_home(small_home, home), "build")
+    (home / BUILD_OUTPUT).write_text(run.output, encoding="utf-8")
+    (home / BUILD_RC).write_text(str(run.returncode), encoding="utf-8")
 
 
 # Registry entries of the paper's models, stood in for by reference-model results (an offline run
@@ -169,3 +178,70 @@ def _with_paper_stand_ins(metrics_home: Path, home: Path) -> None:
     run = run_dbt(home, "build")
     assert run.returncode == 0, run.output[-6000:]
     build_report(home / "dbt" / "memsql.duckdb", home / "report")
+
+
+# Partitions beside metrics_home's, read by two files from one `dbt build` (variants_home):
+# test_metrics_epochs' model with two epochs and its result file of schema 2, and
+# test_episodic_hit_rate's recall-probe under C at W = 1 and under D at W = sessions, the latter
+# kept beside it as one wave of C under another key.
+EPOCHS = ("two-epochs", "A")
+OLD = ("old-schema", "A")
+ONE_WAVE = ("recall-probe-one-wave", "C")
+
+
+@pytest.fixture(scope="session")
+def variants_home(tmp_path_factory, metrics_home) -> Path:
+    """metrics_home's partitions plus EPOCHS, OLD, recall-probe C and D and ONE_WAVE, after a passing
+    `dbt build`; built once per test session (built_once): copy it with fresh_home before writing."""
+    return built_once(tmp_path_factory, "metrics_variants_home", lambda home: _with_variants(metrics_home, home))
+
+
+def _relabel(table, model: str, condition: str):
+    import pyarrow as pa
+
+    for name, value in (("model", model), ("condition", condition)):
+        i = table.schema.get_field_index(name)
+        table = table.set_column(i, name, pa.array([value] * len(table), pa.string()))
+    return table
+
+
+def _with_epoch(table, epoch: int):
+    import pyarrow as pa
+
+    i = table.schema.get_field_index("epoch")
+    return table.set_column(i, "epoch", pa.array([epoch] * len(table), pa.int32()))
+
+
+def _with_variants(metrics_home: Path, home: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from memsql_assets.lib.harness.results import ADDED_COLUMNS, RESULT_FILE, partition_dir
+    from memsql_assets.lib.harness.settings import EvalSettings
+
+    fresh_home(metrics_home, home, keep_results=True)
+    # Two epochs that differ (gold's and recall-probe's answers under A, relabelled as one model's
+    # epochs 1 and 2), and recall-probe's answers written as schema 2 wrote them (before epochs).
+    gold = pq.read_table(partition_dir(home, "gold", "A") / RESULT_FILE)
+    probe = pq.read_table(partition_dir(home, "recall-probe", "A") / RESULT_FILE)
+    both = pa.concat_tables([_with_epoch(_relabel(gold, *EPOCHS), 1), _with_epoch(_relabel(probe, *EPOCHS), 2)])
+    old = _relabel(probe, *OLD).drop_columns(  # what schema 2 lacked
+        [name for name, (since, _) in ADDED_COLUMNS.items() if since > 2]
+    )
+    old = old.set_column(
+        old.schema.get_field_index("schema_version"), "schema_version", pa.array([2] * len(old), pa.int32())
+    )
+    for (model, condition), table in ((EPOCHS, both), (OLD, old)):
+        out = partition_dir(home, model, condition)
+        out.mkdir(parents=True)
+        pq.write_table(table, out / RESULT_FILE)
+    # recall-probe under C in the paper's order (W = 1), and the same model in one wave, kept beside
+    # it under another key (its summary says W = sessions).
+    evaluate_partition(home, "recall-probe", "C", EvalSettings(wave_size=1))
+    sessions = json.loads((partition_dir(home, "recall-probe", "C") / "summary.json").read_text())["sessions"]
+    evaluate_partition(home, "recall-probe", "D", EvalSettings(wave_size=sessions))
+    relabel_partition(home, ("recall-probe", "D"), ONE_WAVE)
+    summary = json.loads((partition_dir(home, "recall-probe", "D") / "summary.json").read_text())
+    (partition_dir(home, *ONE_WAVE) / "summary.json").write_text(json.dumps({**summary, "condition": "C"}))
+    run = run_dbt(home, "build")
+    assert run.returncode == 0, run.output[-6000:]

@@ -12,27 +12,17 @@ import duckdb
 import pandas as pd
 import pytest
 
-from memsql_assets.lib.harness.evaluate import evaluate_partition
 from memsql_assets.lib.harness.results import RESULT_FILE, partition_dir
-from memsql_assets.lib.harness.settings import EvalSettings
-from tests.metrics.conftest import fresh_home, relabel_partition, run_dbt
-
-ONE_WAVE = ("recall-probe-one-wave", "C")
+from tests.metrics.conftest import ONE_WAVE
 
 
 @pytest.fixture(scope="module")
-def hit_rates(tmp_path_factory, small_home):
-    home = fresh_home(small_home, tmp_path_factory.mktemp("waves") / "home")
-    evaluate_partition(home, "recall-probe", "C", EvalSettings(wave_size=1))
+def hit_rates(variants_home):
+    """recall-probe C at W = 1 and ONE_WAVE at W = sessions (conftest's _with_variants), beside
+    metrics_home's partitions, after `dbt build`."""
+    home = variants_home
     sessions = json.loads((partition_dir(home, "recall-probe", "C") / "summary.json").read_text())["sessions"]
     sequential = pd.read_parquet(partition_dir(home, "recall-probe", "C") / RESULT_FILE)
-    # the same model in one wave, kept beside it under another key (its summary says W = sessions)
-    evaluate_partition(home, "recall-probe", "D", EvalSettings(wave_size=sessions))
-    relabel_partition(home, ("recall-probe", "D"), ONE_WAVE)
-    summary = json.loads((partition_dir(home, "recall-probe", "D") / "summary.json").read_text())
-    (partition_dir(home, *ONE_WAVE) / "summary.json").write_text(json.dumps({**summary, "condition": "C"}))
-    run = run_dbt(home, "build")
-    assert run.returncode == 0, run.output[-6000:]
     con = duckdb.connect(str(home / "dbt" / "memsql.duckdb"), read_only=True)
     mart = con.execute("select * from agg_episodic_hit_rate").df().set_index(["model", "condition"])
     con.close()

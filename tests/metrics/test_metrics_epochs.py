@@ -7,51 +7,19 @@ relabelled as one model's epochs 1 and 2), so the paired bootstrap's epoch stage
 
 from __future__ import annotations
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
-from conftest import fresh_home, run_dbt
+from conftest import EPOCHS, OLD
 from test_metrics_dbt import mart
 
 from memsql_assets.lib.evaluation.interval import ex_interval
-from memsql_assets.lib.harness.results import ADDED_COLUMNS, RESULT_FILE, partition_dir, read_results
+from memsql_assets.lib.harness.results import RESULT_FILE, partition_dir, read_results
 from memsql_assets.lib.harness.summary import summarize
-
-EPOCHS = ("two-epochs", "A")
-OLD = ("old-schema", "A")
-
-
-def _relabel(table: pa.Table, model: str, condition: str) -> pa.Table:
-    for name, value in (("model", model), ("condition", condition)):
-        i = table.schema.get_field_index(name)
-        table = table.set_column(i, name, pa.array([value] * len(table), pa.string()))
-    return table
-
-
-def _with_epoch(table: pa.Table, epoch: int) -> pa.Table:
-    i = table.schema.get_field_index("epoch")
-    return table.set_column(i, "epoch", pa.array([epoch] * len(table), pa.int32()))
 
 
 @pytest.fixture(scope="module")
-def epochs_home(tmp_path_factory, metrics_home):
-    home = fresh_home(metrics_home, tmp_path_factory.mktemp("epochs") / "home", keep_results=True)
-    gold = pq.read_table(partition_dir(home, "gold", "A") / RESULT_FILE)
-    probe = pq.read_table(partition_dir(home, "recall-probe", "A") / RESULT_FILE)
-    both = pa.concat_tables([_with_epoch(_relabel(gold, *EPOCHS), 1), _with_epoch(_relabel(probe, *EPOCHS), 2)])
-    old = _relabel(probe, *OLD).drop_columns(  # what schema 2 lacked
-        [name for name, (since, _) in ADDED_COLUMNS.items() if since > 2]
-    )
-    old = old.set_column(
-        old.schema.get_field_index("schema_version"), "schema_version", pa.array([2] * len(old), pa.int32())
-    )
-    for (model, condition), table in ((EPOCHS, both), (OLD, old)):
-        out = partition_dir(home, model, condition)
-        out.mkdir(parents=True)
-        pq.write_table(table, out / RESULT_FILE)
-    run = run_dbt(home, "build")
-    assert run.returncode == 0, run.output[-6000:]
-    return home
+def epochs_home(variants_home):
+    """metrics_home plus EPOCHS and OLD (conftest's _with_variants), after `dbt build`."""
+    return variants_home
 
 
 def test_two_epochs_are_one_partition_with_their_mean_and_a_session_interval(epochs_home):
