@@ -16,7 +16,7 @@ import pytest
 from http_endpoint import DROP, OK, REFUSED, Answer, closed_port, openai_endpoint
 from model_fakes import FAKE_KEY_ENV, FAKE_SECRET
 
-from memsql_assets.lib.benchmark.store import read_turns
+from memsql_assets.lib.benchmark.store import read_turns, write_benchmark
 from memsql_assets.lib.harness.evaluate import evaluate_partition
 from memsql_assets.lib.harness.results import (
     RESULT_FILE,
@@ -34,7 +34,8 @@ from memsql_assets.lib.paths import REPO_ROOT, benchmark_dir
 FAIL_FAST_S = 60  # the fail-fast bound (docs/hardening.md, M1), default retry policy (jitter and all)
 
 
-def write_registry(path: Path, port: int) -> Path:
+def write_registry(path: Path, port: int, concurrency: int = 2) -> Path:
+    """local-llm on 127.0.0.1:`port`; `concurrency` is also the wave size, the sessions asked at once."""
     path.write_text(
         f"""
 models:
@@ -44,7 +45,7 @@ models:
     reasoning: {{type: none}}
     api_base: "http://127.0.0.1:{port}/v1"
     api_key_env: {FAKE_KEY_ENV}
-    max_concurrency: 2
+    max_concurrency: {concurrency}
     price_per_mtok: {{input: 1.0, output: 2.0}}
     enabled: true
   gold:
@@ -94,6 +95,14 @@ def test_unreachable_endpoint_stops_fast_and_a_rerun_reasks_the_failed_turns(hom
     )
 
 
+@pytest.fixture
+def ten_sessions_home(home, embedded_sessions) -> Path:
+    """The home with every 30th session of the benchmark (10, a third of small_home's): enough for
+    tests whose point is not how many turns a partition has."""
+    write_benchmark(benchmark_dir(home), embedded_sessions[::30])
+    return home
+
+
 def memsql_eval(home: Path, registry_file: Path, *flags: str) -> subprocess.CompletedProcess:
     env = {
         **os.environ,
@@ -122,11 +131,14 @@ def memsql_eval(home: Path, registry_file: Path, *flags: str) -> subprocess.Comp
     )
 
 
-def test_memsql_eval_prints_the_cause_in_one_line_exits_nonzero_and_resumes(home, tmp_path):
+def test_memsql_eval_prints_the_cause_in_one_line_exits_nonzero_and_resumes(ten_sessions_home, tmp_path):
     """The CLI through Dagster: no traceback on the console (the UI keeps it); once the server is
     up, the same command completes the partition."""
+    home = ten_sessions_home
     port = closed_port()
-    registry_file = write_registry(tmp_path / "models.yaml", port)
+    # STOP_AFTER_FAILURES turns at once fail together: one round of connect retries, not three (how
+    # fast a stop comes two turns at a time is the in-process test's to prove).
+    registry_file = write_registry(tmp_path / "models.yaml", port, concurrency=STOP_AFTER_FAILURES)
     started = time.monotonic()
     done = memsql_eval(home, registry_file)
     elapsed = time.monotonic() - started
@@ -147,8 +159,11 @@ def test_memsql_eval_prints_the_cause_in_one_line_exits_nonzero_and_resumes(home
     assert 0 < server.calls == summary["model_calls_this_run"]
 
 
-def test_deterministic_failures_replay_labelled_until_memsql_eval_retry_errors(home, tmp_path, monkeypatch):
+def test_deterministic_failures_replay_labelled_until_memsql_eval_retry_errors(
+    ten_sessions_home, tmp_path, monkeypatch
+):
     """A 400 is the request's fault: replayed (labelled) by a plain re-run; `--retry-errors` asks again."""
+    home = ten_sessions_home
     monkeypatch.setenv(FAKE_KEY_ENV, FAKE_SECRET)
     port = closed_port()
     registry_file = write_registry(tmp_path / "models.yaml", port)
