@@ -152,41 +152,10 @@ def test_backfill_runs_on_both_workers_and_survives_a_killed_worker(cluster: Dep
     assert sorted(p for (p,) in materialized) == sorted(keys)
 
 
-def test_memsql_eval_runs_on_the_workers_and_prints_the_summary(cluster: Deployment) -> None:
-    done = cluster.memsql("eval", "--model", "gold", "--condition", "C", "--json")
-    assert done.returncode == 0, done.stderr[-3000:]
-    out = json.loads(done.stdout)
-    assert out["ex_strict"] == 100.0 and out["success"] and out["checks"] == {"harness_integrity": True}
-    assert _query(cluster, "SELECT status FROM runs WHERE run_id = %s", out["run_id"]) == [("SUCCESS",)]
-    with _instance(cluster) as instance:
-        assert _workers(instance, out["run_id"]), "the step ran on no Celery worker"
-
-
-def test_a_worker_without_the_shared_path_fails_its_step_naming_it(cluster: Deployment) -> None:
-    d = cluster
-    for name in [n for n in d.procs if n.startswith("w")]:
-        d.stop(name)
-    missing = d.root / "not-mounted"
-    d.start_worker("w3", MEMSQL_HOME=str(missing))
-    d.wait_for_workers(["w3"])
-    key = _key("gold", "A")
-    with _instance(d) as instance:
-        before = {r.run_id for r in _runs(instance, key)}
-    _backfill(d, [key])
-    run = _wait_for_runs(d, [key])[key]
-    assert run.run_id not in before and run.status.value == "FAILURE"
-    from dagster import DagsterEventType
-
-    with _instance(d) as instance:
-        (failure,) = instance.all_logs(run.run_id, of_type=DagsterEventType.STEP_FAILURE)
-    error = failure.dagster_event.event_specific_data.error
-    message = (error.cause or error).message
-    assert f"the shared path {missing} (MEMSQL_HOME) is missing" in message, message
-
-
 def test_memsql_eval_takes_the_benchmark_and_sample_size_to_the_workers(cluster: Deployment) -> None:
     """`memsql eval --benchmark extended --sessions N` under the scale-out profile: the extended
-    benchmark's sample of N sessions, run by the extended job on a worker, as the embedded default does."""
+    benchmark's sample of N sessions, run by the extended job on a Celery worker, as the embedded default
+    does, its summary printed and its run in PostgreSQL."""
     import dagster as dg
 
     from memsql_assets.defs.benchmark.extended import extended_sessions
@@ -210,6 +179,8 @@ def test_memsql_eval_takes_the_benchmark_and_sample_size_to_the_workers(cluster:
     assert done.returncode == 0, done.stderr[-3000:]
     out = json.loads(done.stdout)
     assert out["success"] and out["benchmark"] == EXTENDED_BENCHMARK and out["complete"] is False
+    assert out["checks"] == {"harness_integrity": True}
+    assert _query(cluster, "SELECT status FROM runs WHERE run_id = %s", out["run_id"]) == [("SUCCESS",)]
     assert out["sessions"] == n == len(out["sample_sessions"]) and out["ex_strict"] == 100.0
     assert set(out["sample_sessions"]) <= {t["session_id"] for t in turns}
     published = read_summary(sample_dir(cluster.home, "gold", "A", n, EXTENDED_BENCHMARK))
@@ -218,3 +189,25 @@ def test_memsql_eval_takes_the_benchmark_and_sample_size_to_the_workers(cluster:
         run = instance.get_run_by_id(out["run_id"])
         assert run.job_name == EVALUATE_JOBS[EXTENDED_BENCHMARK] and run.tags[SAMPLE_TAG] == str(n)
         assert _workers(instance, out["run_id"]), "the step ran on no Celery worker"
+
+
+def test_a_worker_without_the_shared_path_fails_its_step_naming_it(cluster: Deployment) -> None:
+    d = cluster
+    for name in [n for n in d.procs if n.startswith("w")]:
+        d.stop(name)
+    missing = d.root / "not-mounted"
+    d.start_worker("w3", MEMSQL_HOME=str(missing))
+    d.wait_for_workers(["w3"])
+    key = _key("gold", "A")
+    with _instance(d) as instance:
+        before = {r.run_id for r in _runs(instance, key)}
+    _backfill(d, [key])
+    run = _wait_for_runs(d, [key])[key]
+    assert run.run_id not in before and run.status.value == "FAILURE"
+    from dagster import DagsterEventType
+
+    with _instance(d) as instance:
+        (failure,) = instance.all_logs(run.run_id, of_type=DagsterEventType.STEP_FAILURE)
+    error = failure.dagster_event.event_specific_data.error
+    message = (error.cause or error).message
+    assert f"the shared path {missing} (MEMSQL_HOME) is missing" in message, message
