@@ -36,9 +36,9 @@ from memsql_assets.lib.models.request_store import RequestStore
 from memsql_assets.lib.paths import REPO_ROOT, benchmark_dir
 from memsql_assets.lib.vocabulary import ErrorClass
 
-# Where .ci/run fetches the weights (a MEMSQL_HOME-shaped folder outside the repository).
 # A model server process and `memsql eval` as a subprocess: not part of the quick subset.
 pytestmark = pytest.mark.integration
+# Where .ci/run fetches the weights (a MEMSQL_HOME-shaped folder outside the repository).
 MODELS_HOME_ENV = "MEMSQL_TEST_MODELS_HOME"
 SERVER_PACKAGES = ("transformers", "torch", "gguf", "accelerate", "fastapi", "uvicorn")
 SERVED_NAME = "SmolLM2-135M-Instruct"  # the checkpoint folder, which is also the model's name on the server
