@@ -81,7 +81,7 @@ def mem0_config(ctx: MemoryContext) -> dict[str, Any]:
             },
         },
         # mem0 builds an embedder from its configuration; _open_mem0 puts the packaged model's in its
-        # place (its huggingface embedder imports sentence-transformers: about 7 s per partition run).
+        # place (its huggingface embedder imports sentence-transformers; bench/README.md has the cost).
         "embedder": {
             "provider": "openai",
             "config": {"api_key": "unused-replaced-by-the-packaged-model", "embedding_dims": EMBEDDING_DIMS},
