@@ -16,7 +16,7 @@ from typing import Any
 
 from memsql_assets.lib.atomic import write_text_atomic
 from memsql_assets.lib.memory.redis_service import redact_url
-from memsql_assets.lib.paths import REPO_ROOT, dagster_home
+from memsql_assets.lib.paths import REPO_ROOT, WORKSPACE_FILE, dagster_home
 from memsql_assets.lib.scale_out import (
     BROKER,
     ScaleOutSettings,
@@ -26,7 +26,6 @@ from memsql_assets.lib.scale_out import (
 )
 
 DEPLOY_DAGSTER_YAML = REPO_ROOT / "deploy" / "dagster.yaml"
-WORKSPACE_FILE = REPO_ROOT / "workspace.yaml"
 CELERY_APP = "memsql_assets.defs.celery_app"
 CELERY_BACKEND = "rpc://"  # results travel back on the broker: no further service
 # The daemon heartbeats every 30 s: two missed beats and a margin mean it is gone.

@@ -8,6 +8,8 @@ from pathlib import Path
 from memsql_assets.lib.vocabulary import PAPER_BENCHMARK
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+# What `dagster dev`, the daemon and `dagster job launch` load: the code location of definitions.py.
+WORKSPACE_FILE = REPO_ROOT / "workspace.yaml"
 
 
 def memsql_home() -> Path:

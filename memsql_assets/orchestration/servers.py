@@ -6,12 +6,10 @@ import os
 import sys
 
 from memsql_assets.defs.instance import ensure_dagster_home
-from memsql_assets.lib.paths import REPO_ROOT, memsql_home
+from memsql_assets.lib.paths import REPO_ROOT, WORKSPACE_FILE, memsql_home
 from memsql_assets.lib.ports import url
 from memsql_assets.lib.process_group import port_in_use, serve
 from memsql_assets.lib.report.dbt_cli import DBT_DIR, dbt_env, dbt_executable, run_dbt
-
-WORKSPACE_FILE = REPO_ROOT / "workspace.yaml"
 
 
 def port_taken(command: str, host: str, port: int) -> bool:

@@ -27,7 +27,7 @@ from memsql_assets.defs.scale_out import CELERY_APP, DEPLOY_DAGSTER_YAML, celery
 from memsql_assets.lib.memory.chroma import CHROMA_URL_ENV
 from memsql_assets.lib.memory.redis_service import REDIS_URL_ENV
 from memsql_assets.lib.models.registry import MODELS_FILE_ENV
-from memsql_assets.lib.paths import benchmark_dir, dagster_home, source_db_path
+from memsql_assets.lib.paths import WORKSPACE_FILE, benchmark_dir, dagster_home, source_db_path
 from memsql_assets.lib.process_group import stop_group
 from memsql_assets.lib.scale_out import (
     BROKER_URL_ENV,
@@ -194,7 +194,7 @@ class Deployment:
         ensure_manifest(self.home)  # before any process loads the definitions: none of them parses dbt
         with DagsterInstance.from_config(str(self.dagster_home)) as instance:  # creates the tables, once
             instance.add_dynamic_partitions(model_partitions.name, list(REFERENCE_MODELS))
-        self.start("daemon", [str(BIN / "dagster-daemon"), "run", "-w", str(REPO / "workspace.yaml")])
+        self.start("daemon", [str(BIN / "dagster-daemon"), "run", "-w", str(WORKSPACE_FILE)])
         for name in workers:
             self.start_worker(name)
         self.wait_for_workers(workers)

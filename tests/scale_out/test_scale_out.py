@@ -26,6 +26,7 @@ from memsql_assets.lib.harness.results import (
     progress_dir,
     read_results,
 )
+from memsql_assets.lib.paths import WORKSPACE_FILE
 
 RUN_TIMEOUT_S = 600.0
 DONE = ("SUCCESS", "FAILURE", "CANCELED")
@@ -76,7 +77,7 @@ def _wait_for_runs(d: Deployment, keys: list[str], timeout: float = RUN_TIMEOUT_
 
 def _backfill(d: Deployment, keys: list[str]) -> None:
     done = d.run(
-        [str(BIN / "dagster"), "job", "backfill", "-w", "workspace.yaml", "-j", EVALUATE_JOB]
+        [str(BIN / "dagster"), "job", "backfill", "-w", str(WORKSPACE_FILE), "-j", EVALUATE_JOB]
         + ["--partitions", ",".join(keys), "--noprompt"]
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
