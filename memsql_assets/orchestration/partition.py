@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import dagster as dg
 
-from memsql_assets.defs.evaluation.partitions import evaluation_partitions, model_partitions, partition_key
+from memsql_assets.defs.evaluation.partitions import add_model_partition, evaluation_partitions, partition_key
 from memsql_assets.defs.evaluation.resources import SAMPLE_TAG, evaluation_run_config
 from memsql_assets.defs.jobs import EVALUATE_JOBS
 from memsql_assets.defs.without_metrics import defs as evaluation_defs
@@ -46,8 +46,7 @@ def evaluate_partition_run(
     get_condition(condition)  # unknown condition: a clear error before anything runs
     check_conditions([condition])  # its memory imports and takes its params: else one line
     load_registry().get(model)  # unknown model: names the registry file
-    if not instance.has_dynamic_partition(model_partitions.name, model):
-        instance.add_dynamic_partitions(model_partitions.name, [model])
+    if add_model_partition(instance, model):
         observe_models(instance)
     resources = evaluation_run_config(
         sessions=sessions,

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dagster as dg
 
 from memsql_assets.defs.evaluation.partitions import (
+    add_model_partition,
     condition_partitions,
     evaluation_partitions,
     model_partitions,
@@ -105,9 +106,8 @@ def sync_model_partitions(instance: dg.DagsterInstance, registry: Registry) -> t
     """Make the `model` partitions exactly the runnable models; returns (added, removed)."""
     runnable = set(runnable_models(registry))
     known = set(instance.get_dynamic_partitions(model_partitions.name))
-    added, removed = sorted(runnable - known), sorted(known - runnable)
-    if added:
-        instance.add_dynamic_partitions(model_partitions.name, added)
+    added = [model for model in sorted(runnable - known) if add_model_partition(instance, model)]
+    removed = sorted(known - runnable)
     for key in removed:
         instance.delete_dynamic_partition(model_partitions.name, key)
     return added, removed
