@@ -61,6 +61,7 @@ HARNESS_CODE = (
     "lib/harness",
     "lib/memory",
     "lib/models",
+    "lib/reference",
     "lib/sql",
     "lib/sources/sqlite_db.py",
     SOURCE_GUIDANCE_CODE,
@@ -71,11 +72,13 @@ REPORT_CODE = ("lib/report",)
 # What a built-in model's answer is a function of, besides its request: part of its request key, so
 # that a changed reference model answers anew instead of replaying what its old code stored.
 BUILTIN_CODE = (
-    "lib/models/builtins.py",
+    "lib/reference/builtins.py",
     "lib/models/builtin_names.py",
-    "lib/models/reader_probe.py",
+    "lib/reference/reader_probe.py",
     "lib/sql/filters.py",
-    "lib/models/reference_agent.py",
+    "lib/reference/reference_agent.py",
+    "lib/sql/tables.py",
+    "lib/agent/prompts.py",
     "lib/benchmark/templates",
 )
 # Code only the extended benchmark runs: the paper benchmark's assets leave it out of their versions,

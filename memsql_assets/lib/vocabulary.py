@@ -53,7 +53,7 @@ ERROR_CLASSES: tuple[str, ...] = tuple(c.value for c in ErrorClass)
 # guess-probe what a model without memory scores by filling in the most common values (the floor).
 # They are the registry's `builtin` kind.
 REFERENCE_MODELS: tuple[str, ...] = ("gold", "paraphrase", "recall-probe", "reader-probe", "guess-probe")
-# The offline reference agent (lib/models/reference_agent.py): the conditions with tools' gold. `memsql
+# The offline reference agent (lib/reference/reference_agent.py): the conditions with tools' gold. `memsql
 # run` evaluates it under the agent conditions on a fixed sample of sessions (its registry entry's
 # `sessions`); `memsql eval` anywhere.
 REFERENCE_AGENT = "gold-agent"

@@ -27,12 +27,14 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from memsql_assets.lib.agent.prompts import schema_in_prompt
+from memsql_assets.lib.agent.tool_specs import SUBMIT_TOOL
 from memsql_assets.lib.agent.turn_tools import CallOutcome, ToolUse, TurnTools
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.evaluation.extract import extract_sql
 from memsql_assets.lib.harness.settings import DEFAULT_MAX_STEPS, DEFAULT_TURN_TIME_S
 from memsql_assets.lib.models.gateway import ModelGateway, ModelReply
-from memsql_assets.lib.models.reference_agent import SUBMIT_TOOL, schema_in_prompt, sql_tables
+from memsql_assets.lib.sql.tables import sql_tables
 from memsql_assets.lib.trajectories.phases import PHASES
 from memsql_assets.lib.trajectories.trace import clip
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import memsql_assets.lib.reference  # noqa: F401  (registers the built-in models with the gateway)
 from memsql_assets.lib.agent.conditions import Condition, get_condition
 from memsql_assets.lib.agent.loop import AgentLimits
 from memsql_assets.lib.atomic import sha256_file

@@ -1,6 +1,7 @@
 """The one door to every model: request store lookup, the call, retry policy, typed errors.
 
-API models are called through litellm; built-ins (`memsql/<name>`) in-process (builtins.answer),
+API models are called through litellm; built-ins (`memsql/<name>`) in-process (lib/reference/builtins.py,
+reached through builtin_serving.py),
 behind the same store, records, usage accounting, retry policy and error typing.
 
 Why here and only here: litellm's own retries are off (`num_retries=0`) because they can swallow
@@ -20,7 +21,7 @@ versions are ignored. `retry_errors` re-asks every recorded failure.
 Request key for built-ins: their answer depends on turn fields besides the messages (gold on
 gt_sql; recall-probe on the template, key names and stated values), and two turns can share
 identical messages (e.g. the same follow-up question under condition A), so the key includes
-exactly the fields the built-in reads (builtins.BUILTIN_CONTEXT_FIELDS). For API models the turn
+exactly the fields the built-in reads (lib/reference/builtins.py's BUILTIN_CONTEXT_FIELDS). For API models the turn
 context plays no part in the key and is not sent.
 
 Request key and the evaluation cell: a real model's answer is a sample, so the harness passes the
@@ -54,14 +55,7 @@ import tenacity
 from memsql_assets.lib.code_versions import BUILTIN_CODE, code_version
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.http_retry import Retryable, RetryPolicy, parse_retry_after, retrying
-from memsql_assets.lib.models.builtins import (
-    AGENT_BUILTINS,
-    BUILTIN_CONTEXT_FIELDS,
-    BuiltinRequestError,
-    agent_step,
-    answer,
-    message_text,
-)
+from memsql_assets.lib.models.builtin_serving import BuiltinRequestError, builtin_server
 from memsql_assets.lib.models.concurrency import AdaptiveLimit
 from memsql_assets.lib.models.registry import ModelEntry, Registry
 from memsql_assets.lib.models.request_store import RequestStore, request_key, scrub
@@ -294,6 +288,18 @@ def tool_calls_of(message: Any) -> tuple[dict[str, str], ...]:
     return tuple(out)
 
 
+def message_text(message: Mapping[str, Any]) -> str:
+    """The text of one chat message (string content, or the text parts of a content list)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            p.get("text", "") for p in content if isinstance(p, Mapping) and p.get("type") == "text"
+        )
+    return ""
+
+
 def extract_reply(response: Any, max_chars: int, model: str | None = None) -> Extracted:
     """The reply's text, reasoning and usage. Text comes from message content only; reasoning
     (reasoning_content / thinking blocks) is kept apart and never used for SQL. A malformed reply
@@ -505,7 +511,7 @@ class ModelGateway:
         name = entry.builtin_name
         if name is None:
             return None
-        fields = BUILTIN_CONTEXT_FIELDS[name]
+        fields = builtin_server().context_fields[name]
         missing = [f for f in fields if f not in turn_context]
         if missing:  # a wiring bug in the caller, not a model failure: fail loudly
             raise MemsqlError(
@@ -666,10 +672,11 @@ class ModelGateway:
                 model=entry.litellm_model, messages=messages, num_retries=0, timeout=self.timeout_s, **call_kwargs
             )
             return extract_reply(response, self.max_chars, entry.litellm_model)
-        if entry.builtin_name in AGENT_BUILTINS and call_kwargs.get("tools"):
-            calls, p_tok, c_tok = agent_step(entry.builtin_name, messages, builtin_context, call_kwargs)
+        server = builtin_server()
+        if entry.builtin_name in server.agents and call_kwargs.get("tools"):
+            calls, p_tok, c_tok = server.agent_step(entry.builtin_name, messages, builtin_context, call_kwargs)
             return Extracted("", "", p_tok, c_tok, 0, calls)
-        text, p_tok, c_tok = await answer(entry.builtin_name, messages, builtin_context, call_kwargs, self.home)
+        text, p_tok, c_tok = await server.answer(entry.builtin_name, messages, builtin_context, call_kwargs, self.home)
         return Extracted(checked_text(text, (p_tok, c_tok), self.max_chars), "", p_tok, c_tok, 0)
 
     def _finish_error(self, call: _Call, failure: _Failure, attempts: int, latency: float) -> ModelReply:
