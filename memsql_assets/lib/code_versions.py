@@ -51,9 +51,9 @@ def code_version(*parts: str, root: Path = PACKAGE_ROOT, exclude: tuple[str, ...
 # builders: editing it leaves the source databases fresh.
 SOURCE_GUIDANCE_CODE = "lib/sources/guidance.py"
 SOURCES_CODE = ("lib/sources",)
-BENCHMARK_CODE = ("lib/benchmark", "lib/sql", "lib/sources/sqlite_db.py", "lib/sql/compare.py")
+BENCHMARK_CODE = ("lib/benchmark", "lib/sql")
 SEMANTIC_CODE = ("lib/memory/semantic.py", "lib/memory/chroma.py", "lib/memory/embeddings.py")
-TRAJECTORY_CODE = ("lib/trajectories", "lib/sql", "lib/sources/sqlite_db.py", SOURCE_GUIDANCE_CODE, "lib/memory")
+TRAJECTORY_CODE = ("lib/trajectories", "lib/sql", SOURCE_GUIDANCE_CODE, "lib/memory")
 HARNESS_CODE = (
     "lib/agent",
     "lib/benchmark",
@@ -63,7 +63,6 @@ HARNESS_CODE = (
     "lib/models",
     "lib/reference",
     "lib/sql",
-    "lib/sources/sqlite_db.py",
     SOURCE_GUIDANCE_CODE,
     "lib/trajectories",
     "lib/vocabulary.py",  # each benchmark's default context mode

@@ -196,7 +196,7 @@ def test_a_sandbox_change_is_a_new_harness_code_version(tmp_path):
             shutil.copyfile(src, dst)
     before = code_version(*HARNESS_CODE, root=tmp_path)
     assert before == code_version(*HARNESS_CODE)
-    sandbox = tmp_path / "lib/sources/sqlite_db.py"
+    sandbox = tmp_path / "lib/sql/sandbox.py"
     sandbox.write_text(sandbox.read_text() + "\n# a change to the SQL sandbox\n")
     assert code_version(*HARNESS_CODE, root=tmp_path) != before
 

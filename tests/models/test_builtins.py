@@ -23,8 +23,8 @@ from memsql_assets.lib.reference.builtins import (
     recall_probe_sql,
     smollm2_weights_path,
 )
-from memsql_assets.lib.sources.sqlite_db import open_readonly
 from memsql_assets.lib.sql.execute import run_query
+from memsql_assets.lib.sql.sandbox import open_readonly
 
 SYSTEM = {"role": "system", "content": "You write SQLite. The Resolved block is authoritative."}
 

@@ -41,7 +41,7 @@ from memsql_assets.lib.models.gateway import ModelGateway, ModelReply
 from memsql_assets.lib.models.registry import ModelEntry, Registry, load_registry
 from memsql_assets.lib.models.request_store import RequestStore, evaluation_cell, redact
 from memsql_assets.lib.paths import benchmark_dir, source_db_path, turns_file
-from memsql_assets.lib.sources.sqlite_db import schema_text
+from memsql_assets.lib.sql.schema import schema_text
 from memsql_assets.lib.vocabulary import PAPER_BENCHMARK, context_mode
 
 log = logging.getLogger(__name__)

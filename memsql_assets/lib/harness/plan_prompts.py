@@ -98,8 +98,8 @@ def ground_truth_summaries(home: Path, turns: Sequence[Turn]) -> dict[str, str]:
     """Each turn's ground-truth result summary, from the shared result cache (run on a miss)."""
     from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
     from memsql_assets.lib.paths import source_db_path, sql_cache_path
-    from memsql_assets.lib.sources.sqlite_db import open_readonly
     from memsql_assets.lib.sql.result_cache import RESULTS, run_cached
+    from memsql_assets.lib.sql.sandbox import open_readonly
     from memsql_assets.lib.sql.summary import summarize_result
 
     out: dict[str, str] = {}
@@ -192,7 +192,7 @@ def stand_in_messages(
     truths (module docstring)."""
     from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
     from memsql_assets.lib.paths import source_db_path
-    from memsql_assets.lib.sources.sqlite_db import schema_text
+    from memsql_assets.lib.sql.schema import schema_text
 
     shown = condition.schema_in_prompt
     schemas = {p: schema_text(source_db_path(home, name)) if shown else "" for p, name in SOURCE_BY_PREFIX.items()}

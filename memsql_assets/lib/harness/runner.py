@@ -75,12 +75,12 @@ from memsql_assets.lib.memory.protocol import Memory, StoreSize, Visibility
 from memsql_assets.lib.memory.resolution import retrieved_sessions
 from memsql_assets.lib.models.gateway import COST_CAP, ENDPOINT_FAILURES, ModelReply
 from memsql_assets.lib.paths import benchmark_dir, sql_cache_path
-from memsql_assets.lib.sources.sqlite_db import check_sqlite_file, open_readonly
 from memsql_assets.lib.sql.result_cache import RESULTS, DatabaseResults, NotCached
+from memsql_assets.lib.sql.sandbox import check_sqlite_file, open_readonly
+from memsql_assets.lib.sql.schema import SchemaStats, introspect
 from memsql_assets.lib.trajectories.composites import CompositeTool
 from memsql_assets.lib.trajectories.lookup import load_composites
 from memsql_assets.lib.trajectories.phases import PHASES
-from memsql_assets.lib.trajectories.schema_stats import SchemaStats, introspect
 from memsql_assets.lib.trajectories.tools import AGENT_OBSERVATION_CHARS, DbTools
 from memsql_assets.lib.vocabulary import PAPER_BENCHMARK
 

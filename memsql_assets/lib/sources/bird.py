@@ -52,13 +52,9 @@ from pathlib import Path
 from typing import Any
 
 from memsql_assets.lib.errors import SourceError
-from memsql_assets.lib.sources.sqlite_db import (
-    new_database,
-    open_readonly,
-    require_tables,
-    user_tables,
-    write_meta,
-)
+from memsql_assets.lib.sources.sqlite_db import new_database, require_tables, write_meta
+from memsql_assets.lib.sql.sandbox import open_readonly
+from memsql_assets.lib.sql.schema import user_tables
 
 SOURCE_NAME = "bird_financial"
 BUILDER_VERSION = 1

@@ -49,7 +49,8 @@ import yaml
 
 from memsql_assets.lib.atomic import sha256_file
 from memsql_assets.lib.errors import SourceError
-from memsql_assets.lib.sources.sqlite_db import new_database, open_readonly, require_tables, write_meta
+from memsql_assets.lib.sources.sqlite_db import new_database, require_tables, write_meta
+from memsql_assets.lib.sql.sandbox import open_readonly
 
 SOURCE = "northwind"
 BUILDER_VERSION = 1

@@ -35,7 +35,9 @@ from memsql_assets.lib.atomic import write_text_atomic
 from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.memory.chroma import open_collection, recreate_collection
 from memsql_assets.lib.memory.embeddings import EmbeddingCache, embed_texts
-from memsql_assets.lib.sources.sqlite_db import open_readonly
+from memsql_assets.lib.sql.sandbox import open_readonly
+from memsql_assets.lib.sql.schema import SchemaStats, schema_stats
+from memsql_assets.lib.trajectories.budget import allocate_budget, complexity_weight
 from memsql_assets.lib.trajectories.composites import (
     CompositeTool,
     compare_stats,
@@ -48,12 +50,6 @@ from memsql_assets.lib.trajectories.llm_questions import generate_questions_llm
 from memsql_assets.lib.trajectories.markdown import render_markdown, split_by_phase
 from memsql_assets.lib.trajectories.phases import PHASES, default_rules
 from memsql_assets.lib.trajectories.questions import SyntheticQuestion, generate_questions
-from memsql_assets.lib.trajectories.schema_stats import (
-    SchemaStats,
-    allocate_budget,
-    complexity_weight,
-    schema_stats,
-)
 from memsql_assets.lib.trajectories.tools import DbTools
 from memsql_assets.lib.trajectories.trace import Trace
 
