@@ -53,9 +53,11 @@ SOURCE_GUIDANCE_CODE = "lib/sources/guidance.py"
 SOURCES_CODE = ("lib/sources",)
 BENCHMARK_CODE = ("lib/benchmark", "lib/sql")
 SEMANTIC_CODE = ("lib/memory/semantic.py", "lib/memory/chroma.py", "lib/memory/embeddings.py")
-TRAJECTORY_CODE = ("lib/trajectories", "lib/sql", SOURCE_GUIDANCE_CODE, "lib/memory")
+TRAJECTORY_CODE = ("lib/trajectories", "lib/sql", SOURCE_GUIDANCE_CODE, "lib/memory", "lib/context_mode.py")
 HARNESS_CODE = (
     "lib/agent",
+    "lib/conditions.py",
+    "lib/context_mode.py",
     "lib/benchmark",
     "lib/evaluation",
     "lib/harness",

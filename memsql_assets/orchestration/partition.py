@@ -15,7 +15,7 @@ from memsql_assets.defs.evaluation.partitions import add_model_partition, evalua
 from memsql_assets.defs.evaluation.resources import SAMPLE_TAG, evaluation_run_config
 from memsql_assets.defs.jobs import EVALUATE_JOBS
 from memsql_assets.defs.without_metrics import defs as evaluation_defs
-from memsql_assets.lib.agent.conditions import get_condition
+from memsql_assets.lib.conditions import get_condition
 from memsql_assets.lib.harness.results import output_dir
 from memsql_assets.lib.harness.settings import resolve_wave_size
 from memsql_assets.lib.memory.plugins import check_conditions

@@ -45,7 +45,7 @@ def test_the_orchestration_never_imports_the_cli_and_the_run_workers_never_prelo
 
 
 def test_the_vocabulary_imports_only_the_condition_table():
-    assert imports(PACKAGE / "lib" / "vocabulary.py") == {"memsql_assets.lib.agent.conditions"}
+    assert imports(PACKAGE / "lib" / "vocabulary.py") == {"memsql_assets.lib.conditions"}
 
 
 def test_a_forbidden_import_is_found(tmp_path):

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from memsql_assets.lib.agent.conditions import get_condition
+from memsql_assets.lib.conditions import get_condition
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.harness.results import progress_dir
 from memsql_assets.lib.harness.runner import PartitionRunner, waves

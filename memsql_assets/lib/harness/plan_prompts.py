@@ -34,10 +34,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memsql_assets.lib.agent.conditions import Condition
 from memsql_assets.lib.agent.prompts import PromptParts, build_messages
 from memsql_assets.lib.benchmark.store import turn_id
-from memsql_assets.lib.memory.context_mode import ContextMode
+from memsql_assets.lib.conditions import Condition
+from memsql_assets.lib.context_mode import ContextMode
 from memsql_assets.lib.memory.episodic import DEFAULT_TOP_K
 from memsql_assets.lib.memory.facts import facts_block
 from memsql_assets.lib.memory.protocol import PromptBlock

@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from memsql_assets.lib.agent.conditions import CONDITIONS as CONDITION_TABLE
+from memsql_assets.lib.conditions import CONDITIONS as CONDITION_TABLE
 from memsql_assets.lib.report import fmt
 from memsql_assets.lib.report.fmt import Table
 from memsql_assets.lib.report.marts import CONDITIONS, ERROR_CLASSES, SOURCES, Marts

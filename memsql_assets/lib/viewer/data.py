@@ -15,6 +15,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from memsql_assets.lib.context_mode import ContextMode
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.harness.results import (
     ADDED_COLUMNS,
@@ -23,7 +24,6 @@ from memsql_assets.lib.harness.results import (
     check_result_table,
 )
 from memsql_assets.lib.harness.summary import read_summary
-from memsql_assets.lib.memory.context_mode import ContextMode
 from memsql_assets.lib.paths import benchmark_dir, results_root
 from memsql_assets.lib.vocabulary import BENCHMARKS, PAPER_BENCHMARK, ErrorClass
 
