@@ -19,15 +19,8 @@ from agent_helpers import (
     turn_messages,
 )
 
-from memsql_assets.lib.agent.loop import (
-    AgentLimitError,
-    AgentLimits,
-    CallOutcome,
-    TurnOutcome,
-    gateway_complete,
-    run_agent,
-    trace_json,
-)
+from memsql_assets.lib.agent.limits import AgentLimitError, AgentLimits
+from memsql_assets.lib.agent.loop import CallOutcome, TurnOutcome, gateway_complete, run_agent, trace_json
 from memsql_assets.lib.agent.tool_specs import (
     SUBMIT_TOOL,
     TOOL_SPECS,

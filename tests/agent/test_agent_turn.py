@@ -10,9 +10,9 @@ from agent_helpers import GT_SQL, TURN, explored_trajectory, gateway, registry
 
 from memsql_assets.lib.agent.agent import Agent
 from memsql_assets.lib.agent.agent_turn import agent_turn, turn_reply
+from memsql_assets.lib.agent.limits import AgentLimits
 from memsql_assets.lib.agent.loop import (
     NO_SCHEMA_NOTE,
-    AgentLimits,
     AgentTrace,
     TurnOutcome,
     first_messages,

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import memsql_assets.lib.reference  # noqa: F401  (registers the built-in models with the gateway)
-from memsql_assets.lib.agent.loop import AgentLimits
+from memsql_assets.lib.agent.limits import AgentLimits
 from memsql_assets.lib.atomic import sha256_file
 from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.benchmark.sample import allowed_range, sample_turns

@@ -51,7 +51,8 @@ from typing import Any
 
 from memsql_assets.lib.agent.agent import Agent, MemoryFailure, TurnPrompt, turn_context
 from memsql_assets.lib.agent.agent_turn import agent_turn, turn_reply
-from memsql_assets.lib.agent.loop import AgentLimits, AgentTrace, trace_json
+from memsql_assets.lib.agent.limits import AgentLimits
+from memsql_assets.lib.agent.loop import AgentTrace, trace_json
 from memsql_assets.lib.agent.turn_tools import TurnTools, trajectory_tables
 from memsql_assets.lib.atomic import write_text_atomic
 from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
