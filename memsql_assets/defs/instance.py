@@ -6,9 +6,9 @@ import json
 import os
 from pathlib import Path
 
+from memsql_assets.defs.scale_out_settings import scale_out_enabled
 from memsql_assets.lib.atomic import write_text_atomic
 from memsql_assets.lib.paths import dagster_home
-from memsql_assets.lib.scale_out import scale_out_enabled
 
 HEADER = "# Written by memsql"
 

@@ -1,7 +1,7 @@
 """Dagster wiring of the scale-out profile (docs/scale_out.md): the instance on PostgreSQL, the Celery
 executor on RabbitMQ, the checks made before anything runs, and `memsql eval` as a queued run.
 
-Settings and service probes are plain Python in lib/scale_out.py. Nothing here is used, or imported
+Settings and service probes are plain Python in defs/scale_out_settings.py (no Dagster import). Nothing here is used, or imported
 beyond this module, under the embedded default.
 """
 
@@ -14,16 +14,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from memsql_assets.lib.atomic import write_text_atomic
-from memsql_assets.lib.memory.redis_service import redact_url
-from memsql_assets.lib.paths import REPO_ROOT, WORKSPACE_FILE, dagster_home
-from memsql_assets.lib.scale_out import (
+from memsql_assets.defs.scale_out_settings import (
     BROKER,
     ScaleOutSettings,
     ServiceUnreachableError,
     check_services,
     scale_out_enabled,
 )
+from memsql_assets.lib.atomic import write_text_atomic
+from memsql_assets.lib.memory.redis_service import redact_url
+from memsql_assets.lib.paths import REPO_ROOT, WORKSPACE_FILE, dagster_home
 
 DEPLOY_DAGSTER_YAML = REPO_ROOT / "deploy" / "dagster.yaml"
 CELERY_APP = "memsql_assets.defs.celery_app"
