@@ -78,7 +78,7 @@ BUILTIN_CODE = (
     "lib/reference/reader_probe.py",
     "lib/sql/filters.py",
     "lib/reference/reference_agent.py",
-    "lib/sql/tables.py",
+    "lib/sql/syntax.py",
     "lib/agent/prompts.py",
     "lib/benchmark/templates",
 )

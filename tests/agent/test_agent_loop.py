@@ -31,7 +31,7 @@ from memsql_assets.lib.agent.tool_specs import (
 from memsql_assets.lib.agent.turn_tools import TurnTools
 from memsql_assets.lib.models.request_store import RequestStore
 from memsql_assets.lib.reference.reference_agent import explored_calls
-from memsql_assets.lib.sql.tables import sql_tables
+from memsql_assets.lib.sql.syntax import sql_tables
 from memsql_assets.lib.trajectories.tools import TOOL_NAMES, DbTools
 
 SLOW_SQL = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT COUNT(*) FROM c"

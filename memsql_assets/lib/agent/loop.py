@@ -33,7 +33,7 @@ from memsql_assets.lib.agent.tool_specs import SUBMIT_TOOL
 from memsql_assets.lib.agent.turn_tools import CallOutcome, ToolUse, TurnTools
 from memsql_assets.lib.evaluation.extract import extract_sql
 from memsql_assets.lib.models.gateway import ModelGateway, ModelReply
-from memsql_assets.lib.sql.tables import sql_tables
+from memsql_assets.lib.sql.syntax import sql_tables
 from memsql_assets.lib.trajectories.phases import PHASES
 from memsql_assets.lib.trajectories.trace import clip
 

@@ -29,7 +29,7 @@ from memsql_assets.lib.agent.tool_specs import (
     phase_load_spec,
 )
 from memsql_assets.lib.sql.execute import TIMEOUT_ERROR
-from memsql_assets.lib.sql.tables import sql_tables
+from memsql_assets.lib.sql.syntax import sql_tables
 from memsql_assets.lib.trajectories.composites import CompositeTool
 from memsql_assets.lib.trajectories.phases import PHASES, RuleSet, default_rules
 from memsql_assets.lib.trajectories.tools import DbTools

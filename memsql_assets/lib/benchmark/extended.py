@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from memsql_assets.lib.benchmark.generate import Session, Turn, _namespace, render, sql_literal
+from memsql_assets.lib.benchmark.generate import Session, Turn, _namespace, render
 from memsql_assets.lib.benchmark.invariants import _session_memory_problems
 from memsql_assets.lib.benchmark.profiles import Profile
 from memsql_assets.lib.benchmark.templates import (
@@ -39,6 +39,7 @@ from memsql_assets.lib.benchmark.templates import (
 from memsql_assets.lib.benchmark.wording import Claim, claims, contradiction
 from memsql_assets.lib.errors import BenchmarkInvariantError, TemplateError
 from memsql_assets.lib.sources.config import PREFIX
+from memsql_assets.lib.sql.syntax import sql_literal
 from memsql_assets.lib.vocabulary import (
     CROSS_SESSION_TAGS,
     EXTENDED_BENCHMARK,

@@ -61,13 +61,13 @@ from typing import Any
 
 from memsql_assets.lib.agent.tool_specs import SUBMIT_TOOL
 from memsql_assets.lib.atomic import atomic_path
-from memsql_assets.lib.benchmark.generate import sql_literal
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.models.builtin_names import SIMULATED_LATENCY_PARAM, smollm2_weights_path
 from memsql_assets.lib.models.builtin_serving import BuiltinRequestError, BuiltinServer, serve_builtins
 from memsql_assets.lib.models.gateway import message_text
 from memsql_assets.lib.reference.reader_probe import UNFOUND, SqlFragment, read_prompt
 from memsql_assets.lib.reference.reference_agent import AGENT_CONTEXT_FIELDS, next_action
+from memsql_assets.lib.sql.syntax import sql_literal
 from memsql_assets.lib.vocabulary import REFERENCE_AGENT
 
 # Built-ins that answer with one stored SQL of the turn, verbatim: the turn field they read.

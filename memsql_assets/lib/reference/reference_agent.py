@@ -24,7 +24,7 @@ from typing import Any
 
 from memsql_assets.lib.agent.prompts import schema_in_prompt
 from memsql_assets.lib.agent.tool_specs import SUBMIT_TOOL
-from memsql_assets.lib.sql.tables import sql_tables
+from memsql_assets.lib.sql.syntax import sql_tables
 
 AGENT_CONTEXT_FIELDS: tuple[str, ...] = ("gt_sql",)
 

@@ -1,13 +1,26 @@
-"""The tables a SQL query reads, by pattern: what the agent loop counts as explored and the
-reference agent asks the DDL of (no parse, so it reads SQL sqlglot rejects too)."""
+"""SQL text by pattern, without a parse (so it also reads SQL sqlglot rejects): the tables a query
+reads (what the agent loop counts as explored and the reference agent asks the DDL of), and a value
+written as a literal (the benchmark's templates, the synthetic questions, the probes)."""
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 # A table after FROM or JOIN: "quoted", [bracketed], `backticked` or bare.
 _TABLE_RE = re.compile(r"\b(?:FROM|JOIN)\s+(\"[^\"]+\"|\[[^\]]+\]|`[^`]+`|[A-Za-z_][\w$]*)", re.I)
 _CTE_RE = re.compile(r"(?:\bWITH(?:\s+RECURSIVE)?|,)\s*([A-Za-z_]\w*)\s+AS\s*\(", re.I)
+
+def sql_literal(value: Any) -> str:
+    """Render a profile/state value as a SQLite literal (strings quoted, quotes doubled)."""
+    if isinstance(value, bool) or value is None:
+        raise TypeError(f"cannot render {value!r} as a SQL literal")
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value)
+    return "'" + str(value).replace("'", "''") + "'"
+
 
 def sql_tables(sql: str) -> list[str]:
     """The tables `sql` reads, in order of first appearance (common table expressions left out)."""
