@@ -31,7 +31,7 @@ CELERY_BACKEND = "rpc://"  # results travel back on the broker: no further servi
 # The daemon heartbeats every 30 s: two missed beats and a margin mean it is gone.
 DAEMON_TOLERANCE_S = 90.0
 WORKER_REPLY_S = 2.0
-POLL_S = 1.0
+RUN_POLL_S = 1.0
 
 
 def celery_config_source(settings: ScaleOutSettings) -> dict[str, Any]:
@@ -176,4 +176,4 @@ def _wait(instance: Any, run_id: str) -> None:
         run = instance.get_run_by_id(run_id)
         if run is not None and run.is_finished:
             return
-        time.sleep(POLL_S)
+        time.sleep(RUN_POLL_S)

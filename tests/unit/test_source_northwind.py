@@ -84,7 +84,7 @@ def test_schema_equals_ddl_constants(db):
         assert db.execute(f'PRAGMA table_info("{table}")').fetchall() == expected[table], table
     cols = {r[1]: r[2] for r in db.execute('PRAGMA table_info("Orders")')}
     assert cols["OrderDate"] == "DATETIME" and cols["Freight"] == "NUMERIC"
-    for table, columns in nw.REQUIRED.items():
+    for table, columns in nw.NORTHWIND_REQUIRED.items():
         assert set(columns) <= {c[1] for c in expected[table]}
 
 

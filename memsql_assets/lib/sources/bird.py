@@ -57,11 +57,11 @@ from memsql_assets.lib.sql.sandbox import open_readonly
 from memsql_assets.lib.sql.schema import user_tables
 
 SOURCE_NAME = "bird_financial"
-BUILDER_VERSION = 1
+BIRD_BUILDER_VERSION = 1
 
 # (column, declared type, nullable) in BIRD's order; the first column is the primary key.
 Column = tuple[str, str, bool]
-SCHEMA: dict[str, tuple[Column, ...]] = {
+BIRD_SCHEMA: dict[str, tuple[Column, ...]] = {
     "district": (
         ("district_id", "INTEGER", False),
         ("A2", "TEXT", False),
@@ -146,7 +146,7 @@ FOREIGN_KEYS: dict[str, tuple[tuple[str, str, str], ...]] = {
 }
 
 # What the benchmark reads: the join chain loan -> account -> disp(OWNER) -> client -> district.
-REQUIRED: dict[str, list[str]] = {
+BIRD_REQUIRED: dict[str, list[str]] = {
     "account": ["account_id", "district_id", "frequency", "date"],
     "client": ["client_id", "gender", "birth_date", "district_id"],
     "disp": ["disp_id", "client_id", "account_id", "type"],
@@ -165,7 +165,7 @@ _EXPECTED_INPUT = (
 
 
 def _create_schema(conn: sqlite3.Connection) -> None:
-    for table, columns in SCHEMA.items():
+    for table, columns in BIRD_SCHEMA.items():
         parts = []
         for i, (name, decl, nullable) in enumerate(columns):
             text = f"{name} {decl}"
@@ -180,7 +180,7 @@ def _create_schema(conn: sqlite3.Connection) -> None:
 
 
 def _insert(conn: sqlite3.Connection, table: str, rows: Iterable[Sequence[object]]) -> None:
-    cols = [c[0] for c in SCHEMA[table]]
+    cols = [c[0] for c in BIRD_SCHEMA[table]]
     conn.executemany(
         f'INSERT INTO "{table}" ({", ".join(cols)}) VALUES ({", ".join("?" * len(cols))})',
         rows,
@@ -192,7 +192,7 @@ def _insert(conn: sqlite3.Connection, table: str, rows: Iterable[Sequence[object
 # --------------------------------------------------------------------------------------------
 
 # Region order and district names as in PKDD'99 (district ids 1..77 follow this order).
-REGIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+BIRD_REGIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Prague", ("Hl.m. Praha",)),
     (
         "central Bohemia",
@@ -351,7 +351,7 @@ def _districts(rng: random.Random) -> tuple[list[tuple[object, ...]], list[int]]
     rows: list[tuple[object, ...]] = []
     populations: list[int] = []
     district_id = 0
-    for region, names in REGIONS:
+    for region, names in BIRD_REGIONS:
         for name in names:
             district_id += 1
             city = name in CITY_DISTRICTS
@@ -581,7 +581,7 @@ def _district_picker(rng: random.Random, populations: list[int]) -> Callable[[],
     """Draws a district: a region by the bank's real accounts per region, then by population."""
     district_ids = list(range(1, len(populations) + 1))
     region_of = _region_of()
-    region_districts = {region: [d for d in district_ids if region_of[d] == region] for region, _ in REGIONS}
+    region_districts = {region: [d for d in district_ids if region_of[d] == region] for region, _ in BIRD_REGIONS}
 
     def pick_district() -> int:
         region = _weighted(rng, REGION_ACCOUNTS)
@@ -593,7 +593,7 @@ def _district_picker(rng: random.Random, populations: list[int]) -> Callable[[],
 
 def _region_of() -> dict[int, str]:
     """District id -> its region."""
-    regions = [region for region, names in REGIONS for _ in names]
+    regions = [region for region, names in BIRD_REGIONS for _ in names]
     return dict(zip(range(1, len(regions) + 1), regions, strict=True))
 
 
@@ -653,18 +653,18 @@ def _loan_accounts(
 ) -> list[tuple[int, str]]:
     """(account, status) per loan: one seed loan per (region, status), the rest of the quota at random."""
     region_of = _region_of()
-    by_region: dict[str, list[int]] = {region: [] for region, _ in REGIONS}
+    by_region: dict[str, list[int]] = {region: [] for region, _ in BIRD_REGIONS}
     for account_id, _d, _f, _o in accounts:
         by_region[region_of[owner_district[account_id]]].append(account_id)
     assigned: list[tuple[int, str]] = []
     used: set[int] = set()
-    for region, _names in REGIONS:
+    for region, _names in BIRD_REGIONS:
         for status in LOAN_STATUSES:
             candidates = [a for a in by_region[region] if a not in used and _feasible(status, opened_of[a])]
             account_id = rng.choice(candidates)
             used.add(account_id)
             assigned.append((account_id, status))
-    remaining = [s for s in LOAN_STATUSES for _ in range(LOAN_QUOTA[s] - len(REGIONS))]
+    remaining = [s for s in LOAN_STATUSES for _ in range(LOAN_QUOTA[s] - len(BIRD_REGIONS))]
     rng.shuffle(remaining)
     pool = [a[0] for a in accounts if a[0] not in used]
     rng.shuffle(pool)
@@ -786,8 +786,8 @@ def build_embedded(target: Path, *, seed: int, options: Mapping[str, Any]) -> No
         for table, rows in tables.items():
             _insert(conn, table, rows)
         meta = {"kind": "embedded", "synthetic": True, "source": SOURCE_NAME}
-        write_meta(conn, {**meta, "builder_version": BUILDER_VERSION, "seed": seed, "options": values})
-        require_tables(conn, target, REQUIRED)
+        write_meta(conn, {**meta, "builder_version": BIRD_BUILDER_VERSION, "seed": seed, "options": values})
+        require_tables(conn, target, BIRD_REQUIRED)
 
 
 # --------------------------------------------------------------------------------------------
@@ -814,10 +814,10 @@ def build_real(target: Path, input_path: Path) -> None:
         tables, input_format, inputs = _read_folder(input_path)
     else:
         tables, input_format, inputs = _read_sqlite(input_path)
-    missing = [t for t in SCHEMA if t not in tables]
+    missing = [t for t in BIRD_SCHEMA if t not in tables]
     with new_database(target) as conn:
         _create_schema(conn)
-        for table in SCHEMA:
+        for table in BIRD_SCHEMA:
             if table in tables:
                 try:
                     _insert(conn, table, tables[table])
@@ -831,26 +831,26 @@ def build_real(target: Path, input_path: Path) -> None:
                 "kind": "real",
                 "synthetic": False,
                 "source": SOURCE_NAME,
-                "builder_version": BUILDER_VERSION,
+                "builder_version": BIRD_BUILDER_VERSION,
                 "inputs": inputs,
                 "input_format": input_format,
                 "missing_tables": missing,
             },
         )
-        require_tables(conn, target, REQUIRED)
+        require_tables(conn, target, BIRD_REQUIRED)
 
 
 def _read_sqlite(path: Path) -> tuple[dict[str, Iterable[Sequence[object]]], str, list[str]]:
     src = open_readonly(path)  # raises SourceError unless an intact SQLite file
-    require_tables(src, path, REQUIRED)
+    require_tables(src, path, BIRD_REQUIRED)
     present = {t.lower(): t for t in user_tables(src)}
     tables: dict[str, Iterable[Sequence[object]]] = {}
-    for table, columns in SCHEMA.items():
+    for table, columns in BIRD_SCHEMA.items():
         actual = present.get(table)
         if actual is None:
             if table in OPTIONAL_TABLES:
                 continue
-            raise SourceError(path, f"table '{table}' is missing", f"tables {sorted(REQUIRED)}")
+            raise SourceError(path, f"table '{table}' is missing", f"tables {sorted(BIRD_REQUIRED)}")
         have = {r[1].lower(): r[1] for r in src.execute(f'PRAGMA table_info("{actual}")')}
         names = []
         for col, _decl, _nullable in columns:
@@ -999,7 +999,7 @@ def _detect_layout(path: Path, index: Mapping[str, int]) -> str:
 
 def _read_folder(folder: Path) -> tuple[dict[str, Iterable[Sequence[object]]], str, list[str]]:
     files: dict[str, Path] = {}
-    for table in SCHEMA:
+    for table in BIRD_SCHEMA:
         found = _find_file(folder, table)
         if found is not None:
             files[table] = found
@@ -1013,7 +1013,7 @@ def _read_folder(folder: Path) -> tuple[dict[str, Iterable[Sequence[object]]], s
     tables: dict[str, Iterable[Sequence[object]]] = {}
     for table, path in files.items():
         index, rows = _read_rows(path)
-        columns = SCHEMA[table]
+        columns = BIRD_SCHEMA[table]
         derive_birth = table == "client" and layout == FORMAT_RAW
         positions: list[int | None] = []
         for column in columns:

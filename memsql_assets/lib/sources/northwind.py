@@ -52,15 +52,15 @@ from memsql_assets.lib.errors import SourceError
 from memsql_assets.lib.sources.sqlite_db import new_database, require_tables, write_meta
 from memsql_assets.lib.sql.sandbox import open_readonly
 
-SOURCE = "northwind"
-BUILDER_VERSION = 1
+NORTHWIND_SOURCE = "northwind"
+NORTHWIND_BUILDER_VERSION = 1
 DEFAULT_ORDERS = 16282
 # Below ~200 orders the extended block cannot give every ordering customer two distinct years.
 MIN_ORDERS = 200
 MAX_ORDERS = 200_000
 OPTION_NAMES = ("orders",)
 
-REQUIRED: dict[str, list[str]] = {
+NORTHWIND_REQUIRED: dict[str, list[str]] = {
     "Customers": ["CustomerID", "CompanyName", "City", "Country"],
     "Orders": ["OrderID", "CustomerID", "EmployeeID", "OrderDate", "ShippedDate", "ShipVia", "Freight"],
     "Order Details": ["OrderID", "ProductID", "UnitPrice", "Quantity", "Discount"],
@@ -199,7 +199,7 @@ EMPLOYEES: tuple[tuple[Any, ...], ...] = tuple(
     tuple(e[f] for f in EMPLOYEE_FIELDS) for e in _EMPLOYEE_RECORDS
 )
 EMPLOYEE_NOTES: tuple[str, ...] = tuple(e["notes"] for e in _EMPLOYEE_RECORDS)
-REGIONS: tuple[str, ...] = tuple(_section("regions", list))
+NORTHWIND_REGIONS: tuple[str, ...] = tuple(_section("regions", list))
 TERRITORIES: tuple[tuple[str, str, int], ...] = tuple(_rows("territories", _section("territories", list), 3))
 
 # Order shares of the nine employees and three carriers in the classic orders.
@@ -253,7 +253,7 @@ FIRST_ORDER_ID = 10248
 
 
 def _check_options(options: Mapping[str, Any]) -> int:
-    where = f"{SOURCE}.options"
+    where = f"{NORTHWIND_SOURCE}.options"
     for key in options:
         if key not in OPTION_NAMES:
             raise SourceError(where, f"unknown option '{key}'", f"one of {list(OPTION_NAMES)}")
@@ -536,7 +536,7 @@ def build_embedded(target: Path, *, seed: int, options: Mapping[str, Any]) -> No
         _insert(conn, "Categories", [(i, n, d, None) for i, (n, d, _) in enumerate(CATEGORIES, start=1)])
         _insert(conn, "Customers", customers)
         _insert(conn, "Employees", _employees())
-        _insert(conn, "Regions", [(i, r) for i, r in enumerate(REGIONS, start=1)])
+        _insert(conn, "Regions", [(i, r) for i, r in enumerate(NORTHWIND_REGIONS, start=1)])
         _insert(conn, "Territories", list(TERRITORIES))
         _insert(conn, "EmployeeTerritories", territories)
         _insert(conn, "Shippers", [(i, n, p) for i, (n, p) in enumerate(SHIPPERS, start=1)])
@@ -549,8 +549,8 @@ def build_embedded(target: Path, *, seed: int, options: Mapping[str, Any]) -> No
             {
                 "kind": "embedded",
                 "synthetic": True,
-                "source": SOURCE,
-                "builder_version": BUILDER_VERSION,
+                "source": NORTHWIND_SOURCE,
+                "builder_version": NORTHWIND_BUILDER_VERSION,
                 "seed": seed,
                 "options": {"orders": n_orders},
                 "date_format": "YYYY-MM-DD",
@@ -598,14 +598,14 @@ def _build_from_dump(target: Path, create_sql: Path, update_sql: Path) -> None:
                 raise SourceError(path, f"SQL script failed: {exc}", "jpwhite3's Northwind SQL dump") from exc
             if not conn.in_transaction:
                 conn.execute("BEGIN")
-        require_tables(conn, create_sql, REQUIRED)
+        require_tables(conn, create_sql, NORTHWIND_REQUIRED)
         write_meta(
             conn,
             {
                 "kind": "real",
                 "synthetic": False,
-                "source": SOURCE,
-                "builder_version": BUILDER_VERSION,
+                "source": NORTHWIND_SOURCE,
+                "builder_version": NORTHWIND_BUILDER_VERSION,
                 "inputs": [create_sql.name, update_sql.name],
                 "input_format": "sql_dump",
                 "input_sha256": {p.name: sha256_file(p) for p, _ in scripts},
@@ -616,7 +616,7 @@ def _build_from_dump(target: Path, create_sql: Path, update_sql: Path) -> None:
 def _build_from_db(target: Path, db: Path) -> None:
     src = open_readonly(db)
     try:
-        require_tables(src, db, REQUIRED)
+        require_tables(src, db, NORTHWIND_REQUIRED)
         objects = src.execute(
             "SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL "
             "AND name NOT LIKE 'sqlite_%' AND substr(name, 1, 7) != '_memsql' ORDER BY rowid"
@@ -644,14 +644,14 @@ def _build_from_db(target: Path, db: Path) -> None:
             for kind, _, sql in objects:
                 if kind != "table":
                     conn.execute(sql)
-            require_tables(conn, db, REQUIRED)
+            require_tables(conn, db, NORTHWIND_REQUIRED)
             write_meta(
                 conn,
                 {
                     "kind": "real",
                     "synthetic": False,
-                    "source": SOURCE,
-                    "builder_version": BUILDER_VERSION,
+                    "source": NORTHWIND_SOURCE,
+                    "builder_version": NORTHWIND_BUILDER_VERSION,
                     "inputs": [db.name],
                     "input_format": "sqlite",
                     "input_sha256": {db.name: sha256_file(db)},

@@ -60,8 +60,8 @@ from typing import Any
 from memsql_assets.lib.errors import SourceError
 from memsql_assets.lib.sources.sqlite_db import new_database, require_tables, write_meta
 
-SOURCE = "sec_edgar"
-BUILDER_VERSION = 2
+SEC_SOURCE = "sec_edgar"
+SEC_BUILDER_VERSION = 2
 # Share of a company's years in which it contracts (see the module docstring).
 DOWN_YEAR_SHARE = 0.45
 
@@ -88,12 +88,12 @@ CONCEPTS: dict[str, tuple[str, ...]] = {
     "total_liabilities": ("Liabilities",),
 }
 
-REQUIRED: dict[str, list[str]] = {
+SEC_REQUIRED: dict[str, list[str]] = {
     "companies": ["ticker", "company_name", "sector", "fiscal_year_end", "cik"],
     "annual_financials": ["ticker", "fiscal_year", "metric", "value_billions"],
 }
 
-SCHEMA = (
+SEC_SCHEMA = (
     "CREATE TABLE companies (ticker TEXT PRIMARY KEY, company_name TEXT NOT NULL, sector TEXT, "
     "fiscal_year_end TEXT, cik TEXT)",
     "CREATE TABLE annual_financials (ticker TEXT NOT NULL, fiscal_year INTEGER NOT NULL, "
@@ -125,7 +125,7 @@ KNOWN_SECTORS = {
 
 
 def _create_schema(conn: sqlite3.Connection) -> None:
-    for statement in SCHEMA:
+    for statement in SEC_SCHEMA:
         conn.execute(statement)
 
 
@@ -261,7 +261,7 @@ def _clamp(value: float, low: float, high: float) -> float:
 def _company_series(profile: _Profile, seed: int) -> list[tuple[int, str, float]]:
     """(fiscal_year, metric, value_billions) rows for one company, in year then metric order."""
     # One stream per company: the first N companies come out the same whatever `companies` is.
-    rng = random.Random(f"{SOURCE}:{seed}:{profile.ticker}")
+    rng = random.Random(f"{SEC_SOURCE}:{seed}:{profile.ticker}")
     years = list(range(profile.first_fy, profile.last_fy + 1))
     rows: list[tuple[int, str, float]] = []
     revenue = profile.revenue0 * math.exp(rng.gauss(0.0, 0.03))
@@ -324,14 +324,14 @@ def _embedded_options(options: Mapping[str, Any]) -> dict[str, int]:
     unknown = sorted(set(options) - ALLOWED_OPTIONS)
     if unknown:
         raise SourceError(
-            f"sources option {SOURCE}.options.{unknown[0]}",
+            f"sources option {SEC_SOURCE}.options.{unknown[0]}",
             f"unknown option '{unknown[0]}'",
             f"only {sorted(ALLOWED_OPTIONS)}",
         )
     companies = options.get("companies", DEFAULT_COMPANIES)
     if isinstance(companies, bool) or not isinstance(companies, int) or not 1 <= companies <= len(_PROFILES):
         raise SourceError(
-            f"sources option {SOURCE}.options.companies",
+            f"sources option {SEC_SOURCE}.options.companies",
             f"got {companies!r}",
             f"an integer from 1 to {len(_PROFILES)}",
         )
@@ -358,8 +358,8 @@ def build_embedded(target: Path, *, seed: int, options: Mapping[str, Any]) -> No
             {
                 "kind": "embedded",
                 "synthetic": True,
-                "source": SOURCE,
-                "builder_version": BUILDER_VERSION,
+                "source": SEC_SOURCE,
+                "builder_version": SEC_BUILDER_VERSION,
                 "seed": seed,
                 "options": used,
                 "notice": NOTICE,
@@ -684,8 +684,8 @@ def build_real(target: Path, input_path: Path) -> None:
             {
                 "kind": "real",
                 "synthetic": False,
-                "source": SOURCE,
-                "builder_version": BUILDER_VERSION,
+                "source": SEC_SOURCE,
+                "builder_version": SEC_BUILDER_VERSION,
                 "inputs": [p.name for p in by_ticker.values()],
                 "skipped_inputs": skipped,
                 "input_format": INPUT_FORMAT,
@@ -698,4 +698,4 @@ def build_real(target: Path, input_path: Path) -> None:
                 "rule": "docs/sec_edgar_mapping.md",
             },
         )
-        require_tables(conn, target, REQUIRED)
+        require_tables(conn, target, SEC_REQUIRED)

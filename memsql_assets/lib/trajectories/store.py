@@ -55,7 +55,7 @@ from memsql_assets.lib.trajectories.trace import Trace
 
 DEFAULT_COLLECTION = "memsql-trajectories-v1"
 FULL = "full"
-REPORT_FILE = "_store_report.json"
+STORE_REPORT_FILE = "_store_report.json"
 _QUESTION_FILE = re.compile(r"^[A-Za-z0-9_]+-[0-9a-f]{12}\.json$")
 _BATCH = 1000
 
@@ -250,7 +250,7 @@ def build_trajectory_store(
         json_dir=str(json_dir),
         question_ids=[t.question_id for t in traces],
     )
-    write_text_atomic(Path(json_dir) / REPORT_FILE, json.dumps(report.as_json(), indent=2) + "\n")
+    write_text_atomic(Path(json_dir) / STORE_REPORT_FILE, json.dumps(report.as_json(), indent=2) + "\n")
     return report
 
 
