@@ -218,7 +218,7 @@ def prompt_counts(
     wave_size: int,
 ) -> PromptCount:
     """Each turn's prompt tokens under `condition` by the model's tokenizer (module docstring)."""
-    from memsql_assets.lib.models.gateway import count_prompt_tokens
+    from memsql_assets.lib.models.replies import count_prompt_tokens
 
     messages = stand_in_messages(home, condition, turns, mode, wave_size)
     return PromptCount({t: count_prompt_tokens(litellm_model, m) for t, m in messages}, left_out(condition))

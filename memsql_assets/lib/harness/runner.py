@@ -74,7 +74,8 @@ from memsql_assets.lib.harness.summary import PartitionSummary
 from memsql_assets.lib.harness.turn_result import SCHEMA_VERSION, TurnResult
 from memsql_assets.lib.memory.protocol import Memory, StoreSize, Visibility
 from memsql_assets.lib.memory.resolution import retrieved_sessions
-from memsql_assets.lib.models.gateway import COST_CAP, ENDPOINT_FAILURES, ModelReply
+from memsql_assets.lib.models.failures import COST_CAP, ENDPOINT_FAILURES
+from memsql_assets.lib.models.gateway import ModelReply
 from memsql_assets.lib.paths import benchmark_dir, sql_cache_path
 from memsql_assets.lib.sql.result_cache import RESULTS, DatabaseResults, NotCached
 from memsql_assets.lib.sql.sandbox import check_sqlite_file, open_readonly

@@ -64,7 +64,7 @@ from memsql_assets.lib.atomic import atomic_path
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.models.builtin_names import SIMULATED_LATENCY_PARAM, smollm2_weights_path
 from memsql_assets.lib.models.builtin_serving import BuiltinRequestError, BuiltinServer, serve_builtins
-from memsql_assets.lib.models.gateway import message_text
+from memsql_assets.lib.models.replies import message_text
 from memsql_assets.lib.reference.reader_probe import UNFOUND, SqlFragment, read_prompt
 from memsql_assets.lib.reference.reference_agent import AGENT_CONTEXT_FIELDS, next_action
 from memsql_assets.lib.sql.syntax import sql_literal
