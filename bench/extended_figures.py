@@ -33,7 +33,7 @@ import _common as c
 from memsql_assets.lib.benchmark.extended import EXTENDED_DIR
 from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.benchmark.pipeline import build_measured_extended_sessions, extract_all_profiles
-from memsql_assets.lib.harness.runner import twins_reachable_pct
+from memsql_assets.lib.harness.schedule import twins_reachable_pct
 from memsql_assets.lib.reference.builtins import answer
 from memsql_assets.lib.sources.build import build_source
 from memsql_assets.lib.sources.config import SOURCE_NAMES, load_sources

@@ -147,7 +147,7 @@ def test_real_sources_yield_a_checked_extended_benchmark(real_dbs, tmp_path):
     an earlier wave at W = 1, 4, 8 and 32 (bench/extended_figures.py prints the figures)."""
     from memsql_assets.lib.benchmark.extended import EXTENDED_DIR
     from memsql_assets.lib.benchmark.pipeline import build_measured_extended_sessions
-    from memsql_assets.lib.harness.runner import twins_reachable_pct
+    from memsql_assets.lib.harness.schedule import twins_reachable_pct
     from memsql_assets.lib.vocabulary import GUESS_FLOOR_MAX_PCT
 
     profiles = extract_all_profiles(real_dbs, EXTENDED_DIR)

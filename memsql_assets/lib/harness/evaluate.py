@@ -32,7 +32,8 @@ from memsql_assets.lib.harness.results import (
     partition_dir,
     read_results,
 )
-from memsql_assets.lib.harness.runner import PartitionRunner, Progress, RunStats, twins_reachable_pct
+from memsql_assets.lib.harness.runner import PartitionRunner, Progress, RunStats
+from memsql_assets.lib.harness.schedule import twins_reachable_pct
 from memsql_assets.lib.harness.services import TrajectoryFactory, open_services
 from memsql_assets.lib.harness.settings import EvalSettings, check_epochs, resolve_wave_size
 from memsql_assets.lib.harness.summary import PartitionSummary, summarize

@@ -119,7 +119,7 @@ def retrievals(
     condition: Condition, turns: Sequence[Turn], payloads: Mapping[str, Payload], mode: ContextMode, wave_size: int
 ) -> Iterator[tuple[Turn, Retrieved]]:
     """Each turn with its stand-in retrieval under `condition`'s memory, session by session, in waves."""
-    from memsql_assets.lib.harness.runner import waves
+    from memsql_assets.lib.harness.schedule import waves
 
     sessions: dict[str, list[Turn]] = defaultdict(list)
     for t in sorted(turns, key=lambda t: (t["session_id"], int(t["turn_index"]))):
