@@ -86,6 +86,9 @@ MUST_SCORE_100: tuple[str, ...] = ("gold", "paraphrase")
 # turns are tagged with the phenomenon they test (docs/specification.md, section 6).
 BENCHMARKS: tuple[str, ...] = ("paper", "extended")
 PAPER_BENCHMARK, EXTENDED_BENCHMARK = BENCHMARKS
+# The benchmarks whose sessions name their analyst (store.py EXTENDED_SESSIONS_SCHEMA): the only ones a
+# memory scoped to the analyst (`scope: analyst`) applies to.
+ANALYST_BENCHMARKS: tuple[str, ...] = (EXTENDED_BENCHMARK,)
 # Each benchmark's default context mode (lib/memory/context_mode.py): the paper's benchmark keeps the
 # paper's annotated resolution; the extended one measures what a memory earns from the conversation.
 BENCHMARK_CONTEXT_MODES: dict[str, ContextMode] = {

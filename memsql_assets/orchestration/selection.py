@@ -1,7 +1,8 @@
 """The reference models `memsql run` evaluates on each benchmark, and under which conditions.
 
-None: every condition of the conditions file marked for the main run and without tools; those marked
-`main_run: false` are left to `memsql eval`. The probes read the prompt, so each condition has its own
+None: every condition of the conditions file marked for the main run on that benchmark and without
+tools (`main_run`: true, or a list naming the benchmark; a memory scoped to the analyst only where the
+sessions name their analyst, lib/memory/plugins.py `in_main_run`); the others are left to `memsql eval`. The probes read the prompt, so each condition has its own
 figure. paraphrase and guess-probe answer the same whatever memory holds: A gives their figures (the
 comparator check, the floor), and `memsql eval` runs them anywhere else. On the paper's benchmark gold
 checks the harness under every condition, and the reference agent the conditions with tools (T and E:
@@ -14,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from memsql_assets.lib.agent.conditions import CONDITIONS
-from memsql_assets.lib.memory.plugins import check_conditions
+from memsql_assets.lib.memory.plugins import check_conditions, in_main_run
 from memsql_assets.lib.sources.config import load_benchmarks
 from memsql_assets.lib.vocabulary import (
     EXTENDED_BENCHMARK,
@@ -40,7 +41,7 @@ RUN_MODELS: dict[str, dict[str, tuple[str, ...] | None]] = {
 
 def main_run_cells(benchmark: str, conditions: Sequence[str]) -> list[Cell]:
     """The (model, condition) partitions `memsql run` evaluates on `benchmark`."""
-    plain = [c for c in conditions if CONDITIONS[c].main_run and not CONDITIONS[c].tools]
+    plain = [c for c in conditions if in_main_run(CONDITIONS[c], benchmark) and not CONDITIONS[c].tools]
     return [(m, c) for m, only in RUN_MODELS[benchmark].items() for c in conditions if c in (only or plain)]
 
 

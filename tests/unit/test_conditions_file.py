@@ -14,7 +14,10 @@ from memsql_assets.lib.errors import ConfigError
 from memsql_assets.lib.memory.context_mode import ContextMode
 from memsql_assets.lib.memory.plugins import (
     BUILTIN_MEMORIES,
+    NoAnalystsError,
     build_memory,
+    check_benchmark,
+    check_condition,
     check_conditions,
     condition_fingerprint,
     memory_class,
@@ -22,6 +25,7 @@ from memsql_assets.lib.memory.plugins import (
 )
 from memsql_assets.lib.memory.protocol import Memory, Visibility
 from memsql_assets.lib.report.dbt_cli import dbt_vars
+from memsql_assets.orchestration.selection import main_run_cells
 
 
 def _file(tmp_path: Path, body: str) -> Path:
@@ -169,3 +173,36 @@ def test_agent_conditions_leave_the_schema_out_unless_they_say_so(tmp_path):
     assert all(c.schema_in_prompt for c in CONDITIONS.values() if not c.tools)
     path = _file(tmp_path, "conditions:\n  Z:\n    memory: {implementation: none}\n    schema_in_prompt: true\n")
     assert load_conditions(path)["Z"].schema_in_prompt
+
+
+def test_memories_scoped_to_the_analyst_run_only_where_sessions_name_their_analyst():
+    """Command 1 runs C_analyst, M0_analyst and M0 on the extended benchmark beside C and D, never on
+    the paper's, whose sessions name no analyst (M0 by its `main_run: [extended]`)."""
+    scoped = {"C_analyst", "M0_analyst", "M0"}
+    paper = {c for _, c in main_run_cells(vocabulary.PAPER_BENCHMARK, CONDITIONS)}
+    extended = {(m, c) for m, c in main_run_cells(vocabulary.EXTENDED_BENCHMARK, CONDITIONS)}
+    assert not scoped & paper and {"C", "D"} <= paper
+    assert {("reader-probe", c) for c in scoped | {"C", "D"}} <= extended
+    assert CONDITIONS["M0"].main_run == (vocabulary.EXTENDED_BENCHMARK,)
+    assert CONDITIONS["C_analyst"].description and CONDITIONS["M0_analyst"].description
+
+
+@pytest.mark.parametrize("name", ["C_analyst", "M0_analyst"])
+def test_scope_analyst_on_a_benchmark_without_analysts_is_one_line_naming_the_condition(name):
+    with pytest.raises(NoAnalystsError) as raised:
+        check_benchmark(CONDITIONS[name], vocabulary.PAPER_BENCHMARK)
+    text = str(raised.value)
+    assert text.startswith(f"condition {name} (") and "scope: analyst" in text and "\n" not in text, text
+    check_benchmark(CONDITIONS[name], vocabulary.EXTENDED_BENCHMARK)
+
+
+def test_main_run_names_benchmarks_the_condition_applies_to(tmp_path):
+    scoped = "conditions:\n  Z:\n    memory: {implementation: episodic, params: {window: 5, scope: analyst}}\n"
+    with pytest.raises(NoAnalystsError, match="^condition Z .*the paper benchmark's sessions name no analyst"):
+        check_condition(load_conditions(_file(tmp_path, scoped + "    main_run: [paper]\n"))["Z"])
+    path = _file(tmp_path, scoped + "    main_run: [extended, papers]\n")
+    with pytest.raises(ConfigError, match=r"field 'conditions.Z.main_run': expected true, false or a list .* got 'papers'"):
+        check_condition(load_conditions(path)["Z"])
+    with pytest.raises(ConfigError, match=r"field 'conditions.Z.main_run'"):
+        load_conditions(_file(tmp_path, scoped + "    main_run: []\n"))
+    check_condition(load_conditions(_file(tmp_path, scoped + "    main_run: [extended]\n"))["Z"])

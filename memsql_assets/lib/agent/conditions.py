@@ -48,6 +48,12 @@ def _context_mode(mode: str) -> str:
     return mode
 
 
+def _main_run(value: Any) -> bool | list[str]:
+    if isinstance(value, bool) or (isinstance(value, list) and value and all(isinstance(v, str) for v in value)):
+        return value
+    raise FieldProblem("", f"expected true, false or a non-empty list of benchmark names, got {value!r}")
+
+
 class MemorySpec(Strict):
     """Which memory implementation a condition's turns read and write, and its parameters."""
 
@@ -73,8 +79,11 @@ class ConditionSpec(Strict):
     its tools (AgentSM's setting: schemas too large for a prompt). false needs `tools: true`."""
     paper: bool = False
     """The paper evaluates this condition: its claims are checked in these (dbt var `paper_conditions`)."""
-    main_run: bool = True
-    """`memsql run` evaluates the reference models under it (conditions with tools never: `memsql eval`)."""
+    main_run: Annotated[Any, AfterValidator(_main_run)] = True
+    """`memsql run` evaluates the reference models under it (conditions with tools never: `memsql eval`):
+    on every benchmark it applies to (true), on none (false), or on those listed. A memory scoped to the
+    analyst applies only to benchmarks whose sessions name their analyst; lib/memory/plugins.py checks
+    the names (`check_conditions`)."""
     context_mode: Annotated[str, AfterValidator(_context_mode)] | None = None
     """What its memory is given (lib/memory/context_mode.py): annotated or observed; unset: the benchmark's default."""
 
@@ -109,7 +118,7 @@ class Condition:
     tools: bool = False  # the turn runs through the agent loop, with the exploration tools
     schema_in_prompt: bool = True  # the first message carries the source guidance and the schema
     paper: bool = False
-    main_run: bool = True
+    main_run: bool | tuple[str, ...] = True  # true, false, or the benchmarks `memsql run` evaluates it on
     context_mode: ContextMode | None = None  # None: the benchmark's default (vocabulary.context_mode)
     file: Path = BUILTIN_CONDITIONS_FILE  # where it is declared: errors about it name this file
 
@@ -146,7 +155,7 @@ def read_conditions_file(path: Path) -> dict[str, Condition]:
             tools=spec.tools,
             schema_in_prompt=spec.schema_shown,
             paper=spec.paper,
-            main_run=spec.main_run,
+            main_run=spec.main_run if isinstance(spec.main_run, bool) else tuple(spec.main_run),
             context_mode=ContextMode(spec.context_mode) if spec.context_mode else None,
             file=path,
         )

@@ -35,7 +35,7 @@ from memsql_assets.lib.harness.runner import PartitionRunner, Progress, RunStats
 from memsql_assets.lib.harness.services import TrajectoryFactory, open_services
 from memsql_assets.lib.harness.settings import EvalSettings, check_epochs, resolve_wave_size
 from memsql_assets.lib.harness.summary import PartitionSummary, summarize
-from memsql_assets.lib.memory.plugins import check_conditions, check_context_mode
+from memsql_assets.lib.memory.plugins import check_benchmark, check_conditions, check_context_mode
 from memsql_assets.lib.models.gateway import ModelGateway, ModelReply
 from memsql_assets.lib.models.registry import ModelEntry, Registry, load_registry
 from memsql_assets.lib.models.request_store import RequestStore, evaluation_cell, redact
@@ -280,6 +280,7 @@ def _runnable(
     if not ok:
         raise ModelUnavailableError(f"model {entry.key} is unavailable: {reason}")
     check_conditions([condition.name])  # its memory imports and takes its params, before anything runs
+    check_benchmark(condition, benchmark)  # scope: analyst needs a benchmark whose sessions name their analyst
     check_context_mode(condition, context_mode(condition.name, benchmark))  # a plug-in reading withheld keys
     return condition, entry
 
