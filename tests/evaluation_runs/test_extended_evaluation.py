@@ -17,7 +17,7 @@ from memsql_assets.defs.jobs import EXTENDED_EVALUATE_JOB
 from memsql_assets.lib.benchmark.extended import EXTENDED_DIR
 from memsql_assets.lib.benchmark.pipeline import build_measured_extended_sessions
 from memsql_assets.lib.benchmark.profiles import extract_profiles
-from memsql_assets.lib.benchmark.store import EXTENDED_TURNS_SCHEMA, write_benchmark
+from memsql_assets.lib.benchmark.store import EXTENDED_TURNS_SCHEMA, read_turns, write_benchmark
 from memsql_assets.lib.harness.evaluate import evaluate_partition
 from memsql_assets.lib.harness.results import RESULT_FILE, partition_dir, read_results
 from memsql_assets.lib.paths import benchmark_dir
@@ -121,3 +121,43 @@ def test_the_viewer_shows_both_benchmarks(extended_home):
     page = client.get(f"/compare?left=gold/A@{EXTENDED_BENCHMARK}&right=reader-probe/B@{EXTENDED_BENCHMARK}")
     assert page.status_code == 200 and "/turn/reader-probe/B/" in page.text and "-X-" in page.text
     assert client.get("/?benchmark=nope").status_code == 404
+
+
+def test_cross_session_figures_in_the_summary_and_the_marts(extended_home):
+    """C_analyst and C side by side: the cross-session figure with its interval over turns, in the
+    partition's summary and in agg_condition_summary alike; the analyst's own store reads what the
+    shared one misses, and only the shared one takes another analyst's values."""
+    from memsql_assets.lib.evaluation.interval import ex_interval
+    from memsql_assets.lib.harness.summary import cross_session_turns
+    from memsql_assets.lib.memory.plugins import NoAnalystsError
+
+    with pytest.raises(NoAnalystsError, match="^condition C_analyst .*scope: analyst"):
+        evaluate_partition(extended_home, "reader-probe", "C_analyst")  # the paper benchmark names no analyst
+    tagged = cross_session_turns(read_turns(benchmark_dir(extended_home, EXTENDED_BENCHMARK)))
+    assert tagged, "the sample keeps whole histories: continuing sessions with the ones they continue"
+    from memsql_assets.lib.harness.settings import EvalSettings
+
+    # One session at a time: in this small sample every analyst's sessions would share one wave of W = 32.
+    summaries = {
+        c: evaluate_partition(extended_home, "reader-probe", c, EvalSettings(wave_size=1), benchmark=EXTENDED_BENCHMARK).summary
+        for c in ("C", "C_analyst")
+    }
+    for s in summaries.values():
+        assert s["n_cross_session"] == len(tagged)
+        correct = round(s["ex_cross_session"] * len(tagged) / 100)
+        assert s["ex_cross_session_ci95"] == list(ex_interval(correct, len(tagged), len(tagged)))
+    shared, own = summaries["C"], summaries["C_analyst"]
+    assert own["ex_cross_session"] > shared["ex_cross_session"] and own["contaminated_cross_session"] == 0
+    run_dbt(extended_home, "build", "--select", "+agg_condition_summary", "--indirect-selection", "cautious")
+    cols = "ex_within_session_pct, ex_within_session_ci_lo_pct, ex_within_session_ci_hi_pct, ex_cross_session_pct, ex_cross_session_ci_lo_pct, ex_cross_session_ci_hi_pct, n_cross_session, n_cross_session_contaminated"
+    with duckdb.connect(str(extended_home / "dbt" / "memsql.duckdb"), read_only=True) as con:
+        for condition, s in summaries.items():
+            row = con.execute(
+                f"select {cols} from main.agg_condition_summary where benchmark = ? and model = 'reader-probe' and condition = ?",
+                [EXTENDED_BENCHMARK, condition],
+            ).fetchone()
+            expected = (
+                s["ex_within_session"], *s["ex_within_session_ci95"], s["ex_cross_session"], *s["ex_cross_session_ci95"],
+                s["n_cross_session"], s["contaminated_cross_session"],
+            )
+            assert row == pytest.approx(expected, abs=0.01), condition  # the summary rounds to 0.01

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from memsql_assets.defs.evaluation.assets import _table
-from memsql_assets.lib.harness.summary import summarize
+from memsql_assets.lib.evaluation.interval import ex_interval
+from memsql_assets.lib.harness.summary import PartitionSummary, cross_session_turns, summarize
 from memsql_assets.lib.vocabulary import ERROR_CLASSES
 
 
@@ -63,3 +64,20 @@ def test_an_entry_configured_to_reason_without_reasoning_tokens_warns():
     assert s["warnings"] == [] and s["reasoning_tokens"] == 12
     failed = [{**r, "model_error_type": "timeout"} for r in silent]
     assert summarize(failed, "gpt-5.2", "B", 1.0, reasoning_expected=True)["warnings"] == [], "no answer, no claim"
+
+
+def test_cross_session_turns_are_a_figure_of_their_own_with_an_interval_over_turns():
+    """Turns 2-5 are within-session memory-critical (3 of 4 right); turns 6-9, tagged cross-session in
+    the benchmark, are right once; turn 1 is in neither figure."""
+    turns = [{"session_id": "NW-3-001", "turn_index": t, "tag": "cross_session" if t > 5 else "long_range"} for t in range(1, 10)]
+    rows = [_row(t, t in (1, 2, 3, 4, 6)) for t in range(1, 10)]
+    rows[6]["contaminated"] = True
+    s = summarize(rows, "m", "C", 1.0, cross_session=cross_session_turns(turns))
+    assert (s["n_within_session"], s["ex_within_session"]) == (4, 75.0)
+    assert (s["n_cross_session"], s["ex_cross_session"], s["contaminated_cross_session"]) == (4, 25.0, 1)
+    assert s["ex_cross_session_ci95"] == list(ex_interval(1, 4, 4)), "Wilson with the turn as the unit"
+    assert s["ex_within_session_ci95"] == list(ex_interval(3, 4, 4))
+    plain = summarize(rows, "m", "C", 1.0)  # the paper's benchmark: no turn is tagged
+    assert plain["ex_cross_session"] is None and plain["ex_cross_session_ci95"] is None
+    assert plain["ex_within_session"] == plain["ex_memory_critical"]
+    PartitionSummary(**{**s, "epochs": 1})  # every figure is a field of the summary

@@ -34,7 +34,7 @@ from memsql_assets.lib.harness.results import (
 from memsql_assets.lib.harness.runner import PartitionRunner, Progress, RunStats, twins_reachable_pct
 from memsql_assets.lib.harness.services import TrajectoryFactory, open_services
 from memsql_assets.lib.harness.settings import EvalSettings, check_epochs, resolve_wave_size
-from memsql_assets.lib.harness.summary import PartitionSummary, summarize
+from memsql_assets.lib.harness.summary import PartitionSummary, cross_session_turns, summarize
 from memsql_assets.lib.memory.plugins import check_benchmark, check_conditions, check_context_mode
 from memsql_assets.lib.models.gateway import ModelGateway, ModelReply
 from memsql_assets.lib.models.registry import ModelEntry, Registry, load_registry
@@ -178,7 +178,12 @@ def evaluate_partition(
         rows += epoch_rows
         stats_by_epoch.append(stats)
     scores = summarize(
-        rows, model_key, condition.name, time.monotonic() - started, reasoning_expected=entry.reasoning.expected
+        rows,
+        model_key,
+        condition.name,
+        time.monotonic() - started,
+        reasoning_expected=entry.reasoning.expected,
+        cross_session=cross_session_turns(turns),
     )
     summary = PartitionSummary(
         **{**scores, "epochs": epochs},

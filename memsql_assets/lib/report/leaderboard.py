@@ -1,5 +1,8 @@
 """The leaderboard of one benchmark: models as rows, conditions as columns, memory-critical EX with its
-95 % interval in each cell, the evaluated LLMs apart from the reference models.
+95 % interval in each cell, the evaluated LLMs apart from the reference models. On the extended
+benchmark each cell holds two figures (DESIGN decision 21): memory-critical EX within a session (the
+turns not tagged cross-session) and EX on the cross-session turns, each with its interval over turns,
+and the contaminated and stale-state turns beside them.
 
 The report draws it as a heatmap (page.py); its Table (fmt.py) is the same cells for Dagster's
 markdown and a terminal.
@@ -7,6 +10,7 @@ markdown and a terminal.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import pandas as pd
@@ -20,6 +24,14 @@ from memsql_assets.lib.vocabulary import EXTENDED_BENCHMARK, PAPER_BENCHMARK
 # The registry's offline reference models (kind builtin), in its order: measuring sticks, not contestants.
 REFERENCE_MODELS: tuple[str, ...] = BUILTIN_NAMES["builtin"]
 VALUE, LOW, HIGH = "ex_memory_critical_pct", "ex_memory_critical_ci_lo_pct", "ex_memory_critical_ci_hi_pct"
+WITHIN = ("ex_within_session_pct", "ex_within_session_ci_lo_pct", "ex_within_session_ci_hi_pct")
+ACROSS = ("ex_cross_session_pct", "ex_cross_session_ci_lo_pct", "ex_cross_session_ci_hi_pct")
+# What separates the extended matrix's two figures, in two lines (the page's caption, the console's legend).
+SPLIT_NOTE = (
+    "within: memory-critical turns that need only what their own session said earlier;",
+    "across: turns that need what an earlier session of the same analyst established (a value, a taught "
+    "convention, an update), which only a memory kept across sessions can give.",
+)
 # A column the marts may carry: the memory context a condition ran with (annotated / observed).
 CONTEXT_MODE = "context_mode"
 
@@ -32,6 +44,9 @@ class Cell:
     low: float | None
     high: float | None
     run: str  # "complete, 30 sessions" or "sample of 12 sessions"
+    across: Cell | None = None  # extended benchmark: EX on the cross-session turns (value is then `within`)
+    contaminated: int = 0  # extended benchmark: turns that took another analyst's value
+    stale: int = 0  # extended benchmark: turns answered with an overwritten value
 
     @property
     def value_text(self) -> str:
@@ -40,6 +55,17 @@ class Cell:
     @property
     def interval_text(self) -> str:
         return fmt.interval(self.low, self.high)
+
+    @property
+    def counts_text(self) -> str:
+        return f"{self.contaminated} contaminated, {self.stale} stale"
+
+    def text(self) -> str:
+        """"value (low–high)", and on the extended benchmark "within … | across … · counts"."""
+        own = f"{self.value_text} ({self.interval_text})"
+        if self.across is None:
+            return own
+        return f"{own} | {self.across.value_text} ({self.across.interval_text}) · {self.counts_text}"
 
 
 Row = tuple[str, tuple[Cell | None, ...]]  # model, one cell per condition (None: not evaluated)
@@ -60,7 +86,14 @@ class Leaderboard:
         return f"matrix_{self.benchmark}"
 
     @property
+    def split(self) -> bool:
+        """Whether each cell holds the within-session and the cross-session figure (the extended benchmark)."""
+        return self.benchmark == EXTENDED_BENCHMARK
+
+    @property
     def title(self) -> str:
+        if self.split:
+            return f"{self.benchmark.capitalize()} benchmark: memory-critical EX % within a session | EX % across sessions"
         return f"{self.benchmark.capitalize()} benchmark: memory-critical EX %"
 
     @property
@@ -73,6 +106,12 @@ class Leaderboard:
             "Each cell: memory-critical EX % and its 95 % interval (Wilson, the number of sessions as n); "
             "– not evaluated."
         )
+        if self.split:
+            text = (
+                "Each cell: EX % within a session | EX % across sessions, each with its 95 % interval (Wilson, "
+                "the unit: turns), and the contaminated and stale-state turns; – not evaluated. "
+                + " ".join(SPLIT_NOTE)
+            )
         if not self.modes:
             return text
         if len(self.modes) == 1:
@@ -83,7 +122,7 @@ class Leaderboard:
         """The same cells as text: "value (low–high)"."""
 
         def text(cell: Cell | None) -> str:
-            return fmt.MISSING if cell is None else f"{cell.value_text} ({cell.interval_text})"
+            return fmt.MISSING if cell is None else cell.text()
 
         rows = tuple(
             (model, kind, *(text(c) for c in cells))
@@ -96,6 +135,20 @@ class Leaderboard:
 def _run(rec: dict) -> str:
     sessions = f"{rec['n_sessions']} sessions"
     return f"sample of {sessions}" if rec["is_sample"] else f"complete, {sessions}"
+
+
+def _figure(rec: dict, columns: tuple[str, str, str], run: str) -> Cell:
+    value, low, high = (None if fmt.is_missing(rec[c]) else float(rec[c]) for c in columns)
+    return Cell(value, low, high, run)
+
+
+def _cell(rec: dict, split: bool) -> Cell:
+    """A partition's cell: memory-critical EX, or within | across with the counts (`split`)."""
+    if not split:
+        return _figure(rec, (VALUE, LOW, HIGH), _run(rec))
+    within = _figure(rec, WITHIN, _run(rec))
+    counts = {k: int(0 if fmt.is_missing(rec[c]) else rec[c]) for k, c in (("contaminated", "n_contaminated"), ("stale", "n_stale_state"))}
+    return dataclasses.replace(within, across=_figure(rec, ACROSS, within.run), **counts)
 
 
 def _modes(df: pd.DataFrame, conditions: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -121,15 +174,8 @@ def leaderboard(m: Marts, benchmark: str = PAPER_BENCHMARK) -> Leaderboard:
         )
     present = set(df["condition"])
     conditions = tuple(c for c in CONDITIONS if c in present) + tuple(sorted(present - set(CONDITIONS)))
-    cells = {
-        (r["model"], r["condition"]): Cell(
-            None if fmt.is_missing(r[VALUE]) else float(r[VALUE]),
-            None if fmt.is_missing(r[LOW]) else float(r[LOW]),
-            None if fmt.is_missing(r[HIGH]) else float(r[HIGH]),
-            _run(r),
-        )
-        for r in df.to_dict("records")
-    }
+    split = benchmark == EXTENDED_BENCHMARK
+    cells = {(r["model"], r["condition"]): _cell(r, split) for r in df.to_dict("records")}
     models = set(df["model"])
 
     def rows(names: list[str]) -> tuple[Row, ...]:
