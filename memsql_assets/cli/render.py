@@ -9,7 +9,13 @@ from memsql_assets.lib.agent.conditions import CONDITIONS
 from memsql_assets.lib.console import table
 from memsql_assets.lib.evaluation.interval import interval_text
 from memsql_assets.lib.ports import DOCS_PORT, UI_PORT, url
-from memsql_assets.lib.vocabulary import FLOOR_CONDITION, GUESS_PROBE, PAPER_BENCHMARK
+from memsql_assets.lib.vocabulary import (
+    CROSS_SESSION_NOTE,
+    EXTENDED_BENCHMARK,
+    FLOOR_CONDITION,
+    GUESS_PROBE,
+    PAPER_BENCHMARK,
+)
 
 if TYPE_CHECKING:  # the run summary's module imports the Dagster definitions: not for a dry run's plan
     from memsql_assets.orchestration.outcome import EvaluationRun
@@ -92,6 +98,28 @@ def matrix_lines(rows: Sequence[EvaluationRun]) -> list[str]:
     return table([["model", *conditions], *body], right=tuple(range(1, len(conditions) + 1)))
 
 
+def _figure(value: float | None, ci: list[float] | None) -> str:
+    return "-" if value is None else f"{value:.0f}" + (f" ({ci[0]:.0f}–{ci[1]:.0f})" if ci else "")
+
+
+def _split_cell(e: EvaluationRun) -> str:
+    """Within a session | across sessions, each with its interval over turns, then contaminated/stale turns."""
+    s = e.summary
+    if s is None or not e.success:
+        return "FAILED"
+    within = _figure(s.ex_within_session, s.ex_within_session_ci95)
+    return f"{within} | {_figure(s.ex_cross_session, s.ex_cross_session_ci95)}  {s.contaminated}/{s.stale_state}"
+
+
+def split_matrix_lines(rows: Sequence[EvaluationRun]) -> list[str]:
+    """The extended benchmark's matrix, conditions as rows (two figures a cell are too wide for columns)."""
+    conditions = [c for c in CONDITIONS if any(e.condition == c for e in rows)]
+    models = list(dict.fromkeys(e.model for e in rows))
+    cells = {(e.model, e.condition): _split_cell(e) for e in rows}
+    body = [[c, *(cells.get((m, c), "") for m in models)] for c in conditions]
+    return table([["condition", *models], *body], right=tuple(range(1, len(models) + 1)))
+
+
 def _benchmark_lines(s: RunSummary, benchmark: str) -> list[str]:
     rows = [e for e in s.evaluations if e.benchmark == benchmark]
     composition = s.benchmark if benchmark == PAPER_BENCHMARK else s.extended_benchmark
@@ -102,8 +130,15 @@ def _benchmark_lines(s: RunSummary, benchmark: str) -> list[str]:
         return [f"\n{benchmark} benchmark: {size}"]
     modes = "/".join(sorted({e.summary.context_mode for e in rows if e.summary is not None}))
     mode = f" ({modes} context mode)" if modes else ""
-    lines = [f"\n{benchmark} benchmark{mode}: {size}; memory-critical EX % (95% CI):"]
-    lines += ["  " + line for line in matrix_lines(rows)]
+    if benchmark == EXTENDED_BENCHMARK:
+        lines = [
+            f"\n{benchmark} benchmark{mode}: {size}; EX % within a session | across sessions (95% CI, unit: turns)  "
+            "contaminated/stale turns:"
+        ]
+        lines += ["  " + line for line in split_matrix_lines(rows)] + ["  " + line for line in CROSS_SESSION_NOTE]
+    else:
+        lines = [f"\n{benchmark} benchmark{mode}: {size}; memory-critical EX % (95% CI):"]
+        lines += ["  " + line for line in matrix_lines(rows)]
     failed = [e for e in rows if not e.success]
     lines += [f"  {e.model}/{e.condition}: FAILED: {e.error or 'see the Dagster run'}" for e in failed[:SHOWN_FAILURES]]
     if len(failed) > SHOWN_FAILURES:

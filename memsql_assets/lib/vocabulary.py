@@ -119,5 +119,12 @@ PHENOMENA: tuple[str, ...] = (
 # needing a value only that session stated (`cross_session`), a convention it taught
 # (`taught_convention`), or one this session changed since (`knowledge_update`).
 CROSS_SESSION_TAGS: tuple[str, ...] = ("cross_session", "taught_convention", "knowledge_update")
+# What separates the two figures of the extended benchmark's headline, in two lines (the report's
+# extended matrix, the console's).
+CROSS_SESSION_NOTE: tuple[str, str] = (
+    "within: memory-critical turns that need only what their own session said earlier;",
+    "across: turns that need what an earlier session of the same analyst established (a value, a taught "
+    "convention, an update), which only a memory kept across sessions can give.",
+)
 # Extended turns that may state everything they need (no refs, never memory-critical).
 SELF_CONTAINED_TAGS: tuple[str, ...] = ("baseline", "detour")

@@ -22,7 +22,13 @@ from memsql_assets.lib.harness.evaluate import evaluate_partition
 from memsql_assets.lib.harness.results import RESULT_FILE, partition_dir, read_results
 from memsql_assets.lib.paths import benchmark_dir
 from memsql_assets.lib.report.dbt_cli import run_dbt
-from memsql_assets.lib.vocabulary import EXTENDED_BENCHMARK, PAPER_BENCHMARK, PHENOMENA, REFERENCE_MODELS
+from memsql_assets.lib.vocabulary import (
+    CROSS_SESSION_NOTE,
+    EXTENDED_BENCHMARK,
+    PAPER_BENCHMARK,
+    PHENOMENA,
+    REFERENCE_MODELS,
+)
 
 TWINS = 8  # the first sessions of a source, and its last ones, which return to or continue them (extended.layout)
 
@@ -161,3 +167,46 @@ def test_cross_session_figures_in_the_summary_and_the_marts(extended_home):
                 s["n_cross_session"], s["contaminated_cross_session"],
             )
             assert row == pytest.approx(expected, abs=0.01), condition  # the summary rounds to 0.01
+
+
+def test_the_report_shows_both_figures_in_a_browser(extended_home, tmp_path):
+    """The report's extended matrix, in headless chromium: each cell within | across with the counts,
+    C_analyst's cross-session figure above C's, and the two lines that say what separates them. With
+    MEMSQL_SCREENSHOTS set, the page's top is left there as report_cross_session.png."""
+    import os
+    from pathlib import Path
+
+    from memsql_assets.lib.harness.settings import EvalSettings
+    from memsql_assets.lib.report.build import build_report
+
+    chromium = Path("/usr/bin/chromium")
+    if not chromium.exists():
+        pytest.skip(f"{chromium} is absent: apt-get install -y chromium (.ci/run does)")
+    from playwright.sync_api import sync_playwright
+
+    for condition in ("C", "C_analyst"):
+        evaluate_partition(extended_home, "reader-probe", condition, EvalSettings(wave_size=1), benchmark=EXTENDED_BENCHMARK)
+    run_dbt(extended_home, "build")
+    report = build_report(extended_home / "dbt" / "memsql.duckdb", tmp_path / "report")
+    (board,) = [b for b in report.leaderboards if b.benchmark == EXTENDED_BENCHMARK]
+    cells = dict(zip(board.conditions, dict(board.references)["reader-probe"], strict=True))
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(chromium), args=["--no-sandbox", "--disable-gpu"])
+        try:
+            tab = browser.new_page(viewport={"width": 1300, "height": 900})
+            tab.goto(report.html.as_uri(), wait_until="load")
+            across = {}
+            for condition in ("C", "C_analyst"):
+                td = tab.locator(f'#matrix_extended tr[data-model="reader-probe"] td[data-condition="{condition}"]')
+                assert td.locator(".within .v").inner_text() == cells[condition].value_text
+                across[condition] = td.locator(".across .v").inner_text()
+                assert across[condition] == cells[condition].across.value_text
+                assert td.locator(".counts").inner_text() == f"{cells[condition].contaminated} cont. · {cells[condition].stale} stale"
+            assert float(across["C_analyst"]) > float(across["C"])
+            note = tab.locator("#matrix_extended-note").inner_text().splitlines()
+            assert note == list(CROSS_SESSION_NOTE), "two lines say what separates the columns"
+            assert "the unit: turns" in tab.locator("#matrix_extended caption").inner_text()
+            if os.environ.get("MEMSQL_SCREENSHOTS"):
+                tab.locator("header#top").screenshot(path=str(Path(os.environ["MEMSQL_SCREENSHOTS"]) / "report_cross_session.png"))
+        finally:
+            browser.close()

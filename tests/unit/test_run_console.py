@@ -1,13 +1,15 @@
 """`memsql run`'s console summary fits one screen whatever the run evaluated: per benchmark one matrix
-(models as rows, conditions as columns, memory-critical EX with its interval), the checks in one line,
-then where the report, the viewer and the logs are; `--json` keeps every field."""
+(the paper's: models as rows, conditions as columns, memory-critical EX with its interval; the extended
+one: conditions as rows, EX within a session | across sessions with their intervals and the
+contaminated/stale turns), the checks in one line, then where the report, the viewer and the logs
+are; `--json` keeps every field."""
 
 from __future__ import annotations
 
 from memsql_assets.cli.render import print_run_summary
 from memsql_assets.lib.agent.conditions import CONDITIONS
 from memsql_assets.lib.harness.summary import PartitionSummary, summarize
-from memsql_assets.lib.vocabulary import BENCHMARKS, PAPER_BENCHMARK
+from memsql_assets.lib.vocabulary import BENCHMARKS, CROSS_SESSION_NOTE, EXTENDED_BENCHMARK, PAPER_BENCHMARK
 from memsql_assets.orchestration.metrics import MetricsOutcome
 from memsql_assets.orchestration.outcome import EvaluationRun
 from memsql_assets.orchestration.run_summary import RunSummary
@@ -21,6 +23,8 @@ def _evaluation(benchmark: str, model: str, condition: str, failed: bool) -> Eva
         return EvaluationRun(model=model, condition=condition, benchmark=benchmark, success=False, error="boom")
     fields = {**summarize([], model, condition, 0.0), "benchmark": benchmark, "ex_strict": 90.0}
     fields.update(ex_memory_critical=87.4, ex_memory_critical_ci95=[80.04, 92.6])
+    fields.update(ex_within_session=91.2, ex_within_session_ci95=[88.1, 93.6], contaminated=3, stale_state=1)
+    fields.update(ex_cross_session=62.5, ex_cross_session_ci95=[55.3, 69.2])
     return EvaluationRun(model=model, condition=condition, benchmark=benchmark, success=True, summary=PartitionSummary(**fields))
 
 
@@ -44,10 +48,18 @@ def test_the_summary_is_one_matrix_per_benchmark_and_fits_one_screen(capsys):
         cells = main_run_cells(benchmark, CONDITIONS)
         (title,) = [i for i, line in enumerate(lines) if line.startswith(f"{benchmark} benchmark")]
         header = lines[title + 1].split()
-        assert header == ["model", *dict.fromkeys(c for c in CONDITIONS if any(c == x for _, x in cells))]
+        conditions = list(dict.fromkeys(c for c in CONDITIONS if any(c == x for _, x in cells)))
         models = list(dict.fromkeys(m for m, _ in cells))
-        assert [line.split()[0] for line in lines[title + 2 : title + 2 + len(models)]] == models
+        rows, columns = (conditions, models) if benchmark == EXTENDED_BENCHMARK else (models, conditions)
+        assert header == [header[0], *columns]
+        assert [line.split()[0] for line in lines[title + 2 : title + 2 + len(rows)]] == rows
     assert "87 (80–93)" in "\n".join(lines) and sum("FAILED" in line for line in lines) >= 5
+    (extended,) = [i for i, line in enumerate(lines) if line.startswith(f"{EXTENDED_BENCHMARK} benchmark")]
+    assert "within a session | across sessions (95% CI, unit: turns)" in lines[extended]
+    by_condition = {line.split()[0]: line for line in lines[extended + 2 : extended + 2 + len(conditions)]}
+    assert {"C", "C_analyst", "M0", "M0_analyst"} <= set(by_condition)
+    assert "91 (88–94) | 62 (55–69)  3/1" in by_condition["C_analyst"]
+    assert [line.strip() for line in lines[extended + 2 + len(conditions) :][:2]] == list(CROSS_SESSION_NOTE)
     (checks,) = [line for line in lines if line.startswith("checks:")]
     assert checks == "checks: 11/12 passed (FAILED: check_3); dbt tests passed"
     assert lines[-3].startswith("report: /data/report/report.html")

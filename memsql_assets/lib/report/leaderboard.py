@@ -19,19 +19,13 @@ from memsql_assets.lib.models.builtin_names import BUILTIN_NAMES
 from memsql_assets.lib.report import fmt
 from memsql_assets.lib.report.fmt import Table
 from memsql_assets.lib.report.marts import CONDITIONS, Marts, ReportError
-from memsql_assets.lib.vocabulary import EXTENDED_BENCHMARK, PAPER_BENCHMARK
+from memsql_assets.lib.vocabulary import CROSS_SESSION_NOTE, EXTENDED_BENCHMARK, PAPER_BENCHMARK
 
 # The registry's offline reference models (kind builtin), in its order: measuring sticks, not contestants.
 REFERENCE_MODELS: tuple[str, ...] = BUILTIN_NAMES["builtin"]
 VALUE, LOW, HIGH = "ex_memory_critical_pct", "ex_memory_critical_ci_lo_pct", "ex_memory_critical_ci_hi_pct"
 WITHIN = ("ex_within_session_pct", "ex_within_session_ci_lo_pct", "ex_within_session_ci_hi_pct")
 ACROSS = ("ex_cross_session_pct", "ex_cross_session_ci_lo_pct", "ex_cross_session_ci_hi_pct")
-# What separates the extended matrix's two figures, in two lines (the page's caption, the console's legend).
-SPLIT_NOTE = (
-    "within: memory-critical turns that need only what their own session said earlier;",
-    "across: turns that need what an earlier session of the same analyst established (a value, a taught "
-    "convention, an update), which only a memory kept across sessions can give.",
-)
 # A column the marts may carry: the memory context a condition ran with (annotated / observed).
 CONTEXT_MODE = "context_mode"
 
@@ -110,7 +104,7 @@ class Leaderboard:
             text = (
                 "Each cell: EX % within a session | EX % across sessions, each with its 95 % interval (Wilson, "
                 "the unit: turns), and the contaminated and stale-state turns; – not evaluated. "
-                + " ".join(SPLIT_NOTE)
+                + " ".join(CROSS_SESSION_NOTE)
             )
         if not self.modes:
             return text

@@ -14,11 +14,12 @@ from pathlib import Path
 from memsql_assets.lib.agent.conditions import CONDITIONS as CONDITION_TABLE
 from memsql_assets.lib.report.figures import FIGURES
 from memsql_assets.lib.report.fmt import Table
-from memsql_assets.lib.report.leaderboard import SPLIT_NOTE, Cell, Leaderboard, Row
+from memsql_assets.lib.report.leaderboard import Cell, Leaderboard, Row
 from memsql_assets.lib.viewer.server import viewer_url
 from memsql_assets.lib.vocabulary import (
     AGENT_BASELINE_CONDITION,
     AGENTSM_CONDITION,
+    CROSS_SESSION_NOTE,
     EXTENDED_BENCHMARK,
     FLOOR_CONDITION,
     WINDOW_CONDITION,
@@ -324,7 +325,7 @@ def _split_note(board: Leaderboard) -> str:
     """What separates the extended matrix's two figures, in two lines."""
     if not board.split:
         return ""
-    lines = "<br>".join(html.escape(line) for line in SPLIT_NOTE)
+    lines = "<br>".join(html.escape(line) for line in CROSS_SESSION_NOTE)
     return f'<p class="split-note" id="{board.key}-note">{lines}</p>'
 
 
