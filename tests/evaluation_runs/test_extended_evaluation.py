@@ -201,8 +201,11 @@ def test_the_report_shows_both_figures_in_a_browser(extended_home, tmp_path):
                 assert td.locator(".within .v").inner_text() == cells[condition].value_text
                 across[condition] = td.locator(".across .v").inner_text()
                 assert across[condition] == cells[condition].across.value_text
-                assert td.locator(".counts").inner_text() == f"{cells[condition].contaminated} cont. · {cells[condition].stale} stale"
+                cell = cells[condition]
+                counts = f"{cell.contaminated} cont. ({cell.contaminated_across} across) · {cell.stale} stale"
+                assert td.locator(".counts").inner_text() == counts
             assert float(across["C_analyst"]) > float(across["C"])
+            assert cells["C"].contaminated_across > 0 == cells["C_analyst"].contaminated_across
             note = tab.locator("#matrix_extended-note").inner_text().splitlines()
             assert note == list(CROSS_SESSION_NOTE), "two lines say what separates the columns"
             assert "the unit: turns" in tab.locator("#matrix_extended caption").inner_text()

@@ -40,6 +40,7 @@ class Cell:
     run: str  # "complete, 30 sessions" or "sample of 12 sessions"
     across: Cell | None = None  # extended benchmark: EX on the cross-session turns (value is then `within`)
     contaminated: int = 0  # extended benchmark: turns that took another analyst's value
+    contaminated_across: int = 0  # of them, cross-session turns
     stale: int = 0  # extended benchmark: turns answered with an overwritten value
 
     @property
@@ -52,7 +53,7 @@ class Cell:
 
     @property
     def counts_text(self) -> str:
-        return f"{self.contaminated} contaminated, {self.stale} stale"
+        return f"{self.contaminated} contaminated ({self.contaminated_across} across sessions), {self.stale} stale"
 
     def text(self) -> str:
         """"value (low–high)", and on the extended benchmark "within … | across … · counts"."""
@@ -103,8 +104,8 @@ class Leaderboard:
         if self.split:
             text = (
                 "Each cell: EX % within a session | EX % across sessions, each with its 95 % interval (Wilson, "
-                "the unit: turns), and the contaminated and stale-state turns; – not evaluated. "
-                + " ".join(CROSS_SESSION_NOTE)
+                "the unit: turns), and the contaminated turns (of them, across sessions) and the stale-state "
+                "turns; – not evaluated."
             )
         if not self.modes:
             return text
@@ -123,7 +124,8 @@ class Leaderboard:
             for kind, block in (("LLM", self.llms), ("reference", self.references))
             for model, cells in block
         )
-        return Table(self.key, self.title, ("model", "kind", *self.conditions), rows, self.caption())
+        note = " ".join((self.caption(), *CROSS_SESSION_NOTE)) if self.split else self.caption()
+        return Table(self.key, self.title, ("model", "kind", *self.conditions), rows, note)
 
 
 def _run(rec: dict) -> str:
@@ -141,7 +143,8 @@ def _cell(rec: dict, split: bool) -> Cell:
     if not split:
         return _figure(rec, (VALUE, LOW, HIGH), _run(rec))
     within = _figure(rec, WITHIN, _run(rec))
-    counts = {k: int(0 if fmt.is_missing(rec[c]) else rec[c]) for k, c in (("contaminated", "n_contaminated"), ("stale", "n_stale_state"))}
+    columns = {"contaminated": "n_contaminated", "contaminated_across": "n_cross_session_contaminated", "stale": "n_stale_state"}
+    counts = {k: int(0 if fmt.is_missing(rec[c]) else rec[c]) for k, c in columns.items()}
     return dataclasses.replace(within, across=_figure(rec, ACROSS, within.run), **counts)
 
 

@@ -264,7 +264,8 @@ def _split_cell(model: str, condition: str, within: Cell, across: Cell) -> str:
     return (
         f'<td class="split" data-condition="{condition}" title="{html.escape(title)}">'
         f'<span class="pair">{_figure("within", within)}{_figure("across", across)}</span>'
-        f'<span class="counts">{within.contaminated} cont. · {within.stale} stale</span></td>'
+        f'<span class="counts">{within.contaminated} cont. ({within.contaminated_across} across) · '
+        f"{within.stale} stale</span></td>"
     )
 
 
