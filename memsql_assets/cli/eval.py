@@ -77,7 +77,11 @@ def command(
     from memsql_assets.lib.viewer.server import partition_url
     from memsql_assets.orchestration.budget import is_builtin, plan_for
 
-    problem = sample_problem(sessions, benchmark) or (only_failed and only_failed_problem(model, condition, sessions, benchmark))
+    problem = (
+        condition_problem(condition, benchmark)
+        or sample_problem(sessions, benchmark)
+        or (only_failed and only_failed_problem(model, condition, sessions, benchmark))
+    )
     if problem:
         print(f"memsql eval: {problem}", file=sys.stderr)
         return 2
@@ -105,6 +109,19 @@ def command(
         print_evaluations([out])
         print(f"\nthese turns: memsql view  ({partition_url(model, condition, benchmark)})")
     return 0 if out.success else 1
+
+
+def condition_problem(condition: str, benchmark: str) -> str | None:
+    """A condition scoped to the analyst on a benchmark whose sessions name none: one line, before Dagster."""
+    from memsql_assets.lib.memory.plugins import NoAnalystsError, check_benchmark
+
+    if condition not in CONDITIONS:
+        return None  # the run names the known ones
+    try:
+        check_benchmark(CONDITIONS[condition], benchmark)
+    except NoAnalystsError as exc:
+        return str(exc)
+    return None
 
 
 def sample_problem(n: int | None, benchmark: str) -> str | None:

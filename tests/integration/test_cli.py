@@ -175,6 +175,15 @@ def test_eval_epochs_below_1_is_one_line_and_writes_nothing(cli_env, n):
     assert not results.exists()
 
 
+@pytest.mark.parametrize("condition", ["C_analyst", "M0_analyst"])
+def test_eval_scope_analyst_on_the_paper_benchmark_is_one_line_naming_the_condition(cli_env, condition):
+    proc = _memsql("eval", "--model", "reader-probe", "--condition", condition, "--dry-run", env=cli_env, check=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith(f"memsql eval: condition {condition} (") and "scope: analyst" in line, line
+    assert not (Path(cli_env["MEMSQL_HOME"]) / "results" / "model=reader-probe" / f"condition={condition}").exists()
+
+
 @pytest.mark.parametrize("n", ["0", "8", "301"])
 def test_eval_sessions_out_of_range_is_one_line_and_writes_nothing(built_env, n):
     cli_env = built_env
