@@ -190,6 +190,12 @@ def test_the_report_shows_both_figures_in_a_browser(extended_home, tmp_path):
     report = build_report(extended_home / "dbt" / "memsql.duckdb", tmp_path / "report")
     (board,) = [b for b in report.leaderboards if b.benchmark == EXTENDED_BENCHMARK]
     cells = dict(zip(board.conditions, dict(board.references)["reader-probe"], strict=True))
+    (headline,) = [t for t in report.tables if t.key == "extended_summary"]
+    for row in (dict(zip(headline.columns, r, strict=True)) for r in headline.rows):
+        if row["model"] == "reader-probe" and row["condition"] in ("C", "C_analyst"):
+            cell = cells[row["condition"]]
+            assert (row["EX within session %"], row["EX across sessions %"]) == (cell.value_text, cell.across.value_text)
+            assert row["across 95% CI (turns)"] == cell.across.interval_text
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(chromium), args=["--no-sandbox", "--disable-gpu"])
         try:

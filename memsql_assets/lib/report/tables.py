@@ -79,6 +79,18 @@ def summary_table(m: Marts, benchmark: str = PAPER_BENCHMARK) -> Table:
             df["n_sessions"], df["is_sample"], df["is_complete"], df["n_epochs"], strict=True
         )
     ]
+    across: list[tuple[str, str, Callable[[Any], str]]] = []
+    if extended:  # the cross-session headline (DESIGN decision 21), its intervals over turns
+        df["within_ci95"] = _intervals(df, "ex_within_session_ci_lo_pct", "ex_within_session_ci_hi_pct")
+        df["across_ci95"] = _intervals(df, "ex_cross_session_ci_lo_pct", "ex_cross_session_ci_hi_pct")
+        across = [
+            ("EX within session %", "ex_within_session_pct", fmt.pct),
+            ("within 95% CI (turns)", "within_ci95", _text),
+            ("EX across sessions %", "ex_cross_session_pct", fmt.pct),
+            ("across 95% CI (turns)", "across_ci95", _text),
+            ("contaminated", "n_contaminated", fmt.count),
+            ("stale state", "n_stale_state", fmt.count),
+        ]
     return _table(
         "extended_summary" if extended else "summary",
         "Extended benchmark: headline EX per model × condition" if extended else "Headline EX per model × condition",
@@ -92,6 +104,7 @@ def summary_table(m: Marts, benchmark: str = PAPER_BENCHMARK) -> Table:
             ("EX %", "ex_pct", fmt.pct),
             ("EX 95% CI", "ex_ci95", _text),
             ("EX mem-critical %", "ex_memory_critical_pct", fmt.pct),
+            *across,
             ("guess floor %", "floor_at_a", fmt.pct),
             ("EX turn 1 %", "ex_turn1_pct", fmt.pct),
             ("contaminated %", "contamination_rate_pct", fmt.pct),
