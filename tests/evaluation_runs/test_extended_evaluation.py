@@ -208,7 +208,7 @@ def test_the_report_shows_both_figures_in_a_browser(extended_home, tmp_path):
                 across[condition] = td.locator(".across .v").inner_text()
                 assert across[condition] == cells[condition].across.value_text
                 cell = cells[condition]
-                counts = f"{cell.contaminated} cont. ({cell.contaminated_across} across) · {cell.stale} stale"
+                counts = f"{cell.contaminated} ({cell.contaminated_across}) cont.\n{cell.stale} stale"
                 assert td.locator(".counts").inner_text() == counts
             assert float(across["C_analyst"]) > float(across["C"])
             assert cells["C"].contaminated_across > 0 == cells["C_analyst"].contaminated_across

@@ -103,9 +103,9 @@ class Leaderboard:
         )
         if self.split:
             text = (
-                "Each cell: EX % within a session | EX % across sessions, each with its 95 % interval (Wilson, "
-                "the unit: turns), and the contaminated turns (of them, across sessions) and the stale-state "
-                "turns; – not evaluated."
+                "Each cell: EX % within a session above EX % across sessions, each with its 95 % interval "
+                "(Wilson, the unit: turns); under them the contaminated turns (in brackets, those across "
+                "sessions) and the stale-state turns; – not evaluated."
             )
         if not self.modes:
             return text

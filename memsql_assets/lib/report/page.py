@@ -62,9 +62,9 @@ code { background: #f4f4f4; padding: 0 0.25em; border-radius: 3px; }
 .matrix th .sub { display: block; font-size: 0.7em; font-weight: 400; color: #666; }
 .split-note { font-size: 0.85em; color: #444; margin: 0.3em 0; }
 .matrix td.split { padding: 0.15em; background: #fff; }
-.matrix td.split .pair { display: flex; gap: 2px; }
-.matrix td.split .fig { flex: 1; padding: 0.15em 0.25em; }
-.matrix td.split .counts { display: block; font-size: 0.7em; color: #555; padding-top: 0.1em; }
+.matrix td.split .pair { display: flex; flex-direction: column; gap: 2px; }
+.matrix td.split .fig { padding: 0.1em 0.2em; }
+.matrix td.split .counts { display: block; font-size: 0.7em; color: #555; padding-top: 0.15em; white-space: nowrap; }
 .matrix td.hint { text-align: left; color: #555; background: #fff; }
 .legend { display: flex; align-items: center; gap: 0.5em; font-size: 0.8em; color: #555; margin: 0.2em 0 1em; }
 .legend .bar { width: 16em; height: 0.8em; border: 1px solid #ccc; }
@@ -264,8 +264,7 @@ def _split_cell(model: str, condition: str, within: Cell, across: Cell) -> str:
     return (
         f'<td class="split" data-condition="{condition}" title="{html.escape(title)}">'
         f'<span class="pair">{_figure("within", within)}{_figure("across", across)}</span>'
-        f'<span class="counts">{within.contaminated} cont. ({within.contaminated_across} across) · '
-        f"{within.stale} stale</span></td>"
+        f'<span class="counts">{within.contaminated} ({within.contaminated_across}) cont.<br>{within.stale} stale</span></td>'
     )
 
 
@@ -289,7 +288,7 @@ def _block(board: Leaderboard, kind: str, label: str, rows: tuple[Row, ...], emp
 def _condition_header(condition: str, split: bool) -> str:
     spec = CONDITION_TABLE.get(condition)
     title = f' title="{html.escape(spec.description)}"' if spec is not None and spec.description else ""
-    sub = '<span class="sub">within | across</span>' if split else ""
+    sub = '<span class="sub">within, across</span>' if split else ""
     return f'<th scope="col"{title}>{html.escape(condition)}{sub}</th>'
 
 
