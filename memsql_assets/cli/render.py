@@ -42,6 +42,8 @@ def _notes(e: EvaluationRun) -> str:
         notes += f"  (its fixed sample of {s.partition_sample} sessions)"
     if s.epochs > 1:
         notes += f"  ({s.epochs} epochs, {s.n_turns} rows)"
+    if s.history != "model":
+        notes += f"  ({s.history} history)"
     if s.retried_turns:
         notes += f"  ({s.retried_turns} turns retried)"
     if s.stale_turns:
@@ -70,6 +72,30 @@ def print_evaluations(rows: Sequence[EvaluationRun]) -> None:
         )
         for warning in s.warnings:
             print(f"  warning: {warning}")
+
+
+def cascade_line(model: str, condition: str, benchmark: str) -> str | None:
+    """The cascade of one model x condition (EX with gold history minus EX with its own), once both
+    histories are evaluated on the same benchmark version; the marts give its paired interval."""
+    from memsql_assets.lib.harness.results import cascade_pair
+    from memsql_assets.lib.paths import memsql_home
+
+    pair = cascade_pair(memsql_home(), model, condition, benchmark)
+    if pair is None or pair[0].ex_strict is None or pair[1].ex_strict is None:
+        return None
+    gold, own = pair
+    sides = [f"{h} history {_pct(s.ex_strict)} %" for h, s in (("gold", gold), ("own", own))]
+    return (
+        f"cascade {model}/{condition} ({benchmark}): {gold.ex_strict - own.ex_strict:+.1f} pp EX "
+        f"({', '.join(sides)}; interval: `memsql report`, agg_history_cascade)"
+    )
+
+
+def print_cascade(model: str, condition: str, benchmark: str) -> None:
+    """`cascade_line`, once both histories of the partition are evaluated."""
+    line = cascade_line(model, condition, benchmark)
+    if line:
+        print(line)
 
 
 def _cell(e: EvaluationRun) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from memsql_assets.lib.agent.conditions import CONDITIONS, ContextMode
+from memsql_assets.lib.agent.conditions import CONDITIONS, ContextMode, History, get_condition
 
 # Condition names in the order of the conditions file (conditions.yaml, then the user's; conditions.py
 # holds what each one's memory is). The paper's own conditions are those the file marks `paper`.
@@ -97,6 +97,11 @@ BENCHMARK_CONTEXT_MODES: dict[str, ContextMode] = {
 def context_mode(condition: str, benchmark: str) -> ContextMode:
     """The context mode of a partition: the condition's own, else its benchmark's default."""
     return CONDITIONS[condition].context_mode or BENCHMARK_CONTEXT_MODES[benchmark]
+
+
+def history(condition: str, requested: History | None = None) -> History:
+    """The history of a partition run: the run's request, else the condition's own, else the model's."""
+    return requested or get_condition(condition).history or History.MODEL
 
 
 # `detour`: a turn about another entity, stated in full, between a value and the turn that needs it.

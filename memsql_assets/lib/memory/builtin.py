@@ -30,6 +30,7 @@ from memsql_assets.lib.memory.chroma import chroma_client, collection_name, open
 from memsql_assets.lib.memory.context_mode import ContextMode
 from memsql_assets.lib.memory.episodic import EpisodicMemory, analyst_peers
 from memsql_assets.lib.memory.facts import facts_block
+from memsql_assets.lib.memory.history import History
 from memsql_assets.lib.memory.protocol import (
     MemoryBase,
     MemoryContext,
@@ -169,6 +170,7 @@ class Episodic(Window):
         self.k = self.params.top_k or ctx.episodic_k
         chroma = chroma_client(ctx.store_dir, ctx.chroma_url)
         parts = [f"epoch{ctx.epoch}"] + ([] if ctx.sample is None else [f"sample{ctx.sample}"])
+        parts += [] if ctx.history == History.MODEL else [str(ctx.history)]  # a shared server: never the other's
         self.episodic = EpisodicMemory(
             chroma, collection_name("episodic", ctx.model, ctx.condition, ctx.benchmark_version, *parts)
         )
