@@ -130,11 +130,24 @@ def _benchmark_lines(s: RunSummary, benchmark: str) -> list[str]:
     mode = f" ({modes} context mode)" if modes else ""
     lines = [f"\n{benchmark} benchmark{mode}: {size}; memory-critical EX % (95% CI):"]
     lines += ["  " + line for line in matrix_lines(rows)]
-    failed = [e for e in rows if not e.success]
+    lines += _cascade_lines(s, benchmark)
+    failed = [e for e in rows + [g for g in s.gold_history if g.benchmark == benchmark] if not e.success]
     lines += [f"  {e.model}/{e.condition}: FAILED: {e.error or 'see the Dagster run'}" for e in failed[:SHOWN_FAILURES]]
     if len(failed) > SHOWN_FAILURES:
         lines.append(f"  and {len(failed) - SHOWN_FAILURES} more failures (`memsql run --json`)")
     return lines
+
+
+def _cascade_lines(s: RunSummary, benchmark: str) -> list[str]:
+    """Per model evaluated with gold history too: its cascade under each condition, in one line (EX
+    with gold history minus EX with its own, in points; the marts' agg_history_cascade has the intervals)."""
+    own = {(e.model, e.condition): e.summary for e in s.evaluations if e.benchmark == benchmark and e.success}
+    cascades: dict[str, list[str]] = {}
+    for g in s.gold_history:
+        mine = own.get((g.model, g.condition))
+        if g.benchmark == benchmark and g.success and g.summary and mine and None not in (g.summary.ex_strict, mine.ex_strict):
+            cascades.setdefault(g.model, []).append(f"{g.condition} {g.summary.ex_strict - mine.ex_strict:+.1f}")
+    return [f"  cascade of {m} (EX with gold history - own history, pp): {', '.join(c)}" for m, c in cascades.items()]
 
 
 def _state(s: RunSummary) -> str:

@@ -56,7 +56,7 @@ def evaluate_partition_run(
         retry_errors=retry_errors or None,
         wave_size=wave_size,
         max_cost_usd=max_cost_usd,
-        history=history,
+        history=history.value if history else None,
     )
     run_config = {**QUIET_RUN_CONFIG, "resources": resources} if resources else QUIET_RUN_CONFIG
     key = partition_key(model, condition)
