@@ -140,4 +140,59 @@ def test_a_first_key_reads_a_turn_that_pointed_to_the_start_before_the_oldest_sh
         _turn("Count every order of Zed Ltd.", "SELECT COUNT(*) FROM Orders o WHERE o.CustomerID = 'ZED'"),
     ]
     assert read_prompt(_texts(working=window), ["first_customer"], {}, template) == {"first_customer": "ANT"}
-    assert read_prompt(_texts(working=window[::2]), ["first_customer"], {}, template) == {"first_customer": "ZED"}
+    # Without that turn: BEE, which the newest SQL states though no question shown names it, was carried
+    # from before the window (carried_from_before); Zed Ltd is what its own question is about.
+    assert read_prompt(_texts(working=window[::2]), ["first_customer"], {}, template) == {"first_customer": "BEE"}
+
+
+ORDERS_TEMPLATE = "SELECT COUNT(*) FROM Orders o WHERE o.CustomerID = {customer_id}"
+YEARS_TEMPLATE = (
+    "SELECT SUM(d.UnitPrice) FROM Orders o JOIN [Order Details] d ON d.OrderID = o.OrderID "
+    "WHERE strftime('%Y', o.OrderDate) IN ({older_year}, {newer_year})"
+)
+
+
+def _orders(customer, year=None):
+    when = f" AND strftime('%Y', o.OrderDate) = '{year}'" if year else ""
+    return f"SELECT COUNT(*) FROM Orders o WHERE o.CustomerID = '{customer}'{when}"
+
+
+def _years_sql(older, newer):
+    return YEARS_TEMPLATE.format(older_year=f"'{older}'", newer_year=f"'{newer}'")
+
+
+def test_a_first_key_with_no_start_phrase_in_view_reads_the_value_carried_from_before_not_an_old_detour():
+    template = ORDERS_TEMPLATE.replace("customer_id", "first_customer")
+    window = [  # most recent first; the turn that opened the thread (ANT) is no longer shown
+        _turn("And its freight?", _orders("BEE")),
+        _turn("Now Bee Co. instead: its orders in 1998?", _orders("BEE", 1998)),
+        _turn("And in 1998?", _orders("ANT", 1998)),
+        _turn("What is Zed Ltd's total order count?", _orders("ZED")),  # an unmarked detour, the oldest shown
+    ]
+    got = read_prompt(_texts(working=window), ["first_customer"], {}, template)
+    assert got == {"first_customer": "ANT"}, "stated without being named, and by no older turn shown"
+
+
+def test_a_return_cue_skips_a_digression_in_a_summary_too():
+    from memsql_assets.lib.memory.protocol import PromptBlock
+    from memsql_assets.lib.memory.summary import SUMMARY_HEADER, render_turns
+
+    kept = [  # conversation order, as the summary shows its turns
+        {"question": "How many orders did my customer place in 1996?", "sql": _orders("ANT", 1996)},
+        {"question": "How many orders did Zed Ltd place in 1998?", "sql": _orders("ZED", 1998)},  # a digression
+    ]
+    block = PromptBlock(SUMMARY_HEADER, render_turns(kept)).render()
+    texts = _texts(blocks=(block,), question="Going back to my customer: how many orders in 1997?")
+    assert read_prompt(texts, ["customer_id"], {}, ORDERS_TEMPLATE) == {"customer_id": "ANT"}
+
+
+def test_as_i_define_them_now_reads_the_similar_turn_that_redefined_them_first():
+    similar = [  # retrieval order: the older definition is the closer match
+        _turn("What were the sales of my category in my years, 1996 and 1997?", _years_sql(1996, 1997)),
+        _turn("By my years I now mean 1997 and the later of those two. Sales in both?", _years_sql(1997, 1998)),
+    ]
+    question = "Once more, what were the sales of my category in my years as I define them now?"
+    got = read_prompt(_texts(episodic=similar, question=question), ["older_year", "newer_year"], {}, YEARS_TEMPLATE)
+    assert got == {"older_year": "1997", "newer_year": "1998"}
+    plain = read_prompt(_texts(episodic=similar, question="Sales in my years?"), ["older_year"], {}, YEARS_TEMPLATE)
+    assert plain == {"older_year": "1996"}, "without the cue, retrieval order"
