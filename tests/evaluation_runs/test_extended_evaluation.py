@@ -121,3 +121,38 @@ def test_the_viewer_shows_both_benchmarks(extended_home):
     page = client.get(f"/compare?left=gold/A@{EXTENDED_BENCHMARK}&right=reader-probe/B@{EXTENDED_BENCHMARK}")
     assert page.status_code == 200 and "/turn/reader-probe/B/" in page.text and "-X-" in page.text
     assert client.get("/?benchmark=nope").status_code == 404
+
+
+def test_gold_history_stores_the_ground_truths_and_the_cascade_mart(extended_home):
+    from memsql_assets.lib.benchmark.store import read_turns, turn_id
+    from memsql_assets.lib.harness.settings import EvalSettings
+    from memsql_assets.lib.models.request_store import RequestStore
+    from memsql_assets.lib.vocabulary import History
+
+    own = evaluate_partition(extended_home, "reader-probe", "B_wm5", benchmark=EXTENDED_BENCHMARK)
+    gold = evaluate_partition(
+        extended_home, "reader-probe", "B_wm5", EvalSettings(history="gold"), benchmark=EXTENDED_BENCHMARK
+    )
+    assert gold.result_path.parent == partition_dir(extended_home, "reader-probe", "B_wm5", EXTENDED_BENCHMARK, History.GOLD)
+    assert own.result_path.exists() and own.result_path != gold.result_path
+    turns = {turn_id(t): t for t in read_turns(benchmark_dir(extended_home, EXTENDED_BENCHMARK))}
+    store = RequestStore.at_home(extended_home)
+
+    def shown(row):
+        return store.get(row["request_key"])["request"]["messages"][-1]["content"]
+
+    # Every earlier turn in the window is shown with its ground truth under gold history; under the
+    # model's own, a turn the probe could not fill is shown as it wrote it.
+    for row in gold.rows:
+        previous = turns.get(f"{row['session_id']}#{row['turn_index'] - 1}")
+        assert previous is None or f"SQL: {previous['gt_sql']}" in shown(row), turn_id(row)
+    assert any("{?}" in shown(r) for r in own.rows), "the own history keeps the probe's unfilled answers"
+    run_dbt(extended_home, "build", "--select", "+agg_history_cascade", "--indirect-selection", "cautious")
+    with duckdb.connect(str(extended_home / "dbt" / "memsql.duckdb"), read_only=True) as con:
+        row = con.execute(
+            "select cascade_pp, cascade_ci_lo_pp, cascade_ci_hi_pp, ex_gold_history_pct, ex_own_history_pct "
+            "from main.agg_history_cascade where model = 'reader-probe' and condition = 'B_wm5'"
+        ).fetchone()
+    cascade, lo, hi, ex_gold, ex_own = row
+    assert abs(ex_gold - gold.summary["ex_strict"]) < 0.05 and abs(ex_own - own.summary["ex_strict"]) < 0.05
+    assert cascade > 0 and lo <= cascade <= hi
