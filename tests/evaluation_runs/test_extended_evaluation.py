@@ -156,3 +156,19 @@ def test_gold_history_stores_the_ground_truths_and_the_cascade_mart(extended_hom
     cascade, lo, hi, ex_gold, ex_own = row
     assert abs(ex_gold - gold.summary["ex_strict"]) < 0.05 and abs(ex_own - own.summary["ex_strict"]) < 0.05
     assert cascade > 0 and lo <= cascade <= hi
+    # The viewer shows the gold-history evaluation as a partition of its own, beside the model's own.
+    from fastapi.testclient import TestClient
+
+    from memsql_assets.lib.viewer import data
+    from memsql_assets.lib.viewer.app import create_app, turn_url
+
+    index = data.TurnIndex(extended_home)
+    keys = {p.key for p in data.partitions(extended_home)}
+    assert {f"reader-probe/B_wm5@{EXTENDED_BENCHMARK}", f"reader-probe/B_wm5@{EXTENDED_BENCHMARK}~gold"} <= keys
+    cell = {"benchmark": EXTENDED_BENCHMARK, "model": "reader-probe", "condition": "B_wm5"}
+    assert data.list_turns(index, {**cell, "history": "gold"})[0] == len(gold.rows)
+    assert data.list_turns(index, {**cell, "history": "model"})[0] == len(own.rows)
+    first = gold.rows[0]
+    url = turn_url("reader-probe", "B_wm5", first["session_id"], first["turn_index"], first["epoch"], "gold")
+    page = TestClient(create_app(extended_home)).get(url)
+    assert page.status_code == 200 and "gold history" in page.text
