@@ -164,6 +164,43 @@ def test_a_continuation_of_a_later_session_or_another_analyst_fails(tmp_path):
         generate_extended_source(template, PROFILES, stranger)
 
 
+def test_a_cross_session_turn_its_own_session_answers_fails_loading(tmp_path):
+    """vd's turn 2 needs only a, which its turn 1 already states: nothing across sessions is measured."""
+    chain = [_chain_turns()[0], {**_chain_turns()[0], "tag": "chained", "phrasings": ["a again", "a once more", "a, again"]}]
+    with pytest.raises(TemplateError) as err:
+        load_extended_template("sec_edgar", _write(tmp_path, "sec_edgar", _session_turns(), chain=chain))
+    message = str(err.value)
+    assert "\n" not in message and "sec_edgar.yaml: variant vd, turn 2.refs: a chained turn answerable inside its own session" in message
+
+
+def test_a_history_that_branches_fails_loading(tmp_path):
+    """Two variants continuing v0 would give one analyst two next sessions: a history is one chain."""
+    directory = _write(tmp_path, "sec_edgar", _session_turns())
+    path = directory / "sec_edgar.yaml"
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    doc["variants"].append({"id": "ve", "continues": "v0", "turns": _continuing_turns()})
+    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    with pytest.raises(TemplateError, match=r"variants\[8\].continues: 'v0' is not a variant listed before it that no other continues"):
+        load_extended_template("sec_edgar", directory)
+
+
+def test_the_built_turns_are_checked_value_by_value(tmp_path):
+    """history_violations reads values, not templates: a cross-session turn whose own session came to state
+    its value, or whose value no earlier session of its analyst states, is reported by session and turn."""
+    from memsql_assets.lib.benchmark.extended import history_violations
+
+    sessions = generate_extended_source(load_extended_template("sec_edgar", _write(tmp_path, "sec_edgar", _session_turns())), PROFILES)
+    by_session = {s.session_id: [dict(t.__dict__) for t in s.turns] for s in sessions}
+    assert history_violations(by_session) == {}
+    third = by_session["SEC-X-004"]
+    third[0]["question"] = "picking up from last time: a is 3, and b is 2"  # now it states b (2) itself
+    assert history_violations(by_session) == {("SEC-X-004", 2): "a chained turn answerable inside its own session"}
+    for turn in by_session["SEC-X-002"] + by_session["SEC-X-003"]:  # the history no longer holds a=3
+        turn["state_updates"] = {}
+        turn["gt_sql"] = turn["question"] = "SELECT 0"
+    assert history_violations(by_session)[("SEC-X-003", 1)] == "no earlier turn of its analyst states ['a']"
+
+
 def test_last_time_outside_a_continuing_variant_fails_loading(tmp_path):
     turns = _session_turns()
     turns[3] = _turn("long_range", refs=["a", "b"], question="as last time")
@@ -356,6 +393,13 @@ def test_extended_benchmark_on_embedded_data(embedded_dbs):
     assert len(cross) >= 240 and all(t["memory_critical"] for t in cross)
     assert {(t["source"], t["tag"]) for t in cross} == {(s, tag) for s in ("NW", "SEC", "BIRD") for tag in CROSS_SESSION_TAGS}
     assert 100 * sum(t["guess_rate"] for t in cross) / len(cross) <= GUESS_FLOOR_MAX_PCT
+    # a sample (--sessions N) takes each analyst's history whole
+    from memsql_assets.lib.benchmark.sample import sample_sessions
+
+    analyst_of = {t["session_id"]: t["analyst"] for t in turns}
+    sessions_of = Counter(analyst_of.values())
+    taken = Counter(analyst_of[sid] for sid in sample_sessions(turns, 10))
+    assert all(n == sessions_of[a] for a, n in taken.items()) and max(taken.values()) == 4
     assert check_ground_truth(turns, embedded_dbs).ok
     assert check_answers(turns, embedded_dbs).ok
 
