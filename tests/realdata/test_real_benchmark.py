@@ -131,7 +131,7 @@ def guess_probe_ex(turns: list[dict], dbs: dict, home) -> float:
 def test_real_benchmark_is_hard_to_guess(real_dbs, tmp_path):
     """On the real data too: guess-probe and the mean guess_rate stay at most the floor target."""
     from memsql_assets.lib.benchmark.pipeline import build_measured_sessions
-    from memsql_assets.lib.vocabulary import CROSS_SESSION_TAGS, GUESS_FLOOR_MAX_PCT
+    from memsql_assets.lib.vocabulary import GUESS_FLOOR_MAX_PCT
 
     sessions = build_measured_sessions(extract_all_profiles(real_dbs), real_dbs)
     critical = [t.__dict__ for s in sessions for t in s.turns if t.memory_critical]
@@ -150,7 +150,7 @@ def test_real_sources_yield_a_checked_extended_benchmark(real_dbs, tmp_path, his
     from memsql_assets.lib.benchmark.extended import EXTENDED_DIR
     from memsql_assets.lib.benchmark.pipeline import build_measured_extended_sessions
     from memsql_assets.lib.harness.runner import twins_reachable_pct
-    from memsql_assets.lib.vocabulary import GUESS_FLOOR_MAX_PCT
+    from memsql_assets.lib.vocabulary import CROSS_SESSION_TAGS, GUESS_FLOOR_MAX_PCT
 
     profiles = extract_all_profiles(real_dbs, EXTENDED_DIR)
     turns = [dict(t.__dict__) for s in build_measured_extended_sessions(profiles, real_dbs) for t in s.turns]
