@@ -385,10 +385,11 @@ def test_extended_benchmark_on_embedded_data(embedded_dbs, history_checks):
     assert all(t["guess_rate"] is not None for t in critical)
     assert 100 * sum(t["guess_rate"] for t in critical) / len(critical) <= GUESS_FLOOR_MAX_PCT
     assert all(set(t["guess_values"]) == set(t["referenced_context_keys"]) for t in turns)
-    # a history's later sessions mark every aside ("Separately: ..."); elsewhere most detours are unmarked
-    detours = [t for t in turns if t["tag"] == "detour" and not t["continues_session_id"]]
+    # a history's sessions mark every aside ("Separately: ..."); elsewhere most detours are unmarked
+    sessions_of = Counter(a for _, a in {(t["session_id"], t["analyst"]) for t in turns})
+    detours = [t for t in turns if t["tag"] == "detour" and sessions_of[t["analyst"]] == 1]
     assert 0 < sum(t["explicit_marker"] for t in detours) < len(detours) / 2
-    assert all(t["explicit_marker"] for t in turns if t["tag"] == "detour" and t["continues_session_id"])
+    assert all(t["explicit_marker"] for t in turns if t["tag"] == "detour" and sessions_of[t["analyst"]] > 1)
     history_checks(turns)
     assert check_ground_truth(turns, embedded_dbs).ok
     assert check_answers(turns, embedded_dbs).ok
