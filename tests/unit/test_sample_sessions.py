@@ -13,6 +13,7 @@ from memsql_assets.lib.benchmark.sample import (
     sample_turns,
     strata,
 )
+from memsql_assets.lib.vocabulary import REPORT_SOURCES
 
 
 def _turns(sizes):
@@ -68,7 +69,7 @@ def test_an_analysts_history_is_sampled_whole():
     as extended.layout lays them out) and the rest an analyst of their own. Every sample takes a history
     with all its sessions or none, and holds at most three sessions per stratum more than asked."""
     turns = []
-    for src in ("NW", "SEC", "BIRD"):
+    for src in REPORT_SOURCES:
         for i in range(40):
             h = i - 4
             analyst = f"{src}-A{5 + h % 8:03d}" if 0 <= h < 32 and h % 8 < 7 else f"{src}-A{i + 1:03d}"
@@ -82,5 +83,5 @@ def test_an_analysts_history_is_sampled_whole():
         assert n <= len(chosen) <= n + 3 * 3
         per_analyst = Counter(analyst_of[sid] for sid in chosen)
         assert all(count == history[a] for a, count in per_analyst.items()), n
-        assert {sid.split("-")[0] for sid in chosen} == {"NW", "SEC", "BIRD"}
+        assert {sid.split("-")[0] for sid in chosen} == set(REPORT_SOURCES)
     assert any(history[a] == 4 for a in map(analyst_of.get, sample_sessions(turns, 10)))
