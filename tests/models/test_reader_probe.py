@@ -169,3 +169,19 @@ def test_the_later_of_my_years_names_one_year_of_the_pair():
     texts = _texts(episodic=[earlier], question="And in the later of my years?")
     newer = OLDER_TEMPLATE.replace("older_year", "newer_year")
     assert read_prompt(texts, ["ticker", "newer_year"], {}, newer) == {"ticker": "ONC", "newer_year": 2022}
+
+
+def test_a_year_stated_further_back_beats_the_adjacent_guess():
+    """After "my years" moved to 2015 and 2022, "the later of my years" reads 2022 where a shown turn
+    states it, not 2016, the year after the most recent "earlier of my years"."""
+    moved = _turn("And its revenue in the earlier of my years as they stand now?", NET_INCOME_SQL.replace("2022", "2015"))
+    update = _turn(
+        "By my years I now mean 2015 and the later of those two. Pull my metric for both.",
+        "SELECT af.fiscal_year, af.value_billions FROM annual_financials af WHERE af.ticker = 'ONC' "
+        "AND af.metric = 'cash' AND af.fiscal_year IN (2015, 2022) ORDER BY af.fiscal_year",
+    )
+    newer = OLDER_TEMPLATE.replace("older_year", "newer_year")
+    texts = _texts(working=[moved], episodic=[update], question="And in the later of my years?")
+    assert read_prompt(texts, ["ticker", "newer_year"], {}, newer) == {"ticker": "ONC", "newer_year": 2022}
+    alone = _texts(working=[moved], question="And in the later of my years?")
+    assert read_prompt(alone, ["ticker", "newer_year"], {}, newer) == {"ticker": "ONC", "newer_year": 2016}

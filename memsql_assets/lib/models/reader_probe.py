@@ -42,7 +42,8 @@ Cues in the current question (its `Question:` line), as a careful LLM reads them
 Inferences about a year pair (`YEAR_PAIR`), as a careful LLM makes them: "the older of the two
 years" is the smaller of the pair the SQL stated; a turn whose question named "the newer year" (or
 "the later of my years") and whose SQL compared one year stated that one; a turn about "both years"
-whose prompt shows only one of them takes the other to be the adjacent year.
+whose prompt shows only one of them takes the other to be the adjacent year, unless a turn shown later
+in its reading order states that one itself.
 
 A convention as it holds now ("my years as they stand now", "my segment as I define it now", the
 extended benchmark's knowledge updates across sessions) is read first from the shown turns whose
@@ -247,14 +248,18 @@ def _named(slot: _Slot, turns: Iterable[PastTurn], question: str) -> dict[str, A
     return {slot.keys[0]: hits[0]} if len(hits) == 1 else {}
 
 
-def _read(slot: _Slot, turns: Iterable[PastTurn]) -> dict[str, Any]:
+def _read(slot: _Slot, turns: Iterable[PastTurn], wanted: list[str]) -> dict[str, Any]:
+    """The first turn's statement of a `wanted` key; else the first turn's of the slot's other key (the
+    other year of a pair, from which adjacent_year infers the wanted one)."""
+    other: dict[str, Any] = {}
     for turn in turns:
         if SIDE_QUESTION_RE.match(turn.question):
             continue
         found = _stated(slot, turn)
-        if found:
+        if any(k in found for k in wanted):
             return found
-    return {}
+        other = other or found
+    return other
 
 
 def read_prompt(
@@ -282,7 +287,7 @@ def read_prompt(
         )
         if NOW_CUE_RE.search(question):  # the convention as it stands now: the turn that changed it first
             order = [t for t in order if UPDATE_RE.search(t.question)] + order
-        stated = _named(slot, [*recent, *summary, *similar], question) or _read(slot, order)
+        stated = _named(slot, [*recent, *summary, *similar], question) or _read(slot, order, wanted)
         found.update({k: v for k, v in stated.items() if k in wanted})
         pair.update({k: v for k, v in stated.items() if k not in wanted})  # the other year of a pair
     return {**found, **adjacent_year(keys, {**pair, **found})}
