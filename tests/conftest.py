@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import memsql_assets  # noqa: F401  (first: sets the offline switches before any test imports litellm)
+import memsql_assets.lib.reference  # noqa: F401  (registers the built-in models with the gateway)
 from memsql_assets.lib.benchmark.generate import Session
 from memsql_assets.lib.benchmark.pipeline import build_measured_sessions, extract_all_profiles
 from memsql_assets.lib.paths import EMBEDDINGS_CACHE_ENV
@@ -95,7 +96,7 @@ def history_checks() -> Callable[[list[dict]], None]:
     from collections import Counter
 
     from memsql_assets.lib.benchmark.sample import sample_sessions
-    from memsql_assets.lib.harness.runner import twins_reachable_pct
+    from memsql_assets.lib.harness.schedule import twins_reachable_pct
     from memsql_assets.lib.quality import frames
     from memsql_assets.lib.quality.gx_suites import validate
     from memsql_assets.lib.vocabulary import CROSS_SESSION_TAGS, GUESS_FLOOR_MAX_PCT, REPORT_SOURCES

@@ -33,6 +33,7 @@ def benchmark_dir(home: Path, benchmark: str = PAPER_BENCHMARK) -> Path:
 
 
 TURNS_FILE = "turns.jsonl"  # a benchmark's turns, one JSON object a line
+TURNS_PARQUET_FILE = "turns.parquet"  # the same turns as a table (dbt and the viewer read it)
 
 
 def turns_file(home: Path, benchmark: str = PAPER_BENCHMARK) -> Path:

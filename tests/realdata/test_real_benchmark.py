@@ -109,10 +109,10 @@ def guess_probe_ex(turns: list[dict], dbs: dict, home) -> float:
     import contextlib
 
     from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
-    from memsql_assets.lib.models.builtins import answer
-    from memsql_assets.lib.sources.sqlite_db import open_readonly
+    from memsql_assets.lib.reference.builtins import answer
     from memsql_assets.lib.sql.compare import strict_equal
     from memsql_assets.lib.sql.execute import run_query
+    from memsql_assets.lib.sql.sandbox import open_readonly
     from memsql_assets.lib.vocabulary import GUESS_PROBE
 
     fields = ("sql_template", "referenced_context_keys", "stated_values", "guess_values")
@@ -149,7 +149,7 @@ def test_real_sources_yield_a_checked_extended_benchmark(real_dbs, tmp_path, his
     prints the figures)."""
     from memsql_assets.lib.benchmark.extended import EXTENDED_DIR
     from memsql_assets.lib.benchmark.pipeline import build_measured_extended_sessions
-    from memsql_assets.lib.harness.runner import twins_reachable_pct
+    from memsql_assets.lib.harness.schedule import twins_reachable_pct
     from memsql_assets.lib.vocabulary import CROSS_SESSION_TAGS, GUESS_FLOOR_MAX_PCT
 
     profiles = extract_all_profiles(real_dbs, EXTENDED_DIR)

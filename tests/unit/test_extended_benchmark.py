@@ -322,7 +322,7 @@ def test_every_distractor_turn_reaches_its_twin_up_to_w_32():
     """The shipped layout: each returning session's twin is `sessions - returning` positions earlier, in
     an earlier wave at W = 1, 4, 8 and 32 (the runner's own waves), and only returning sessions ask a
     distractor turn."""
-    from memsql_assets.lib.harness.runner import twins_reachable_pct
+    from memsql_assets.lib.harness.schedule import twins_reachable_pct
 
     for source in ("sec_edgar", "northwind", "bird_financial"):
         template = load_extended_template(source, EXTENDED_DIR)
@@ -340,7 +340,7 @@ def test_every_history_session_reaches_the_one_before_up_to_its_stride():
     it each ran in a later wave than the one it continues (the runner's waves), and at W = 12 some do not;
     at least a third of the sessions belong to a history of 3 to 6 sessions, interleaved with other
     analysts' sessions of the same variants."""
-    from memsql_assets.lib.harness.runner import twins_reachable_pct
+    from memsql_assets.lib.harness.schedule import twins_reachable_pct
 
     for source in ("sec_edgar", "northwind", "bird_financial"):
         template = load_extended_template(source, EXTENDED_DIR)
