@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 import click
 
 from memsql_assets.cli.options import Epochs, cost_options, json_flag, wave_size_option
-from memsql_assets.lib.agent.conditions import CONDITIONS
-from memsql_assets.lib.memory.history import HISTORIES
+from memsql_assets.lib.conditions import CONDITIONS
+from memsql_assets.lib.history import HISTORIES
 from memsql_assets.lib.vocabulary import BENCHMARKS, PAPER_BENCHMARK, History
 
 if TYPE_CHECKING:

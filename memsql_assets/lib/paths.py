@@ -33,6 +33,7 @@ def benchmark_dir(home: Path, benchmark: str = PAPER_BENCHMARK) -> Path:
 
 
 TURNS_FILE = "turns.jsonl"  # a benchmark's turns, one JSON object a line
+TURNS_PARQUET_FILE = "turns.parquet"  # the same turns as a table (dbt and the viewer read it)
 
 
 def turns_file(home: Path, benchmark: str = PAPER_BENCHMARK) -> Path:
@@ -52,7 +53,7 @@ def _rooted(home: Path, kind: str, benchmark: str, history: History) -> Path:
 def results_root(home: Path, benchmark: str = PAPER_BENCHMARK, history: History = History.MODEL) -> Path:
     """Full evaluations: results/ for the paper benchmark, results_<name>/ for another one, so
     that neither benchmark's glob (dbt's sources, the viewer) ever reads the other's files. A gold
-    history's evaluations (lib/memory/history.py) have a tree of their own beside it, results_gold/
+    history's evaluations (lib/history.py) have a tree of their own beside it, results_gold/
     and results_<name>_gold/: both histories of one model x condition exist side by side."""
     return _rooted(home, "results", benchmark, history)
 

@@ -94,7 +94,7 @@ class RunSummary(BaseModel):
     evaluations: list[EvaluationRun] = []
     """Every partition `memsql run` evaluates, run or up to date."""
     gold_history: list[EvaluationRun] = []
-    """The partitions it also evaluates with gold history (lib/memory/history.py), run or up to date:
+    """The partitions it also evaluates with gold history (lib/history.py), run or up to date:
     beside `evaluations`' own-history ones, their EX difference is the cascade."""
     report: MetricsOutcome | None = None
     """The metrics step (None: no evaluation)."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memsql_assets.lib.agent.conditions import CONDITIONS
+from memsql_assets.lib.conditions import CONDITIONS
 from memsql_assets.lib.memory.plugins import check_conditions
 from memsql_assets.lib.sources.config import load_benchmarks
 from memsql_assets.lib.vocabulary import (
@@ -39,7 +39,7 @@ RUN_MODELS: dict[str, dict[str, tuple[str, ...] | None]] = {
 }
 
 
-# The models `memsql run` also evaluates with gold history (lib/memory/history.py), per benchmark: their
+# The models `memsql run` also evaluates with gold history (lib/history.py), per benchmark: their
 # cascade under every condition whose memory keeps turns (under one that keeps none, as A, the history
 # cannot change a prompt). reader-probe on the extended benchmark: the instrument of the cascade.
 GOLD_HISTORY_MODELS: dict[str, tuple[str, ...]] = {EXTENDED_BENCHMARK: ("reader-probe",)}

@@ -9,8 +9,8 @@ import pytest
 
 from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.evaluation.score import score_turn, turn_label
-from memsql_assets.lib.sources.sqlite_db import open_readonly
 from memsql_assets.lib.sql.compare import strict_equal
+from memsql_assets.lib.sql.sandbox import open_readonly
 
 
 @pytest.fixture(scope="module")

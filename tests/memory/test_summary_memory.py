@@ -5,8 +5,8 @@ from __future__ import annotations
 from memsql_assets.lib.agent.prompts import PromptParts, build_messages
 from memsql_assets.lib.memory.protocol import MemoryTurn, PromptBlock
 from memsql_assets.lib.memory.summary import SUMMARY_HEADER, RollingSummary, SummaryParams, extract
-from memsql_assets.lib.models.builtins import parse_resolved_block
-from memsql_assets.lib.models.reader_probe import past_turns
+from memsql_assets.lib.reference.builtins import parse_resolved_block
+from memsql_assets.lib.reference.reader_probe import past_turns
 
 
 def turn(i, updates, sid="SEC-3-001"):
@@ -88,7 +88,7 @@ def _nw_turn(i, question, customer, style, year=None):
 
 
 def test_the_observed_summary_keeps_the_same_turns_however_the_sql_writes_the_customer():
-    from memsql_assets.lib.memory.context_mode import ContextMode
+    from memsql_assets.lib.context_mode import ContextMode
 
     thread, detour = ("DELAG", "Delagrange"), ("AROUT", "Around the Horn")
     kept_by_style = {}

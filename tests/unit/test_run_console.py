@@ -5,7 +5,7 @@ then where the report, the viewer and the logs are; `--json` keeps every field."
 from __future__ import annotations
 
 from memsql_assets.cli.render import print_run_summary
-from memsql_assets.lib.agent.conditions import CONDITIONS
+from memsql_assets.lib.conditions import CONDITIONS
 from memsql_assets.lib.harness.summary import PartitionSummary, summarize
 from memsql_assets.lib.vocabulary import BENCHMARKS, PAPER_BENCHMARK
 from memsql_assets.orchestration.metrics import MetricsOutcome

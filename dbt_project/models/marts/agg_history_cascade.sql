@@ -1,5 +1,5 @@
 -- The cascade per benchmark x model x condition: EX with gold history (each earlier turn's ground
--- truth and its result in memory, lib/memory/history.py) minus EX with the model's own history (the
+-- truth and its result in memory, lib/history.py) minus EX with the model's own history (the
 -- paper's protocol, every other mart), over all turns, in percentage points. Its standard error and
 -- 95 % interval come from the paired session bootstrap (docs: bootstrap_method): both histories
 -- resampled with the same sessions, each side's epochs from its own. A gold-history file counts when it

@@ -1,4 +1,4 @@
--- One row per turn and epoch of every gold-history evaluation (lib/memory/history.py) of either
+-- One row per turn and epoch of every gold-history evaluation (lib/history.py) of either
 -- benchmark: what the cascade needs of it. Builds empty when no gold-history file exists (read_parquet
 -- on a glob that matches nothing is an error, so the files are counted first).
 {%- set files = source('memsql', 'gold_history_result_files') %}

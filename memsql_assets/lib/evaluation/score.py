@@ -1,6 +1,6 @@
 """Score one turn: extract the SQL, run it and the ground truth, compare, classify.
 
-Everything runs on the caller's connection, which must be read-only (sqlite_db.open_readonly):
+Everything runs on the caller's connection, which must be read-only (sql/sandbox.open_readonly):
 the sandbox for generated SQL is that connection plus run_query's time limit and row cap.
 
 Ground-truth results are cached by SQL text in `gt_cache` (one cache per source database: the
@@ -59,7 +59,7 @@ class TurnScore:
     gt_error: str | None
     generated_row_count: int | None
     result_summary: str
-    gt_summary: str  # what a gold history stores of the turn (lib/memory/history.py)
+    gt_summary: str  # what a gold history stores of the turn (lib/history.py)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -6,7 +6,7 @@ sessions are checkpointed per epoch under `_progress/epoch=<n>/` beside it (neve
 which is what a killed run resumes from. A sample run (`sessions`) publishes under
 `samples/model=<key>/condition=<name>/sessions=<n>/` instead, with its own checkpoints: it never
 touches the partition's file, and dbt reads it only into the sample models. A gold-history run
-(lib/memory/history.py) publishes the same layout under results_gold/ (results_<benchmark>_gold/):
+(lib/history.py) publishes the same layout under results_gold/ (results_<benchmark>_gold/):
 the marts read it only for the cascade, and it never replaces the model-history file.
 
 Schema drift is checked on read, differently for the two kinds of file. A published result file
@@ -269,7 +269,7 @@ def cascade_pair(
     home: Path, model: str, condition: str, benchmark: str = PAPER_BENCHMARK
 ) -> tuple[PartitionSummary, PartitionSummary] | None:
     """The (gold, model) history summaries of one model x condition when both are full evaluations of
-    the same benchmark version: their EX difference is the cascade (lib/memory/history.py)."""
+    the same benchmark version: their EX difference is the cascade (lib/history.py)."""
     gold = read_summary(partition_dir(home, model, condition, benchmark, History.GOLD))
     own = read_summary(partition_dir(home, model, condition, benchmark, History.MODEL))
     if gold is None or own is None or not (gold.complete and own.complete):

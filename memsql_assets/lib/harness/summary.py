@@ -13,10 +13,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from memsql_assets.lib.atomic import write_text_atomic
+from memsql_assets.lib.context_mode import ContextMode
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.evaluation.interval import ex_interval
-from memsql_assets.lib.memory.context_mode import ContextMode
-from memsql_assets.lib.memory.history import History
+from memsql_assets.lib.history import History
 from memsql_assets.lib.vocabulary import ERROR_CLASSES, PAPER_BENCHMARK
 
 
@@ -202,9 +202,9 @@ class PartitionSummary(BaseModel):
     memory_implementation: str | None = None
     """The condition's memory implementation."""
     context_mode: str = ContextMode.ANNOTATED.value
-    """What the memory was given of each turn: annotated (the paper's) or observed (lib/memory/context_mode.py)."""
+    """What the memory was given of each turn: annotated (the paper's) or observed (lib/context_mode.py)."""
     history: str = History.MODEL.value
-    """Whose answers to earlier turns the memory stored: model (the paper's) or gold (lib/memory/history.py)."""
+    """Whose answers to earlier turns the memory stored: model (the paper's) or gold (lib/history.py)."""
     resumed_sessions: int = 0
     """Sessions x epochs resumed from checkpoints."""
     redone_sessions: int = 0

@@ -41,8 +41,8 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 from pydantic import BaseModel
 
 from memsql_assets.lib.config_files import Strict
-from memsql_assets.lib.memory.context_mode import ContextMode
-from memsql_assets.lib.memory.history import History
+from memsql_assets.lib.context_mode import ContextMode
+from memsql_assets.lib.history import History
 from memsql_assets.lib.memory.resolution import Payload, Resolution
 
 # (source prefix, question, question vector or None) -> markdown or None

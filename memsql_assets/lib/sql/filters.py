@@ -18,7 +18,7 @@ its label. A memory that keys turns by it (S, lib/memory/summary.py) chooses the
 an earlier SQL wrote the same entity.
 
 Used by a memory's own extraction (observed mode, lib/memory/facts.py) and by reader-probe
-(lib/models/reader_probe.py). SQL that sqlglot cannot parse has no filters.
+(lib/reference/reader_probe.py). SQL that sqlglot cannot parse has no filters.
 """
 
 from __future__ import annotations

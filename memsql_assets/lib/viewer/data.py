@@ -2,7 +2,7 @@
 
 Only published `turn_results.parquet` files are read: they are renamed into place whole, so a
 partition being written shows its previous file (or nothing), never its checkpoints. A gold-history
-evaluation (lib/memory/history.py) is a partition of its own here, its key ending in `~gold`, its rows
+evaluation (lib/history.py) is a partition of its own here, its key ending in `~gold`, its rows
 with history `gold`.
 """
 
@@ -17,6 +17,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from memsql_assets.lib.context_mode import ContextMode
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.harness.results import (
     ADDED_COLUMNS,
@@ -25,11 +26,9 @@ from memsql_assets.lib.harness.results import (
     check_result_table,
 )
 from memsql_assets.lib.harness.summary import read_summary
-from memsql_assets.lib.memory.context_mode import ContextMode
-from memsql_assets.lib.paths import benchmark_dir, results_root
+from memsql_assets.lib.paths import TURNS_PARQUET_FILE, benchmark_dir, results_root
 from memsql_assets.lib.vocabulary import BENCHMARKS, PAPER_BENCHMARK, ErrorClass, History
 
-TURNS_FILE = "turns.parquet"
 TURN_COLUMNS = (
     "session_id",
     "turn_index",
@@ -95,7 +94,7 @@ def partitions(home: Path) -> list[Partition]:
 
 def _turn_files(home: Path, parts: list[Partition]) -> dict[str, Path]:
     """The turns file of each benchmark that `parts` evaluated."""
-    return {b: benchmark_dir(home, b) / TURNS_FILE for b in dict.fromkeys(p.benchmark for p in parts)}
+    return {b: benchmark_dir(home, b) / TURNS_PARQUET_FILE for b in dict.fromkeys(p.benchmark for p in parts)}
 
 
 def _signature(parts: list[Partition], turns: dict[str, Path]) -> tuple:

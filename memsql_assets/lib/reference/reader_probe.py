@@ -41,14 +41,18 @@ Cues in the current question (its `Question:` line), as a careful LLM reads them
   carries nothing from the conversation (an unmarked detour: "What is Zed Ltd's total order count?"),
   so the values the question resumes are read from the turns before it, in the Recent conversation and
   in a Summary alike. The oldest turn shown is never skipped: it may be the one that opened the thread.
-- **A value as currently defined** ("my years as I define them now", "as it stands now"): among the
-  Similar past turns, those whose question redefined a value ("By my years I now mean 2012 …", "From
-  now on …") are read first, then the others in retrieval order.
 
 Inferences about a year pair (`YEAR_PAIR`), as a careful LLM makes them: "the older of the two
-years" is the smaller of the pair the SQL stated; a turn whose question named "the newer year" and
-whose SQL compared one year stated that one; a turn about "both years" whose prompt shows only one of
-them takes the other to be the adjacent year.
+years" is the smaller of the pair the SQL stated; a turn whose question named "the newer year" (or
+"the later of my years") and whose SQL compared one year stated that one; a turn about "both years"
+whose prompt shows only one of them takes the other to be the adjacent year, unless a turn shown later
+in its reading order states that one itself.
+
+A convention as it holds now ("my years as they stand now", "my segment as I define it now", the
+extended benchmark's knowledge updates across sessions) is read first from the shown turns whose
+question changed it ("From now on, by my segment I mean ...", "By my years I now mean ..."), then as
+any other value: a careful LLM takes the latest definition, where the order of the Similar past turns
+(by similarity) says nothing about which came last.
 
 What it cannot do, where a careful LLM can: read values stated only in a question's words and never
 in any SQL shown (a company name in a question whose SQL failed), read `Result:` lines, a summary a
@@ -79,10 +83,10 @@ SIMILAR_HEADER = "Similar past turns:"
 YEAR_PAIR = ("older_year", "newer_year")
 # What reader-probe writes for a value it did not find: the SQL fails, and names no key.
 UNFOUND = "{?}"
-# How a question names one year of the pair, older first.
+# How a question names one year of the pair, older first ("the older year", "the earlier of my years").
 YEAR_CUES = (
-    re.compile(r"\b(older|earlier|first) year\b", re.IGNORECASE),
-    re.compile(r"\b(newer|later|second|recent) year\b", re.IGNORECASE),
+    re.compile(r"\b(older|earlier|first) (?:year\b|of (?:my|the|those|these|our) (?:two )?years\b)", re.IGNORECASE),
+    re.compile(r"\b(newer|later|second|recent) (?:year\b|of (?:my|the|those|these|our) (?:two )?years\b)", re.IGNORECASE),
 )
 # A key the wording points back to the start of the conversation with ("the company we began with").
 FIRST_PREFIX = "first_"
@@ -90,9 +94,10 @@ FIRST_PREFIX = "first_"
 SIDE_QUESTION_RE = re.compile(r"^\s*(separately|as an aside|aside|by the way|unrelated)\b", re.IGNORECASE)
 # A question that says it returns to something: it resumes the conversation's thread, past a digression.
 RETURN_CUE_RE = re.compile(r"\b(back to|return(?:ing)? to|go(?:ing)? back)\b", re.IGNORECASE)
-# A question that asks for a value as currently defined, and a past question that redefined one.
-NOW_CUE_RE = re.compile(r"\b(as I define (?:it|them) now|as it stands now)\b", re.IGNORECASE)
-REDEFINED_RE = re.compile(r"\b(I now mean|from now on)\b", re.IGNORECASE)
+# A question that asks for a convention as it holds now ("my years as they stand now"), and one that
+# changed a convention ("from now on, my segment is ..."): the first reads the second's SQL first.
+NOW_CUE_RE = re.compile(r"\bas (?:they|it) stands? now\b|\bas I define (?:it|them) now\b", re.IGNORECASE)
+UPDATE_RE = re.compile(r"\bfrom now on\b|\bI now mean\b", re.IGNORECASE)
 # The line of the prompt that carries the current question (prompts.build_messages).
 QUESTION_PREFIX = "Question: "
 
@@ -269,14 +274,18 @@ def carried_from_before(slot: _Slot, turns: Iterable[PastTurn]) -> dict[str, Any
     return {}
 
 
-def _read(slot: _Slot, turns: Iterable[PastTurn]) -> dict[str, Any]:
+def _read(slot: _Slot, turns: Iterable[PastTurn], wanted: list[str]) -> dict[str, Any]:
+    """The first turn's statement of a `wanted` key; else the first turn's of the slot's other key (the
+    other year of a pair, from which adjacent_year infers the wanted one)."""
+    other: dict[str, Any] = {}
     for turn in turns:
         if SIDE_QUESTION_RE.match(turn.question):
             continue
         found = _stated(slot, turn)
-        if found:
+        if any(k in found for k in wanted):
             return found
-    return {}
+        other = other or found
+    return other
 
 
 def read_prompt(
@@ -289,8 +298,6 @@ def read_prompt(
     recent = list(reversed(past_turns(texts, RECENT_HEADER)))  # most recent first
     summary = list(reversed(past_turns(texts, SUMMARY_HEADER)))
     similar = past_turns(texts, SIMILAR_HEADER)
-    if NOW_CUE_RE.search(question):  # "as I define them now": the turn that redefined them first
-        similar = sorted(similar, key=lambda t: not REDEFINED_RE.search(t.question))
     thread, summary_thread = past_digression(recent, question), past_digression(summary, question)
     pair: dict[str, Any] = {}
     for slot in _slots(sql_template, keys):
@@ -305,7 +312,9 @@ def read_prompt(
             if first
             else [*thread, *summary_thread, *similar]
         )
-        stated = _named(slot, [*recent, *summary, *similar], question) or start or _read(slot, order)
+        if NOW_CUE_RE.search(question):  # the convention as it stands now: the turn that changed it first
+            order = [t for t in order if UPDATE_RE.search(t.question)] + order
+        stated = _named(slot, [*recent, *summary, *similar], question) or start or _read(slot, order, wanted)
         found.update({k: v for k, v in stated.items() if k in wanted})
         pair.update({k: v for k, v in stated.items() if k not in wanted})  # the other year of a pair
     return {**found, **adjacent_year(keys, {**pair, **found})}
