@@ -11,7 +11,8 @@ import click
 
 from memsql_assets.cli.options import Epochs, cost_options, json_flag, wave_size_option
 from memsql_assets.lib.conditions import CONDITIONS
-from memsql_assets.lib.vocabulary import BENCHMARKS, PAPER_BENCHMARK
+from memsql_assets.lib.history import HISTORIES
+from memsql_assets.lib.vocabulary import BENCHMARKS, PAPER_BENCHMARK, History
 
 if TYPE_CHECKING:
     from memsql_assets.lib.harness.plan import RunPlan
@@ -54,6 +55,13 @@ if TYPE_CHECKING:
     "cell; adding epochs to an evaluated partition asks only for the new ones (default: the "
     "partition's epochs; a sample: 1)",
 )
+@click.option(
+    "--history",
+    type=click.Choice(HISTORIES),
+    help="whose answers to earlier turns the memory stores: model (the model's own, the paper's protocol) "
+    "or gold (each turn's ground truth and its result, as SParC and CoSQL evaluate); published beside "
+    "the other, never over it (default: the condition's `history`, else model)",
+)
 @cost_options
 @wave_size_option
 def command(
@@ -68,10 +76,11 @@ def command(
     dry_run: bool,
     max_cost: float | None,
     wave_size: int | None,
+    history: str | None,
 ) -> int:
     import dagster as dg
 
-    from memsql_assets.cli.render import print_evaluations
+    from memsql_assets.cli.render import print_cascade, print_evaluations
     from memsql_assets.defs.instance import ensure_dagster_home
     from memsql_assets.lib.paths import memsql_home
     from memsql_assets.lib.viewer.server import partition_url
@@ -80,7 +89,7 @@ def command(
     problem = (
         condition_problem(condition, benchmark)
         or sample_problem(sessions, benchmark)
-        or (only_failed and only_failed_problem(model, condition, sessions, benchmark))
+        or (only_failed and only_failed_problem(model, condition, sessions, benchmark, history))
     )
     if problem:
         print(f"memsql eval: {problem}", file=sys.stderr)
@@ -95,9 +104,11 @@ def command(
 
     ensure_dagster_home(memsql_home())
     with dg.DagsterInstance.get() as instance, console_without_failures():
+        told = History(history) if history else None
         out = evaluate_partition_run(
-            instance, model, condition, sessions, epochs, only_failed, benchmark, retry_errors, wave_size, max_cost
-        )
+            instance, model, condition, sessions, epochs, only_failed, benchmark, retry_errors, wave_size,
+            max_cost, told,
+        )  # fmt: skip
     warnings = out.summary.warnings if out.summary else []
     if as_json:
         print(json.dumps(out.as_json(), indent=2))
@@ -108,6 +119,7 @@ def command(
     else:
         print_evaluations([out])
         print(f"\nthese turns: memsql view  ({partition_url(model, condition, benchmark)})")
+        print_cascade(model, condition, benchmark)
     return 0 if out.success else 1
 
 
@@ -141,14 +153,18 @@ def sample_problem(n: int | None, benchmark: str) -> str | None:
     return None
 
 
-def only_failed_problem(model: str, condition: str, sessions: int | None, benchmark: str) -> str | None:
+def only_failed_problem(
+    model: str, condition: str, sessions: int | None, benchmark: str, history: str | None = None
+) -> str | None:
     """What `--only-failed` (a retry of a published full evaluation) lacks, if anything."""
     from memsql_assets.lib.harness.results import RESULT_FILE, partition_dir
     from memsql_assets.lib.paths import memsql_home
+    from memsql_assets.lib.vocabulary import history as resolve_history
 
     if sessions is not None:
         return "--only-failed retries a full evaluation; it takes no --sessions"
-    if not (partition_dir(memsql_home(), model, condition, benchmark) / RESULT_FILE).exists():
+    told = resolve_history(condition, History(history) if history else None)
+    if not (partition_dir(memsql_home(), model, condition, benchmark, told) / RESULT_FILE).exists():
         return (
             f"--only-failed: {model}/{condition} has no evaluation yet; run "
             f"`memsql eval --model {model} --condition {condition}` first"

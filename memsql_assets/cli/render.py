@@ -48,6 +48,8 @@ def _notes(e: EvaluationRun) -> str:
         notes += f"  (its fixed sample of {s.partition_sample} sessions)"
     if s.epochs > 1:
         notes += f"  ({s.epochs} epochs, {s.n_turns} rows)"
+    if s.history != "model":
+        notes += f"  ({s.history} history)"
     if s.retried_turns:
         notes += f"  ({s.retried_turns} turns retried)"
     if s.stale_turns:
@@ -76,6 +78,30 @@ def print_evaluations(rows: Sequence[EvaluationRun]) -> None:
         )
         for warning in s.warnings:
             print(f"  warning: {warning}")
+
+
+def cascade_line(model: str, condition: str, benchmark: str) -> str | None:
+    """The cascade of one model x condition (EX with gold history minus EX with its own), once both
+    histories are evaluated on the same benchmark version; the marts give its paired interval."""
+    from memsql_assets.lib.harness.results import cascade_pair
+    from memsql_assets.lib.paths import memsql_home
+
+    pair = cascade_pair(memsql_home(), model, condition, benchmark)
+    if pair is None or pair[0].ex_strict is None or pair[1].ex_strict is None:
+        return None
+    gold, own = pair
+    sides = [f"{h} history {_pct(s.ex_strict)} %" for h, s in (("gold", gold), ("own", own))]
+    return (
+        f"cascade {model}/{condition} ({benchmark}): {gold.ex_strict - own.ex_strict:+.1f} pp EX "
+        f"({', '.join(sides)}; interval: `memsql report`, agg_history_cascade)"
+    )
+
+
+def print_cascade(model: str, condition: str, benchmark: str) -> None:
+    """`cascade_line`, once both histories of the partition are evaluated."""
+    line = cascade_line(model, condition, benchmark)
+    if line:
+        print(line)
 
 
 def _cell(e: EvaluationRun) -> str:
@@ -139,11 +165,24 @@ def _benchmark_lines(s: RunSummary, benchmark: str) -> list[str]:
     else:
         lines = [f"\n{benchmark} benchmark{mode}: {size}; memory-critical EX % (95% CI):"]
         lines += ["  " + line for line in matrix_lines(rows)]
-    failed = [e for e in rows if not e.success]
+    lines += _cascade_lines(s, benchmark)
+    failed = [e for e in rows + [g for g in s.gold_history if g.benchmark == benchmark] if not e.success]
     lines += [f"  {e.model}/{e.condition}: FAILED: {e.error or 'see the Dagster run'}" for e in failed[:SHOWN_FAILURES]]
     if len(failed) > SHOWN_FAILURES:
         lines.append(f"  and {len(failed) - SHOWN_FAILURES} more failures (`memsql run --json`)")
     return lines
+
+
+def _cascade_lines(s: RunSummary, benchmark: str) -> list[str]:
+    """Per model evaluated with gold history too: its cascade under each condition, in one line (EX
+    with gold history minus EX with its own, in points; the marts' agg_history_cascade has the intervals)."""
+    own = {(e.model, e.condition): e.summary for e in s.evaluations if e.benchmark == benchmark and e.success}
+    cascades: dict[str, list[str]] = {}
+    for g in s.gold_history:
+        mine = own.get((g.model, g.condition))
+        if g.benchmark == benchmark and g.success and g.summary and mine and None not in (g.summary.ex_strict, mine.ex_strict):
+            cascades.setdefault(g.model, []).append(f"{g.condition} {g.summary.ex_strict - mine.ex_strict:+.1f}")
+    return [f"  cascade of {m} (EX with gold history - own history, pp): {', '.join(c)}" for m, c in cascades.items()]
 
 
 def _state(s: RunSummary) -> str:

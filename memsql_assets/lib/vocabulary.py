@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from memsql_assets.lib.conditions import CONDITIONS, ContextMode
+from memsql_assets.lib.conditions import CONDITIONS, ContextMode, History, get_condition
 
 # Condition names in the order of the conditions file (conditions.yaml, then the user's; conditions.py
 # holds what each one's memory is). The paper's own conditions are those the file marks `paper`.
@@ -102,6 +102,11 @@ def context_mode(condition: str, benchmark: str) -> ContextMode:
     return CONDITIONS[condition].context_mode or BENCHMARK_CONTEXT_MODES[benchmark]
 
 
+def history(condition: str, requested: History | None = None) -> History:
+    """The history of a partition run: the run's request, else the condition's own, else the model's."""
+    return requested or get_condition(condition).history or History.MODEL
+
+
 # `detour`: a turn about another entity, stated in full, between a value and the turn that needs it.
 PHENOMENA: tuple[str, ...] = (
     "baseline",
@@ -114,11 +119,14 @@ PHENOMENA: tuple[str, ...] = (
     "cross_session",
     "taught_convention",
     "knowledge_update",
+    "chained",
 )
-# Memory across sessions: a turn of a session that continues an earlier session of the same analyst,
-# needing a value only that session stated (`cross_session`), a convention it taught
-# (`taught_convention`), or one this session changed since (`knowledge_update`).
-CROSS_SESSION_TAGS: tuple[str, ...] = ("cross_session", "taught_convention", "knowledge_update")
+# Memory across sessions: a turn of a session that continues earlier sessions of the same analyst (its
+# history), needing a value only those sessions stated (`cross_session`), a convention one of them
+# taught (`taught_convention`), a value one of them changed (`knowledge_update`: the old value is
+# stale), or both a convention the history's first session taught and a value a later one changed
+# (`chained`).
+CROSS_SESSION_TAGS: tuple[str, ...] = ("cross_session", "taught_convention", "knowledge_update", "chained")
 # What separates the two figures of the extended benchmark's headline, in two lines (the report's
 # extended matrix, the console's).
 CROSS_SESSION_NOTE: tuple[str, str] = (

@@ -93,6 +93,9 @@ class RunSummary(BaseModel):
     """The extended benchmark's composition (when chosen and built)."""
     evaluations: list[EvaluationRun] = []
     """Every partition `memsql run` evaluates, run or up to date."""
+    gold_history: list[EvaluationRun] = []
+    """The partitions it also evaluates with gold history (lib/history.py), run or up to date:
+    beside `evaluations`' own-history ones, their EX difference is the cascade."""
     report: MetricsOutcome | None = None
     """The metrics step (None: no evaluation)."""
     log: str | None = None
@@ -104,13 +107,17 @@ class RunSummary(BaseModel):
         return (
             self.success
             and all(self.checks.values())
-            and all(e.success for e in self.evaluations)
+            and all(e.success for e in self.evaluations + self.gold_history)
             and (self.report is None or self.report.success)
         )
 
     def as_json(self) -> dict[str, Any]:
         """`memsql run --json`: every field, each evaluation flat as `memsql eval --json` prints it."""
-        return {**self.model_dump(mode="json"), "evaluations": [e.as_json() for e in self.evaluations]}
+        return {
+            **self.model_dump(mode="json"),
+            "evaluations": [e.as_json() for e in self.evaluations],
+            "gold_history": [e.as_json() for e in self.gold_history],
+        }
 
 
 def sources_state(home: Path) -> dict[str, SourceState]:
@@ -161,6 +168,7 @@ def build_run_summary(
     evaluations: list[EvaluationRun],
     report: MetricsOutcome | None,
     log: Path | None,
+    gold_history: list[EvaluationRun] | None = None,
 ) -> RunSummary:
     return RunSummary(
         run_id=main.run_id,
@@ -174,6 +182,7 @@ def build_run_summary(
         benchmark=paper_composition(home),
         extended_benchmark=extended_composition(home) if EXTENDED_BENCHMARK in benchmarks else None,
         evaluations=evaluations,
+        gold_history=gold_history or [],
         report=report,
         log=None if log is None else str(log),
     )

@@ -7,7 +7,8 @@ figure. paraphrase and guess-probe answer the same whatever memory holds: A give
 comparator check, the floor), and `memsql eval` runs them anywhere else. On the paper's benchmark gold
 checks the harness under every condition, and the reference agent the conditions with tools (T and E:
 AgentSM's steps saved, model-free) on its registry entry's sample of sessions; on the extended one, A
-checks its ground truths and reader-probe measures the conditions.
+checks its ground truths and reader-probe measures the conditions, with its own history and with the
+gold one (GOLD_HISTORY_MODELS: the cascade).
 """
 
 from __future__ import annotations
@@ -37,6 +38,18 @@ RUN_MODELS: dict[str, dict[str, tuple[str, ...] | None]] = {
     },
     EXTENDED_BENCHMARK: {"gold": (FLOOR_CONDITION,), GUESS_PROBE: (FLOOR_CONDITION,), "reader-probe": None},
 }
+
+
+# The models `memsql run` also evaluates with gold history (lib/history.py), per benchmark: their
+# cascade under every condition whose memory keeps turns (under one that keeps none, as A, the history
+# cannot change a prompt). reader-probe on the extended benchmark: the instrument of the cascade.
+GOLD_HISTORY_MODELS: dict[str, tuple[str, ...]] = {EXTENDED_BENCHMARK: ("reader-probe",)}
+
+
+def gold_history_cells(benchmark: str, cells: Sequence[Cell]) -> list[Cell]:
+    """Of `benchmark`'s main-run partitions, those `memsql run` evaluates with gold history too."""
+    models = GOLD_HISTORY_MODELS.get(benchmark, ())
+    return [(m, c) for m, c in cells if m in models and CONDITIONS[c].implementation != "none"]
 
 
 def main_run_cells(benchmark: str, conditions: Sequence[str]) -> list[Cell]:

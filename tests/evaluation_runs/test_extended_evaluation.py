@@ -1,6 +1,7 @@
 """The extended benchmark evaluated through Dagster (extended_turn_results, beside turn_results), and
 its marts by phenomenon through dbt, on a home with the embedded sources and, of each source's extended
-sessions, the first eight and the last eight (each distractor session and its twin, each continuing session and the one it continues)."""
+sessions, sixteen: the first four and the last four (each distractor session and its twin) and the
+whole histories of two analysts (four sessions each, extended.layout)."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ from memsql_assets.lib.vocabulary import (
     REFERENCE_MODELS,
 )
 
-TWINS = 8  # the first sessions of a source, and its last ones, which return to or continue them (extended.layout)
+TWINS = 8  # sessions per source: twins and returning sessions, then as many in two analysts' histories
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +41,10 @@ def extended_home(tmp_path_factory, small_home, embedded_dbs):
     profiles = {s: extract_profiles(s, p, EXTENDED_DIR) for s, p in embedded_dbs.items()}
     built = build_measured_extended_sessions(profiles, embedded_dbs)  # as the extended_sessions asset builds it
     last = max(int(s.session_id[-3:]) for s in built)
-    sessions = [s for s in built if not TWINS < int(s.session_id[-3:]) <= last - TWINS]
+    ends = [s for s in built if not TWINS // 2 < int(s.session_id[-3:]) <= last - TWINS // 2]
+    first_analysts = {s.analyst for s in built if TWINS // 2 < int(s.session_id[-3:]) <= TWINS // 2 + 2}
+    sessions = ends + [s for s in built if s.analyst in first_analysts]
+    assert len(sessions) == 3 * 2 * TWINS
     write_benchmark(benchmark_dir(home, EXTENDED_BENCHMARK), sessions, EXTENDED_TURNS_SCHEMA)
     return home
 
@@ -219,3 +223,54 @@ def test_the_report_shows_both_figures_in_a_browser(extended_home, tmp_path):
                 tab.locator("header#top").screenshot(path=str(Path(os.environ["MEMSQL_SCREENSHOTS"]) / "report_cross_session.png"))
         finally:
             browser.close()
+
+
+def test_gold_history_stores_the_ground_truths_and_the_cascade_mart(extended_home):
+    from memsql_assets.lib.benchmark.store import read_turns, turn_id
+    from memsql_assets.lib.harness.settings import EvalSettings
+    from memsql_assets.lib.models.request_store import RequestStore
+    from memsql_assets.lib.vocabulary import History
+
+    own = evaluate_partition(extended_home, "reader-probe", "B_wm5", benchmark=EXTENDED_BENCHMARK)
+    gold = evaluate_partition(
+        extended_home, "reader-probe", "B_wm5", EvalSettings(history="gold"), benchmark=EXTENDED_BENCHMARK
+    )
+    assert gold.result_path.parent == partition_dir(extended_home, "reader-probe", "B_wm5", EXTENDED_BENCHMARK, History.GOLD)
+    assert own.result_path.exists() and own.result_path != gold.result_path
+    turns = {turn_id(t): t for t in read_turns(benchmark_dir(extended_home, EXTENDED_BENCHMARK))}
+    store = RequestStore.at_home(extended_home)
+
+    def shown(row):
+        return store.get(row["request_key"])["request"]["messages"][-1]["content"]
+
+    # Every earlier turn in the window is shown with its ground truth under gold history; under the
+    # model's own, a turn the probe could not fill is shown as it wrote it.
+    for row in gold.rows:
+        previous = turns.get(f"{row['session_id']}#{row['turn_index'] - 1}")
+        assert previous is None or f"SQL: {previous['gt_sql']}" in shown(row), turn_id(row)
+    assert any("{?}" in shown(r) for r in own.rows), "the own history keeps the probe's unfilled answers"
+    run_dbt(extended_home, "build", "--select", "+agg_history_cascade", "--indirect-selection", "cautious")
+    with duckdb.connect(str(extended_home / "dbt" / "memsql.duckdb"), read_only=True) as con:
+        row = con.execute(
+            "select cascade_pp, cascade_ci_lo_pp, cascade_ci_hi_pp, ex_gold_history_pct, ex_own_history_pct "
+            "from main.agg_history_cascade where model = 'reader-probe' and condition = 'B_wm5'"
+        ).fetchone()
+    cascade, lo, hi, ex_gold, ex_own = row
+    assert abs(ex_gold - gold.summary["ex_strict"]) < 0.05 and abs(ex_own - own.summary["ex_strict"]) < 0.05
+    assert cascade > 0 and lo <= cascade <= hi
+    # The viewer shows the gold-history evaluation as a partition of its own, beside the model's own.
+    from fastapi.testclient import TestClient
+
+    from memsql_assets.lib.viewer import data
+    from memsql_assets.lib.viewer.app import create_app, turn_url
+
+    index = data.TurnIndex(extended_home)
+    keys = {p.key for p in data.partitions(extended_home)}
+    assert {f"reader-probe/B_wm5@{EXTENDED_BENCHMARK}", f"reader-probe/B_wm5@{EXTENDED_BENCHMARK}~gold"} <= keys
+    cell = {"benchmark": EXTENDED_BENCHMARK, "model": "reader-probe", "condition": "B_wm5"}
+    assert data.list_turns(index, {**cell, "history": "gold"})[0] == len(gold.rows)
+    assert data.list_turns(index, {**cell, "history": "model"})[0] == len(own.rows)
+    first = gold.rows[0]
+    url = turn_url("reader-probe", "B_wm5", first["session_id"], first["turn_index"], first["epoch"], "gold")
+    page = TestClient(create_app(extended_home)).get(url)
+    assert page.status_code == 200 and "gold history" in page.text

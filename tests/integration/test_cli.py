@@ -125,6 +125,44 @@ def test_eval_runs_one_partition_through_dagster(built_env):
     assert again["calls"] == 0 and again["cache_hits"] == _turns(cli_env)
 
 
+def _stored_prompts(home: Path, result_file: Path) -> list[str]:
+    """What each row's stored request showed the model (its messages), from the home's request store."""
+    from memsql_assets.lib.models.request_store import RequestStore
+
+    store = RequestStore.at_home(home)
+    records = [store.get(r["request_key"]) for r in pq.read_table(result_file).to_pylist()]
+    assert all(records), "every row's request is stored"
+    return ["\n".join(str(m["content"]) for m in r["request"]["messages"]) for r in records]
+
+
+def test_eval_history_gold_beside_the_models_own_and_observed_prompts_name_no_annotation_key(built_env):
+    from memsql_assets.lib.harness.results import RESULT_FILE, partition_dir
+    from memsql_assets.lib.vocabulary import EXTENDED_BENCHMARK, History
+
+    home = Path(built_env["MEMSQL_HOME"])
+    cell = ("--model", "reader-probe", "--condition", "B_wm5", "--benchmark", EXTENDED_BENCHMARK)
+    bad = _memsql("eval", *cell, "--history", "teacher", env=built_env, check=False)
+    assert bad.returncode == 2 and "'--history': 'teacher' is not one of 'model', 'gold'" in bad.stderr
+    own = json.loads(_memsql("eval", *cell, "--json", env=built_env).stdout)
+    printed = _memsql("eval", *cell, "--history", "gold", env=built_env).stdout
+    files = {h: partition_dir(home, "reader-probe", "B_wm5", EXTENDED_BENCHMARK, h) / RESULT_FILE for h in History}
+    assert all(f.exists() for f in files.values()), "both histories side by side"
+    gold = json.loads((files[History.GOLD].parent / "summary.json").read_text(encoding="utf-8"))
+    assert (own["history"], gold["history"]) == ("model", "gold") and gold["ex_strict"] > own["ex_strict"]
+    assert f"cascade reader-probe/B_wm5 ({EXTENDED_BENCHMARK}): +{gold['ex_strict'] - own['ex_strict']:.1f} pp" in printed
+    keys = {h: {r["request_key"] for r in pq.read_table(f).to_pylist()} for h, f in files.items()}
+    assert not keys[History.MODEL] & keys[History.GOLD], "the two histories are different cells"
+    # No annotation key name reaches an observed prompt: the snake_case keys are no column, word or
+    # value anywhere else, and the source guidance named customer_id and loan_status before.
+    turns = read_turns(benchmark_dir(home, EXTENDED_BENCHMARK))
+    named = {k for t in turns for k in t["state_updates"] if "_" in k}
+    assert {"customer_id", "loan_status", "older_year", "first_customer"} <= named
+    prompts = [p for f in files.values() for p in _stored_prompts(home, f)]
+    assert len(prompts) == 2 * len(turns)
+    leaks = sorted({k for p in prompts for k in named if k in p})
+    assert not leaks, leaks
+
+
 def test_eval_paraphrase_scores_100_under_episodic_memory(built_env):
     cli_env = built_env
     out = json.loads(

@@ -12,6 +12,7 @@ from memsql_assets.lib import vocabulary
 from memsql_assets.lib.conditions import BUILTIN_CONDITIONS_FILE, CONDITIONS, load_conditions
 from memsql_assets.lib.context_mode import ContextMode
 from memsql_assets.lib.errors import ConfigError
+from memsql_assets.lib.history import History, HistoryError, check_history
 from memsql_assets.lib.memory.plugins import (
     BUILTIN_MEMORIES,
     NoAnalystsError,
@@ -84,6 +85,11 @@ def test_a_users_file_adds_conditions_after_the_built_in_ones(tmp_path):
             "conditions.Z.context_mode",
             "expected one of annotated|observed, got 'sometimes'",
         ),
+        (
+            "conditions:\n  Z:\n    memory: {implementation: none}\n    history: teacher\n",
+            "conditions.Z.history",
+            "expected one of model|gold, got 'teacher'",
+        ),
     ],
 )
 def test_a_malformed_file_names_the_file_and_the_field(tmp_path, body, field, cause):
@@ -123,6 +129,16 @@ def test_the_fingerprint_follows_what_the_results_depend_on(tmp_path):
     assert condition_fingerprint(three) == condition_fingerprint(load_conditions(_file(tmp_path, base % 3))["Z"])
     observed = load_conditions(_file(tmp_path, base % 3 + "    context_mode: observed\n"))["Z"]
     assert condition_fingerprint(observed) != condition_fingerprint(three), "the mode makes its partitions stale"
+    gold = load_conditions(_file(tmp_path, base % 3 + "    history: gold\n"))["Z"]
+    assert gold.history == History.GOLD
+    assert condition_fingerprint(gold) != condition_fingerprint(three), "the history makes its partitions stale"
+
+
+def test_a_runs_history_else_the_models():
+    assert vocabulary.history("B_wm5") == History.MODEL
+    assert vocabulary.history("B_wm5", History.GOLD) == History.GOLD
+    with pytest.raises(HistoryError, match=r"^history 'teacher': expected one of model\|gold$"):
+        check_history("teacher")
 
 
 def test_a_conditions_mode_else_the_benchmarks_default(tmp_path):
@@ -133,7 +149,7 @@ def test_a_conditions_mode_else_the_benchmarks_default(tmp_path):
 
 def test_the_shipped_file_documents_every_field():
     text = BUILTIN_CONDITIONS_FILE.read_text(encoding="utf-8")
-    for name in ("description", "memory", "tools", "paper", "main_run", "context_mode"):
+    for name in ("description", "memory", "tools", "paper", "main_run", "context_mode", "history"):
         assert f"#   {name} " in text, name
 
 

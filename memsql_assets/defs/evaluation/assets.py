@@ -36,7 +36,7 @@ from memsql_assets.lib.paths import embeddings_cache_dir, results_root
 from memsql_assets.lib.sources.config import SOURCE_NAMES
 from memsql_assets.lib.trajectories.lookup import trajectory_lookup
 from memsql_assets.lib.viewer.server import partition_url
-from memsql_assets.lib.vocabulary import EXTENDED_BENCHMARK, MUST_SCORE_100, PAPER_BENCHMARK
+from memsql_assets.lib.vocabulary import EXTENDED_BENCHMARK, MUST_SCORE_100, PAPER_BENCHMARK, History
 
 
 @dg.asset(
@@ -156,8 +156,8 @@ def _evaluate(
     for warning in s["warnings"]:
         context.log.warning(warning)
     check = _harness_integrity(model, s, outcome.rows)
-    if evaluation.sessions:  # the check's output is required: it checks the sample's rows
-        yield _sample_observation(context, s, outcome.result_path)
+    if evaluation.sessions or s["history"] != History.MODEL:  # the check's output is required: it checks these rows
+        yield _observation(context, s, outcome.result_path)
         yield check
         return
     yield dg.MaterializeResult(
@@ -237,18 +237,20 @@ def _metadata(s: dict[str, Any], path: Path, benchmark: str, model: str, conditi
     }
 
 
-def _sample_observation(
-    context: dg.AssetExecutionContext, s: dict[str, Any], path: Path
-) -> dg.AssetObservation:
-    """A sample run in the UI: an observation of the partition without a data version, so the
-    latest materialization (the full evaluation) stays the current one and nothing turns stale."""
+def _observation(context: dg.AssetExecutionContext, s: dict[str, Any], path: Path) -> dg.AssetObservation:
+    """A sample run, or a gold-history one, in the UI: an observation of the partition without a data
+    version, so the latest materialization (the model-history full evaluation) stays the current one
+    and nothing turns stale."""
     ci = s["ex_strict_ci95"]
-    context.log.info(f"sample of {s['sessions']} sessions x {s['epochs']} epochs: not a materialization")
+    sample = not s["complete"]
+    what = f"sample of {s['sessions']} sessions" if sample else "full evaluation"
+    context.log.info(f"{what} with {s['history']} history x {s['epochs']} epochs: not a materialization")
     return dg.AssetObservation(
         asset_key=context.asset_key,
         partition=context.partition_key,
         metadata={
-            "sample": True,
+            "sample": sample,
+            "history": s["history"],
             "sessions": s["sessions"],
             "epochs": s["epochs"],
             "n_turns": s["n_turns"],

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memsql_assets.lib.sources.guidance import SOURCE_GUIDANCE
+from memsql_assets.lib.sources.guidance import guidance_lines
 
 SYSTEM_PROMPT = (
     "You are an expert SQLite analyst. Generate one valid SQLite query for the user’s question. "
@@ -48,6 +48,7 @@ class PromptParts:
     trajectory: str | None = None
     resolved: Mapping[str, Any] | None = None
     blocks: Sequence[str] = ()  # a memory's other blocks, each its header line and text (a summary)
+    observed: bool = False  # observed context mode: the guidance names no annotation key (guidance.py)
 
     def __post_init__(self) -> None:
         if not self.output_requirements.strip():
@@ -95,7 +96,7 @@ def build_messages(parts: PromptParts) -> list[dict[str, str]]:
     """System prompt (A.1) + one user message: guidance, schema, the memory's blocks (`memory_blocks`),
     question, output requirements (the same text for every model and condition, SPEC §2 / paper §5.6).
     Guidance and schema only where the prompt has a schema."""
-    guidance = "\n".join(f"- {line}" for line in SOURCE_GUIDANCE[parts.source])
+    guidance = "\n".join(f"- {line}" for line in guidance_lines(parts.source, parts.observed))
     blocks = [f"Source guidance:\n{guidance}", f"{SCHEMA_HEADER}\n{parts.schema}"] if parts.schema else []
     blocks += memory_blocks(parts)
     blocks.append(f"Question: {parts.question}")

@@ -135,6 +135,8 @@ def answered_by_config(store_root: Path, retry_errors: bool = False) -> StoreInd
         cell = record.get("cell") if isinstance(record, dict) else None
         if not isinstance(cell, dict) or "condition" not in cell or not _replayable(record, retry_errors):
             continue
+        if cell.get("history"):  # a gold-history answer never answers a model-history cell (history.py)
+            continue
         config = config_key(record.get("litellm_model"), (record.get("request") or {}).get("params"))
         if not record.get("error"):
             outputs.setdefault(config, []).append(int((record.get("usage") or {}).get("completion_tokens") or 0))

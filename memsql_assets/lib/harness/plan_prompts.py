@@ -205,6 +205,7 @@ def stand_in_messages(
         parts = PromptParts(
             t["source"], schemas[t["source"]], t["question"], t["output_requirements"], got.hints,
             got.similar, got.working, None, got.resolved or None, tuple(b.render() for b in got.blocks),
+            observed=mode == ContextMode.OBSERVED,
         )  # fmt: skip
         yield turn_id(t), build_messages(parts)
 

@@ -85,7 +85,7 @@ from memsql_assets.lib.trajectories.composites import CompositeTool
 from memsql_assets.lib.trajectories.lookup import load_composites
 from memsql_assets.lib.trajectories.phases import PHASES
 from memsql_assets.lib.trajectories.tools import AGENT_OBSERVATION_CHARS, DbTools
-from memsql_assets.lib.vocabulary import PAPER_BENCHMARK
+from memsql_assets.lib.vocabulary import PAPER_BENCHMARK, History
 
 Progress = Callable[["RunStats"], None]
 
@@ -232,15 +232,18 @@ class PartitionRunner:
     retries: Mapping[str, int] = field(default_factory=dict)
     benchmark: str = PAPER_BENCHMARK  # whose turns these are: its own result files and checkpoints
     agent_limits: AgentLimits = field(default_factory=AgentLimits)  # conditions with tools
+    history: History = History.MODEL  # whose answers memory stores (lib/history.py)
 
     def __post_init__(self) -> None:
         self.wave_size = resolve_wave_size(self.wave_size, self.concurrency)
         self.condition = self.agent.condition
         # Memory shared by a source's sessions runs in waves (W); per-session memory runs sessions freely.
         self.shared = getattr(self.agent.memory, "visibility", Visibility.SESSION) == Visibility.WAVES
-        self.out_dir = output_dir(self.home, self.model_key, self.condition.name, self.sample, self.benchmark)
+        self.out_dir = output_dir(
+            self.home, self.model_key, self.condition.name, self.sample, self.benchmark, self.history
+        )
         self.progress_dir = progress_dir(
-            self.home, self.model_key, self.condition.name, self.epoch, self.sample, self.benchmark
+            self.home, self.model_key, self.condition.name, self.epoch, self.sample, self.benchmark, self.history
         )
         self._pools: dict[str, ConnectionPool] = {}
         self._results: dict[str, DatabaseResults] = {}
@@ -316,14 +319,23 @@ class PartitionRunner:
         use and opening a connection (its pragmas) would otherwise stall every session's loop. The
         turn's memory writes follow in the same thread: each hand-off costs milliseconds under load."""
         score = self._score(turn, raw, supplying, retrieved, execute=True)
-        return score, self.agent.persist(turn, score.extracted_sql, score.result_summary)
+        return score, self._persist(turn, score)
+
+    def _persist(self, turn: Mapping[str, Any], score: TurnScore) -> MemoryFailure | None:
+        """The finished turn into memory: the model's answer, or with a gold history the ground truth's
+        (the one place every memory, plug-ins included, is handed a turn)."""
+        if self.history == History.GOLD:
+            return self.agent.persist(turn, turn["gt_sql"], score.gt_summary)
+        return self.agent.persist(turn, score.extracted_sql, score.result_summary)
 
     def _prepare_progress(self) -> dict[str, list[dict[str, Any]]]:
         meta_path = self.progress_dir / "_meta.json"
-        # Checkpoints of another benchmark version or context mode, or (C/D) of other waves, are void.
+        # Checkpoints of another benchmark version, context mode or history, or (C/D) of other waves, are void.
         meta: dict[str, Any] = {"benchmark_version": self.benchmark_version}
         if self.agent.observed:  # annotated checkpoints predate the field: they stay valid
             meta["context_mode"] = self.agent.context_mode.value
+        if self.history != History.MODEL:  # as are those of the model's history
+            meta["history"] = self.history.value
         if self.shared:
             meta.update(wave_size=self.wave_size, waves=WAVES)
         if meta_path.exists() and json.loads(meta_path.read_text(encoding="utf-8")) != meta:
@@ -486,7 +498,7 @@ class PartitionRunner:
         score = self._score_here(turn, raw, supplying, retrieved)
         if score is None:
             return await asyncio.to_thread(self._score_and_persist, turn, raw, supplying, retrieved)
-        persist = functools.partial(self.agent.persist, turn, score.extracted_sql, score.result_summary)
+        persist = functools.partial(self._persist, turn, score)
         if getattr(self.agent.memory, "blocking", False):  # Redis: a restart can hold a write for seconds
             return score, await asyncio.to_thread(persist)
         return score, persist()

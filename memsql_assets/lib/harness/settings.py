@@ -84,6 +84,13 @@ class EvalSettings(BaseModel):
         default=DEFAULT_TURN_TIME_S,
         description="Conditions with tools (T): the time limit of one agent turn in seconds; at least 1.",
     )
+    history: str | None = Field(
+        default=None,
+        description="Whose answers to earlier turns the memory stores: `model` (the model's own, the paper's "
+        "protocol) or `gold` (each turn's ground truth and its result, as SParC and CoSQL evaluate; "
+        "`memsql eval --history`). A gold run publishes under results_gold/ beside the model-history file "
+        "and asks the request store for cells of its own. Unset: the condition's `history`, else model.",
+    )
     wave_size: int | None = Field(
         default=None,
         description="Conditions C and D run sessions in waves of this many; a session never sees a session of "

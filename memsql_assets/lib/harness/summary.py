@@ -16,6 +16,7 @@ from memsql_assets.lib.atomic import write_text_atomic
 from memsql_assets.lib.context_mode import ContextMode
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.evaluation.interval import ex_interval
+from memsql_assets.lib.history import History
 from memsql_assets.lib.vocabulary import CROSS_SESSION_TAGS, ERROR_CLASSES, PAPER_BENCHMARK
 
 
@@ -251,6 +252,8 @@ class PartitionSummary(BaseModel):
     """The condition's memory implementation."""
     context_mode: str = ContextMode.ANNOTATED.value
     """What the memory was given of each turn: annotated (the paper's) or observed (lib/context_mode.py)."""
+    history: str = History.MODEL.value
+    """Whose answers to earlier turns the memory stored: model (the paper's) or gold (lib/history.py)."""
     resumed_sessions: int = 0
     """Sessions x epochs resumed from checkpoints."""
     redone_sessions: int = 0

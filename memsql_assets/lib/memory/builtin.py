@@ -27,6 +27,7 @@ from pydantic import BaseModel, Field
 from memsql_assets.lib.config_files import Strict
 from memsql_assets.lib.context_mode import ContextMode
 from memsql_assets.lib.errors import MemsqlError
+from memsql_assets.lib.history import History
 from memsql_assets.lib.memory.chroma import chroma_client, collection_name, open_collection
 from memsql_assets.lib.memory.episodic import EpisodicMemory, analyst_peers
 from memsql_assets.lib.memory.facts import facts_block
@@ -169,6 +170,7 @@ class Episodic(Window):
         self.k = self.params.top_k or ctx.episodic_k
         chroma = chroma_client(ctx.store_dir, ctx.chroma_url)
         parts = [f"epoch{ctx.epoch}"] + ([] if ctx.sample is None else [f"sample{ctx.sample}"])
+        parts += [] if ctx.history == History.MODEL else [str(ctx.history)]  # a shared server: never the other's
         self.episodic = EpisodicMemory(
             chroma, collection_name("episodic", ctx.model, ctx.condition, ctx.benchmark_version, *parts)
         )

@@ -160,7 +160,7 @@ def build_memory(condition: Condition) -> Memory:
 
 def condition_fingerprint(condition: Condition) -> str:
     """What a condition's results are a function of besides memsql's own code: its memory implementation,
-    parameters, tools and context mode, and for a plug-in its module's source (a changed plug-in makes them stale)."""
+    parameters, tools, context mode and history, and for a plug-in its module's source (a changed plug-in makes them stale)."""
     target = implementation_target(condition)
     module = target.partition(":")[0]
     source = None
@@ -175,6 +175,8 @@ def condition_fingerprint(condition: Condition) -> str:
             "tools": condition.tools,
             "source": source,
             "context_mode": condition.context_mode,
+            # A condition's own history; absent when unset, so that older fingerprints stay valid.
+            **({"history": condition.history} if condition.history else {}),
         },
         sort_keys=True,
         default=str,
