@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from deployment import REPO, Deployment, absent_machine_service, base_env, build_home, deployment
+from deployment import REPO, Deployment, absent_machine_service, base_env, deployment
 from embedded_reference import LATENCY_MS, SLOW_MODEL
+
+from memsql_assets.lib.harness.homes import build_home
 
 EVERY_NTH_SESSION = 3
 
@@ -36,8 +38,8 @@ def services(tmp_path_factory, embedded_dbs, embedded_sessions) -> Iterator[Depl
     root = tmp_path_factory.mktemp("scale_out")
     subset = [s for i, s in enumerate(embedded_sessions) if i % EVERY_NTH_SESSION == 0]
     models = _models_file(root / "models.yaml")
-    reference = build_home(root / "reference", embedded_dbs, subset)
-    with deployment(root, build_home(root / "shared", embedded_dbs, subset), models) as d:
+    reference = build_home(root / "reference", embedded_dbs, subset, semantic=False)
+    with deployment(root, build_home(root / "shared", embedded_dbs, subset, semantic=False), models) as d:
         d.reference = reference
         with open(d.log("reference"), "wb") as log:  # the embedded default: private Redis, local Chroma
             d.procs["reference"] = subprocess.Popen(

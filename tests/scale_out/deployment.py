@@ -27,7 +27,7 @@ from memsql_assets.defs.scale_out import CELERY_APP, DEPLOY_DAGSTER_YAML, celery
 from memsql_assets.lib.memory.chroma import CHROMA_URL_ENV
 from memsql_assets.lib.memory.redis_service import REDIS_URL_ENV
 from memsql_assets.lib.models.registry import MODELS_FILE_ENV
-from memsql_assets.lib.paths import WORKSPACE_FILE, benchmark_dir, dagster_home, source_db_path
+from memsql_assets.lib.paths import WORKSPACE_FILE, dagster_home
 from memsql_assets.lib.process_group import stop_group
 from memsql_assets.lib.scale_out import (
     BROKER_URL_ENV,
@@ -98,18 +98,6 @@ def base_env(marker: str, models_file: Path | None = None) -> dict[str, str]:
     if models_file is not None:
         env[MODELS_FILE_ENV] = str(models_file)
     return env
-
-
-def build_home(home: Path, sources: dict[str, Path], sessions: list) -> Path:
-    """A data directory with these source databases and sessions (no results, no Dagster history)."""
-    from memsql_assets.lib.benchmark.store import write_benchmark
-
-    for name, path in sources.items():
-        target = source_db_path(home, name)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, target)
-    write_benchmark(benchmark_dir(home), sessions)
-    return home
 
 
 @dataclass
