@@ -59,13 +59,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from memsql_assets.lib.agent.prompts import QUESTION_PREFIX, RECENT_HEADER, SIMILAR_HEADER
 from memsql_assets.lib.benchmark.wording import ORIGIN
 from memsql_assets.lib.memory.summary import SUMMARY_HEADER
 from memsql_assets.lib.sql.filters import Filter, entity_subquery, filters, slot_key, template_filters
 
-# Headers of the past-turn blocks (prompts.memory_blocks, summary.py) and the lines of one turn (_turn_lines).
-RECENT_HEADER = "Recent conversation:"
-SIMILAR_HEADER = "Similar past turns:"
 # The template keys of a session's compared years, older first: one implies the other (module docstring).
 YEAR_PAIR = ("older_year", "newer_year")
 # What reader-probe writes for a value it did not find: the SQL fails, and names no key.
@@ -81,8 +79,6 @@ FIRST_PREFIX = "first_"
 SIDE_QUESTION_RE = re.compile(r"^\s*(separately|as an aside|aside|by the way|unrelated)\b", re.IGNORECASE)
 # A question that says it returns to something: it resumes the conversation's thread, past a digression.
 RETURN_CUE_RE = re.compile(r"\b(back to|return(?:ing)? to|go(?:ing)? back)\b", re.IGNORECASE)
-# The line of the prompt that carries the current question (prompts.build_messages).
-QUESTION_PREFIX = "Question: "
 
 
 class SqlFragment(str):
