@@ -50,6 +50,7 @@ import yaml
 from memsql_assets.lib.atomic import sha256_file
 from memsql_assets.lib.errors import SourceError
 from memsql_assets.lib.sources.sqlite_db import new_database, open_readonly, require_tables, write_meta
+from memsql_assets.lib.sql.identifiers import quote_ident
 
 SOURCE = "northwind"
 BUILDER_VERSION = 1
@@ -518,7 +519,7 @@ def _create_schema(conn: sqlite3.Connection) -> None:
 def _insert(conn: sqlite3.Connection, table: str, rows: Sequence[Sequence[Any]]) -> None:
     if rows:
         marks = ", ".join("?" * len(rows[0]))
-        conn.executemany(f"INSERT INTO {_quote(table)} VALUES ({marks})", rows)
+        conn.executemany(f"INSERT INTO {quote_ident(table)} VALUES ({marks})", rows)
 
 
 def build_embedded(target: Path, *, seed: int, options: Mapping[str, Any]) -> None:
@@ -560,10 +561,6 @@ def build_embedded(target: Path, *, seed: int, options: Mapping[str, Any]) -> No
 # ---------------------------------------------------------------------------------------------
 # Real-data adapter
 # ---------------------------------------------------------------------------------------------
-
-
-def _quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
 
 
 def build_real(target: Path, input_path: Path) -> None:
@@ -626,11 +623,11 @@ def _build_from_db(target: Path, db: Path) -> None:
             for _, sql in tables:
                 conn.execute(sql)
             for name, _ in tables:
-                cols = [r[1] for r in src.execute(f"PRAGMA table_info({_quote(name)})")]
-                col_list = ", ".join(_quote(c) for c in cols)
-                cursor = src.execute(f"SELECT {col_list} FROM {_quote(name)}")
+                cols = [r[1] for r in src.execute(f"PRAGMA table_info({quote_ident(name)})")]
+                col_list = ", ".join(quote_ident(c) for c in cols)
+                cursor = src.execute(f"SELECT {col_list} FROM {quote_ident(name)}")
                 conn.executemany(
-                    f"INSERT INTO {_quote(name)} ({col_list}) VALUES ({', '.join('?' * len(cols))})", cursor
+                    f"INSERT INTO {quote_ident(name)} ({col_list}) VALUES ({', '.join('?' * len(cols))})", cursor
                 )
             if has_sequence:
                 # AUTOINCREMENT counters as in the source, not as re-derived by our inserts

@@ -24,7 +24,8 @@ import sqlite3
 from pathlib import Path
 
 from memsql_assets.lib.sources.sqlite_db import META_TABLE, user_tables
-from memsql_assets.lib.trajectories.schema_stats import SchemaStats, TableInfo, introspect, quote_ident
+from memsql_assets.lib.sql.identifiers import quote_ident
+from memsql_assets.lib.trajectories.schema_stats import SchemaStats, TableInfo, introspect
 
 VARIANTS = ("standard", "wide")
 COPY_ROWS = 2000  # rows of a base table each copy keeps at most

@@ -39,9 +39,10 @@ from pathlib import Path
 
 from memsql_assets.lib.sources.sqlite_db import open_readonly
 from memsql_assets.lib.sql.execute import run_query
+from memsql_assets.lib.sql.identifiers import quote_ident
 from memsql_assets.lib.trajectories.guidance import Guidance, source_guidance
 from memsql_assets.lib.trajectories.leakage import LeakageGuard, normalize_question
-from memsql_assets.lib.trajectories.schema_stats import SchemaStats, TableInfo, introspect, quote_ident
+from memsql_assets.lib.trajectories.schema_stats import SchemaStats, TableInfo, introspect
 
 MAX_CATEGORIES = 50
 MAX_JOINS = 3

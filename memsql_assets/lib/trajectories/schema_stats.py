@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memsql_assets.lib.sources.sqlite_db import open_readonly, user_tables
+from memsql_assets.lib.sql.identifiers import quote_ident
 
 
 @dataclass(frozen=True)
@@ -103,10 +104,6 @@ def affinity(declared_type: str) -> str:
     if any(s in t for s in ("REAL", "FLOA", "DOUB")):
         return "REAL"
     return "NUMERIC"
-
-
-def quote_ident(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
 
 
 def introspect(conn: sqlite3.Connection, db: str) -> SchemaStats:
