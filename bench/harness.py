@@ -65,7 +65,6 @@ import memsql_assets.lib.memory.builtin as builtin_mod
 import memsql_assets.lib.sql.result_cache as result_cache_mod
 import memsql_assets.lib.trajectories.lookup as lookup_mod
 from memsql_assets.lib.agent.agent import Agent
-from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.benchmark.store import read_turns
 from memsql_assets.lib.harness.evaluate import EvalSettings, evaluate_partition
 from memsql_assets.lib.memory.episodic import EpisodicMemory
@@ -75,9 +74,9 @@ from memsql_assets.lib.models.registry import load_registry
 from memsql_assets.lib.models.request_store import RequestStore
 from memsql_assets.lib.paths import benchmark_dir, source_db_path
 from memsql_assets.lib.sources.sqlite_db import open_readonly
-from memsql_assets.lib.sql.execute import run_query
+from memsql_assets.lib.sql.execute import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S, run_query
 from memsql_assets.lib.sql.result_cache import RESULTS, bare_sql
-from memsql_assets.lib.vocabulary import CONDITION_NAMES
+from memsql_assets.lib.vocabulary import CONDITION_NAMES, SOURCE_BY_PREFIX
 
 CONDITIONS = CONDITION_NAMES
 MODEL = "gold-seq"
@@ -315,7 +314,7 @@ def floor_of(db_path: Path, gt_sql: str, generated_sql: str | None, repeats: int
     for _ in range(repeats):
         t0 = time.perf_counter()
         for sql in queries:
-            run_query(conn, sql, 10.0, 100_000)
+            run_query(conn, sql, DEFAULT_TIMEOUT_S, DEFAULT_ROW_CAP)
         samples.append(time.perf_counter() - t0)
     return c.median(samples)
 
@@ -345,7 +344,7 @@ def _query_worker(db_paths: dict[str, Path], pipe: Any) -> None:
     """A scoring worker process: (source, sql) in, QueryResult out, until None arrives."""
     conns = {p: open_readonly(path) for p, path in db_paths.items()}
     while (job := pipe.recv()) is not None:
-        pipe.send(run_query(conns[job[0]], job[1], 10.0, 100_000))
+        pipe.send(run_query(conns[job[0]], job[1], DEFAULT_TIMEOUT_S, DEFAULT_ROW_CAP))
 
 
 def floor_vs(rev: str, base: Path, turns: list[dict[str, Any]], work: Path, repeats: int = 3) -> int:
@@ -377,7 +376,7 @@ def floor_vs(rev: str, base: Path, turns: list[dict[str, Any]], work: Path, repe
             order = list(sides.items()) if i % 2 == 0 else list(sides.items())[::-1]
             for side, (conns, run) in order:  # alternating, the order flipped: the same load for all
                 t0 = time.perf_counter()
-                result = run(conns[turn["source"]], turn["gt_sql"], 10.0, 100_000)
+                result = run(conns[turn["source"]], turn["gt_sql"], DEFAULT_TIMEOUT_S, DEFAULT_ROW_CAP)
                 samples[side].append(time.perf_counter() - t0)
                 assert result.ok, (side, turn["session_id"], result.error)
         for side in sides:

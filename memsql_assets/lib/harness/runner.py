@@ -54,7 +54,6 @@ from memsql_assets.lib.agent.agent_turn import agent_turn, turn_reply
 from memsql_assets.lib.agent.loop import AgentLimits, AgentTrace, trace_json
 from memsql_assets.lib.agent.turn_tools import TurnTools, trajectory_tables
 from memsql_assets.lib.atomic import write_text_atomic
-from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.benchmark.store import turn_id
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.evaluation.contamination import OtherProfileSQL, SessionValues
@@ -76,13 +75,14 @@ from memsql_assets.lib.memory.resolution import retrieved_sessions
 from memsql_assets.lib.models.gateway import COST_CAP, ENDPOINT_FAILURES, ModelReply
 from memsql_assets.lib.paths import benchmark_dir, sql_cache_path
 from memsql_assets.lib.sources.sqlite_db import check_sqlite_file, open_readonly
+from memsql_assets.lib.sql.execute import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S
 from memsql_assets.lib.sql.result_cache import RESULTS, DatabaseResults, NotCached
 from memsql_assets.lib.trajectories.composites import CompositeTool
 from memsql_assets.lib.trajectories.lookup import load_composites
 from memsql_assets.lib.trajectories.phases import PHASES
 from memsql_assets.lib.trajectories.schema_stats import SchemaStats, introspect
 from memsql_assets.lib.trajectories.tools import AGENT_OBSERVATION_CHARS, DbTools
-from memsql_assets.lib.vocabulary import PAPER_BENCHMARK
+from memsql_assets.lib.vocabulary import PAPER_BENCHMARK, SOURCE_BY_PREFIX
 
 Progress = Callable[["RunStats"], None]
 
@@ -256,8 +256,8 @@ class PartitionRunner:
     db_paths: Mapping[str, Path]  # source prefix -> database
     benchmark_version: str
     concurrency: int = 1
-    timeout_s: float = 10.0
-    row_cap: int = 100_000
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    row_cap: int = DEFAULT_ROW_CAP
     progress: Progress | None = None
     memory: Memory | None = None  # None: the condition keeps no memory
     stop_after_failures: int = STOP_AFTER_FAILURES
