@@ -19,7 +19,7 @@ MAX_LINES = 50
 def _evaluation(benchmark: str, model: str, condition: str, failed: bool) -> EvaluationRun:
     if failed:
         return EvaluationRun(model=model, condition=condition, benchmark=benchmark, success=False, error="boom")
-    fields = {**summarize([], model, condition, 0.0), "benchmark": benchmark, "ex_strict": 90.0}
+    fields = {**summarize([], model, condition, 0.0).model_dump(), "benchmark": benchmark, "ex_strict": 90.0}
     fields.update(ex_memory_critical=87.4, ex_memory_critical_ci95=[80.04, 92.6])
     return EvaluationRun(model=model, condition=condition, benchmark=benchmark, success=True, summary=PartitionSummary(**fields))
 

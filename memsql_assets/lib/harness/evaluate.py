@@ -20,7 +20,6 @@ from typing import Any
 from memsql_assets.lib.agent.conditions import Condition, get_condition
 from memsql_assets.lib.agent.loop import AgentLimits
 from memsql_assets.lib.atomic import sha256_file
-from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.benchmark.sample import allowed_range, sample_turns
 from memsql_assets.lib.benchmark.store import read_turns, turn_id
 from memsql_assets.lib.errors import MemsqlError
@@ -41,7 +40,7 @@ from memsql_assets.lib.models.registry import ModelEntry, Registry, load_registr
 from memsql_assets.lib.models.request_store import RequestStore, evaluation_cell, redact
 from memsql_assets.lib.paths import benchmark_dir, source_db_path, turns_file
 from memsql_assets.lib.sources.sqlite_db import schema_text
-from memsql_assets.lib.vocabulary import PAPER_BENCHMARK, context_mode
+from memsql_assets.lib.vocabulary import PAPER_BENCHMARK, SOURCE_BY_PREFIX, context_mode
 
 log = logging.getLogger(__name__)
 
@@ -181,7 +180,7 @@ def evaluate_partition(
         rows, model_key, condition.name, time.monotonic() - started, reasoning_expected=entry.reasoning.expected
     )
     summary = PartitionSummary(
-        **{**scores, "epochs": epochs},
+        **{**scores.model_dump(), "epochs": epochs},
         benchmark=benchmark,
         benchmark_version=run.version,
         retried_turns=sum(1 for r in rows if r["retries"]),
