@@ -180,19 +180,22 @@ def evaluate_partition(
         rows, model_key, condition.name, time.monotonic() - started, reasoning_expected=entry.reasoning.expected
     )
     summary = PartitionSummary(
-        **{**scores.model_dump(), "epochs": epochs},
-        benchmark=benchmark,
-        benchmark_version=run.version,
-        retried_turns=sum(1 for r in rows if r["retries"]),
-        **_gateway_fields(gateway, model_key),
-        model_fingerprint=entry.fingerprint(),
-        share_identical_prompts=settings.share_identical_prompts,
-        **_coverage(turns, all_turns, sample, fixed),
-        # Rows of a shared memory (C, D) are a function of W (runner.py); per-session memory has no waves.
-        wave_size=runner.wave_size if runner.shared else None,
-        twins_reachable_pct=twins_reachable_pct(turns, runner.wave_size) if runner.shared else None,
-        **_memory_fields(condition, benchmark),
-        **_epoch_counts(stats_by_epoch),
+        **scores.model_dump()
+        | dict(
+            epochs=epochs,
+            benchmark=benchmark,
+            benchmark_version=run.version,
+            retried_turns=sum(1 for r in rows if r["retries"]),
+            **_gateway_fields(gateway, model_key),
+            model_fingerprint=entry.fingerprint(),
+            share_identical_prompts=settings.share_identical_prompts,
+            **_coverage(turns, all_turns, sample, fixed),
+            # Rows of a shared memory (C, D) are a function of W (runner.py); per-session memory has no waves.
+            wave_size=runner.wave_size if runner.shared else None,
+            twins_reachable_pct=twins_reachable_pct(turns, runner.wave_size) if runner.shared else None,
+            **_memory_fields(condition, benchmark),
+            **_epoch_counts(stats_by_epoch),
+        )
     )
     path = runner.finish(rows, summary)
     return PartitionOutcome(summary=summary.model_dump(), result_path=path, rows=rows)
