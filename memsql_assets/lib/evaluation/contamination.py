@@ -3,8 +3,8 @@ session. `contamination_source` names that session; a turn is contaminated when 
 either of two reasons (the first that holds):
 
 - **By provenance** (annotated mode): the agent records which sessions' episodes supplied the
-  turn's resolved keys (agent/context.py). The turn's result equals its ground truth as it reads in
-  one of those sessions: the turn's variant walked with that session's profile (`OtherProfileSQL`).
+  turn's resolved keys (`Resolution.supplying_sessions`, lib/memory/resolution.py). The turn's
+  result equals its ground truth as it reads in one of those sessions: the turn's variant walked with that session's profile (`OtherProfileSQL`).
 - **By value** (either mode, `SessionValues`): the model's SQL compares with a literal
   (lib/sql/filters.py) that a session the memory retrieved for the turn bound or stated (the
   benchmark's annotations: `state_updates`, `stated_values`), where that session is another

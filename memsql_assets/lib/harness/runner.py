@@ -243,10 +243,6 @@ class FailureStreak:
             )
 
 
-class ServiceRestarted(Exception):
-    """Working memory was lost mid-session (Redis restarted): the session is redone from turn 1."""
-
-
 @dataclass
 class PartitionRunner:
     model_key: str

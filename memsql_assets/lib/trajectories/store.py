@@ -374,11 +374,6 @@ def _write_json(json_dir: Path, traces: Sequence[Trace], by_id: Mapping[str, Syn
             stale.unlink()
 
 
-def load_trajectory_json(json_dir: Path, question_id: str) -> dict[str, Any]:
-    path = Path(json_dir) / f"{question_id}.json"
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
 # ---------------------------------------------------------------- retrieval (Eqs. 1–3)
 
 
