@@ -140,9 +140,9 @@ def instrumented(
         patches.append((obj, name, getattr(obj, name)))
         setattr(obj, name, new)
 
-    orig_turn = runner_mod.PartitionRunner._run_turn
-    orig_session = runner_mod.PartitionRunner._run_session
-    orig_commit = runner_mod.PartitionRunner._commit
+    orig_turn = runner_mod.PartitionRunner.run_turn
+    orig_session = runner_mod.PartitionRunner.run_session
+    orig_commit = runner_mod.PartitionRunner.commit
 
     async def run_turn(self: Any, turn: Any, sent: Any = None) -> dict[str, Any]:
         rec: dict[str, float] = {}
@@ -193,9 +193,9 @@ def instrumented(
         for sid, rows in sessions:
             commit_log[sid] = {k: v * len(rows) / turns for k, v in rec.items()}
 
-    patch(runner_mod.PartitionRunner, "_run_turn", run_turn)
-    patch(runner_mod.PartitionRunner, "_run_session", run_session)
-    patch(runner_mod.PartitionRunner, "_commit", commit)
+    patch(runner_mod.PartitionRunner, "run_turn", run_turn)
+    patch(runner_mod.PartitionRunner, "run_session", run_session)
+    patch(runner_mod.PartitionRunner, "commit", commit)
     patch(Agent, "assemble", _timed_async(Agent.assemble, "assemble"))
     patch(Agent, "persist", _timed_sync(Agent.persist, "persist_agent"))
     patch(agent_mod, "build_messages", _timed_sync(agent_mod.build_messages, "prompt"))

@@ -389,7 +389,7 @@ class PartitionRunner:
         rows = [r for sid in order for r in done[sid]]
         return rows, stats
 
-    async def _run_session(
+    async def run_session(
         self, turns: Sequence[Mapping[str, Any]], stats: RunStats, sent: asyncio.Event | None = None
     ) -> list[dict[str, Any]]:
         ordered = sorted(turns, key=lambda t: t["turn_index"])
@@ -406,7 +406,7 @@ class PartitionRunner:
                 identity = await asyncio.to_thread(fresh_start)
             rows = []
             for turn in ordered:
-                rows.append(await self._run_turn(turn, sent))
+                rows.append(await self.run_turn(turn, sent))
             if memory is not None and memory.identity() != identity:
                 stats.redone_sessions += 1  # memory vanished mid-session: results would not be faithful
                 continue
@@ -417,7 +417,7 @@ class PartitionRunner:
             self.progress(stats)
         return rows
 
-    async def _commit(self, sessions: Sequence[tuple[str, list[dict[str, Any]]]]) -> None:
+    async def commit(self, sessions: Sequence[tuple[str, list[dict[str, Any]]]]) -> None:
         """Make finished sessions durable: their memory first, then their checkpoints (a checkpoint
         must never promise memory that is not stored). Off the event loop: other sessions go on."""
         await asyncio.to_thread(self._commit_now, sessions)  # one hand-off: each costs a GIL switch
@@ -439,7 +439,7 @@ class PartitionRunner:
         with self._pools_lock:
             self._store = StoreSize(self._store.entries + size.entries, self._store.bytes + size.bytes)
 
-    async def _run_turn(self, turn: Mapping[str, Any], sent: asyncio.Event | None = None) -> dict[str, Any]:
+    async def run_turn(self, turn: Mapping[str, Any], sent: asyncio.Event | None = None) -> dict[str, Any]:
         """The turn pipeline: assemble the prompt, call the model (under a condition with tools, run
         the agent loop), score the answer, persist what memory keeps of the turn, and build its row.
         A memory that failed to retrieve leaves the model unasked (memory_error)."""
@@ -597,7 +597,7 @@ def _other_sessions(prompt: TurnPrompt) -> tuple[tuple[str, ...], tuple[str, ...
 class Schedule:
     """When each session of a run starts and when finished sessions are committed: each chain's
     waves one after another, a wave's sessions staggered, all of them through one priority gate.
-    What a turn does is the runner's turn pipeline (`PartitionRunner._run_session`)."""
+    What a turn does is the runner's turn pipeline (`PartitionRunner.run_session`)."""
 
     runner: PartitionRunner
     sessions: Mapping[str, Sequence[Mapping[str, Any]]]
@@ -614,7 +614,7 @@ class Schedule:
             if self.committed is not None:  # commits stay in order, and the run ends after the last
                 await self.committed
         if self.batch:
-            await self.runner._commit([(s, self.done[s]) for s in self.batch])
+            await self.runner.commit([(s, self.done[s]) for s in self.batch])
 
     async def chain(self, chain: list[list[str]]) -> None:
         """One source's waves, one after another; the other sources' chains fill the free slots
@@ -648,12 +648,12 @@ class Schedule:
         if after is not None:
             await after.wait()  # never set by a session that failed first: the wave stops starting
         async with self.gate.slot(-urgency):
-            self.done[sid] = await self.runner._run_session(self.sessions[sid], self.stats, sent)
+            self.done[sid] = await self.runner.run_session(self.sessions[sid], self.stats, sent)
             if not self.runner.shared:
-                await self.runner._commit([(sid, self.done[sid])])
+                await self.runner.commit([(sid, self.done[sid])])
         sent.set()
 
     async def _commit_after(self, previous: asyncio.Task[None] | None, finished: list[str]) -> None:
         if previous is not None:
             await previous
-        await self.runner._commit([(s, self.done[s]) for s in finished])
+        await self.runner.commit([(s, self.done[s]) for s in finished])
