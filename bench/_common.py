@@ -28,6 +28,21 @@ import memsql_assets  # noqa: F401  - applies the offline switches before litell
 REPO = Path(__file__).resolve().parents[1]
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 CACHE_ENV = "MEMSQL_BENCH_CACHE"
+# bench/smoke.py's pass (CI): every script on the smallest home, its figures written beside the cache.
+SMOKE_ENV = "MEMSQL_BENCH_SMOKE"
+SMOKE_EVERY = 100  # every 100th session: 3 sessions, one per source
+SMOKE_STORE_BUDGET = 12  # synthetic questions of a smoke home's trajectory store, as the tests' homes
+
+
+def smoke() -> bool:
+    return os.environ.get(SMOKE_ENV) == "1"
+
+
+def store_settings() -> Any:
+    """The trajectory store of a bench home: the asset's defaults, a smaller budget in a smoke pass."""
+    from memsql_assets.lib.trajectories.store import StoreSettings
+
+    return StoreSettings(budget=SMOKE_STORE_BUDGET) if smoke() else StoreSettings()
 
 
 def cache_root() -> Path:
@@ -64,11 +79,12 @@ def bench_home(every: int = 10, limit: int | None = None, trajectories: bool = F
     """A data directory holding every `every`-th session (at most `limit`), ready for evaluate_partition;
     with `trajectories`, the trajectory store and composite tools at the asset's defaults (condition E).
 
-    every=10 gives the 30 sessions of tests' small_home; every=3 gives 100 sessions.
+    every=10 gives the 30 sessions of tests' small_home; every=3 gives 100 sessions. A smoke pass
+    takes every SMOKE_EVERY-th session at most, and a store of SMOKE_STORE_BUDGET questions.
     """
     from memsql_assets.lib.harness.homes import build_home, every_kth
-    from memsql_assets.lib.trajectories.store import StoreSettings
 
+    every = max(every, SMOKE_EVERY) if smoke() else every
     home = cache_root() / f"home-every{every}-limit{limit or 'all'}{'-traj' if trajectories else ''}"
     if (home / "_ready").exists():
         return home
@@ -79,7 +95,7 @@ def bench_home(every: int = 10, limit: int | None = None, trajectories: bool = F
         home,
         embedded_sources(cache_root()),
         every_kth(sessions, every, limit),
-        store=StoreSettings() if trajectories else None,
+        store=store_settings() if trajectories else None,
         exclude_questions=frozenset(t.question for s in sessions for t in s.turns),
     )
     (home / "_ready").write_text("ok")
@@ -190,7 +206,7 @@ def machine() -> dict[str, Any]:
 def write_json(name: str, payload: Mapping[str, Any]) -> Path:
     from memsql_assets.lib.atomic import write_text_atomic
 
-    path = RESULTS_DIR / f"{name}.json"
+    path = (cache_root() / "smoke-results" if smoke() else RESULTS_DIR) / f"{name}.json"
     body = {"benchmark": name, "written_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **payload}
     write_text_atomic(path, json.dumps(body, indent=2, sort_keys=False, default=str) + "\n")
     return path

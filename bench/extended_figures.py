@@ -122,7 +122,7 @@ def main() -> None:
                 sys.exit("--data real needs --real-data DIR or $MEMSQL_REAL_DATA")
             dbs = real_dbs(args.real_data.resolve(), Path(tmp))
         else:
-            dbs = c._embedded_sources(c.cache_root())
+            dbs = c.embedded_sources(c.cache_root())
         profiles = extract_all_profiles(dbs, EXTENDED_DIR)
         turns = [dict(t.__dict__) for s in build_measured_extended_sessions(profiles, dbs) for t in s.turns]
         print(f"The extended benchmark on the {args.data} data\n")
