@@ -50,6 +50,7 @@ turns_by_source_tier  # memsql_assets/orchestration/run_summary.py: run_summary.
 beyond_five_turns  # memsql_assets/orchestration/run_summary.py: run_summary.json
 sessions_by_source  # memsql_assets/orchestration/run_summary.py: run_summary.json
 turns_by_tag  # memsql_assets/orchestration/run_summary.py: run_summary.json
+main_job_why  # memsql_assets/orchestration/run_summary.py: `memsql run --json`, Dagster's cause per asset
 # memsql_assets/lib/report/marts.py: `load` fills Marts by mart name, one field per benchmark split.
 extended_ex_by_turn_depth
 extended_ex_by_source
