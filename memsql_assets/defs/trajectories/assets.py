@@ -30,6 +30,8 @@ from memsql_assets.lib.trajectories.store import (
     store_coverage,
 )
 
+QUESTIONS_FILE = "questions.json"  # synthetic_questions' plan, which trajectory_store explores
+
 
 def _dir(memsql: MemsqlSettings):
     return trajectories_dir(memsql.home_path)
@@ -63,7 +65,7 @@ def synthetic_questions(memsql: MemsqlSettings, trajectories: TrajectorySettings
         else None
     )
     plan = plan_questions(_db_paths(memsql), trajectories.budget, trajectories.seed, exclude, propose)
-    path = _dir(memsql) / "questions.json"
+    path = _dir(memsql) / QUESTIONS_FILE
     data = plan.to_file_json()
     write_text_atomic(path, json.dumps(data, indent=2, sort_keys=True))
     info = plan.as_json()
@@ -123,7 +125,7 @@ def trajectory_store(memsql: MemsqlSettings, trajectories: TrajectorySettings):
 def _build_store(memsql: MemsqlSettings, trajectories: TrajectorySettings) -> StoreReport:
     """Explore the planned synthetic questions and store their trajectories (ChromaDB + JSON)."""
     plan = QuestionPlan.from_file_json(
-        json.loads((_dir(memsql) / "questions.json").read_text(encoding="utf-8")), _db_paths(memsql)
+        json.loads((_dir(memsql) / QUESTIONS_FILE).read_text(encoding="utf-8")), _db_paths(memsql)
     )
     return build_home_store(
         memsql.home_path,
