@@ -32,13 +32,13 @@ import _common as c
 
 from memsql_assets.lib.benchmark.extended import EXTENDED_DIR
 from memsql_assets.lib.benchmark.pipeline import build_measured_extended_sessions, extract_all_profiles
-from memsql_assets.lib.harness.runner import twins_reachable_pct
-from memsql_assets.lib.models.builtins import answer
+from memsql_assets.lib.harness.schedule import twins_reachable_pct
+from memsql_assets.lib.reference.builtins import answer
 from memsql_assets.lib.sources.build import build_source
 from memsql_assets.lib.sources.config import SOURCE_NAMES, load_sources
-from memsql_assets.lib.sources.sqlite_db import open_readonly
 from memsql_assets.lib.sql.compare import strict_equal
 from memsql_assets.lib.sql.execute import run_query
+from memsql_assets.lib.sql.sandbox import open_readonly
 from memsql_assets.lib.vocabulary import CROSS_SESSION_TAGS, GUESS_PROBE, SOURCE_BY_PREFIX
 
 WAVE_SIZES = (1, 4, 8, 16, 32)

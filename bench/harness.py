@@ -73,9 +73,9 @@ from memsql_assets.lib.models.gateway import ModelGateway
 from memsql_assets.lib.models.registry import load_registry
 from memsql_assets.lib.models.request_store import RequestStore
 from memsql_assets.lib.paths import benchmark_dir, source_db_path
-from memsql_assets.lib.sources.sqlite_db import open_readonly
 from memsql_assets.lib.sql.execute import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S, run_query
 from memsql_assets.lib.sql.result_cache import RESULTS, bare_sql
+from memsql_assets.lib.sql.sandbox import open_readonly
 from memsql_assets.lib.vocabulary import CONDITION_NAMES, SOURCE_BY_PREFIX
 
 CONDITIONS = CONDITION_NAMES
@@ -323,10 +323,7 @@ def sandbox_at(rev: str, work: Path) -> tuple[Any, Any]:
     """`open_readonly` and `run_query` as of git revision `rev`, imported beside today's modules
     (their own imports of memsql modules, if any, resolve to today's)."""
     modules = {}
-    for name, rel in (
-        ("sqlite_db", "memsql_assets/lib/sources/sqlite_db.py"),
-        ("execute", "memsql_assets/lib/sql/execute.py"),
-    ):
+    for name, rel in (("sandbox", _sandbox_path(rev)), ("execute", "memsql_assets/lib/sql/execute.py")):
         path = work / f"{name}_{rev}.py"
         path.write_text(
             subprocess.run(
@@ -337,7 +334,14 @@ def sandbox_at(rev: str, work: Path) -> tuple[Any, Any]:
         assert spec and spec.loader
         modules[name] = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(modules[name])
-    return modules["sqlite_db"].open_readonly, modules["execute"].run_query
+    return modules["sandbox"].open_readonly, modules["execute"].run_query
+
+
+def _sandbox_path(rev: str) -> str:
+    """Where `open_readonly` lives at `rev`: lib/sql since the sandbox left lib/sources."""
+    moved = "memsql_assets/lib/sql/sandbox.py"
+    found = subprocess.run(["git", "-C", str(c.REPO), "cat-file", "-e", f"{rev}:{moved}"], capture_output=True)
+    return moved if found.returncode == 0 else "memsql_assets/lib/sources/sqlite_db.py"
 
 
 def _query_worker(db_paths: dict[str, Path], pipe: Any) -> None:

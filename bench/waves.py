@@ -36,6 +36,7 @@ import memsql_assets.lib.harness.runner as runner_mod
 from memsql_assets.lib.benchmark.gt_check import check_ground_truth
 from memsql_assets.lib.benchmark.store import read_turns
 from memsql_assets.lib.harness.evaluate import evaluate_partition
+from memsql_assets.lib.harness.schedule import waves
 from memsql_assets.lib.models.registry import load_registry
 from memsql_assets.lib.paths import benchmark_dir, source_db_path, sql_cache_path
 from memsql_assets.lib.sources.config import SOURCE_NAMES
@@ -93,7 +94,7 @@ def scheduled_s(chains: dict[str, list[list[int]]], slots: int, latency_s: float
 def ideals(turns: list[dict[str, Any]], latency_s: float, size: int) -> dict[str, float]:
     lengths = Counter(t["session_id"] for t in turns)
     source = {t["session_id"]: t["source"] for t in turns}
-    chains = runner_mod.waves(sorted(lengths), size, source)
+    chains = waves(sorted(lengths), size, source)
     return {
         "ideal_s": round(len(turns) * latency_s / size, 3),
         "schedule_s": round(

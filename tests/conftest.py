@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import memsql_assets  # noqa: F401  (first: sets the offline switches before any test imports litellm)
+import memsql_assets.lib.reference  # noqa: F401  (registers the built-in models with the gateway)
 from memsql_assets.lib.benchmark.generate import Session
 from memsql_assets.lib.benchmark.pipeline import build_measured_sessions, extract_all_profiles
 from memsql_assets.lib.paths import EMBEDDINGS_CACHE_ENV

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from memsql_assets.cli.options import Epochs, cost_options, json_flag, wave_size_option
-from memsql_assets.lib.agent.conditions import CONDITIONS
+from memsql_assets.lib.conditions import CONDITIONS
 from memsql_assets.lib.vocabulary import BENCHMARKS, PAPER_BENCHMARK
 
 if TYPE_CHECKING:

@@ -44,8 +44,8 @@ def list_models(as_json: bool) -> int:
 @command.command("fetch", help="fetch a local model's weights (explicit, never at run time)")
 @click.argument("name", type=click.Choice(["smollm2"]))
 def fetch(name: str) -> int:
-    from memsql_assets.lib.models.builtins import fetch_smollm2
     from memsql_assets.lib.paths import memsql_home
+    from memsql_assets.lib.reference.builtins import fetch_smollm2
 
     print(f"smollm2 weights at {fetch_smollm2(memsql_home())}")
     return 0

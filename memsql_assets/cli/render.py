@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from memsql_assets.lib.agent.conditions import CONDITIONS
+from memsql_assets.lib.conditions import CONDITIONS
 from memsql_assets.lib.console import table
 from memsql_assets.lib.evaluation.interval import interval_text
 from memsql_assets.lib.ports import DOCS_PORT, UI_PORT, url

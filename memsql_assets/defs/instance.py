@@ -6,11 +6,11 @@ import json
 import os
 from pathlib import Path
 
+from memsql_assets.defs.scale_out_settings import scale_out_enabled
 from memsql_assets.lib.atomic import write_text_atomic
 from memsql_assets.lib.paths import dagster_home
-from memsql_assets.lib.scale_out import scale_out_enabled
 
-HEADER = "# Written by memsql"
+INSTANCE_YAML_HEADER = "# Written by memsql"
 
 
 def dagster_yaml(path: Path) -> str:
@@ -18,7 +18,7 @@ def dagster_yaml(path: Path) -> str:
     database per run under history/runs), telemetry off. `path` is named so that a moved home is
     rewritten."""
     return f"""\
-{HEADER}: runs, events and asset history live beside the data they describe.
+{INSTANCE_YAML_HEADER}: runs, events and asset history live beside the data they describe.
 # A file without this first line is yours: memsql leaves it as it is.
 # Dagster's default storage for this DAGSTER_HOME: {json.dumps(str(path))}
 telemetry:
@@ -38,7 +38,7 @@ def ensure_dagster_home(home: Path) -> Path:
     config = path / "dagster.yaml"
     wanted = dagster_yaml(path.resolve())
     current = config.read_text(encoding="utf-8") if config.exists() else None
-    if current is None or (current != wanted and current.startswith(HEADER)):
+    if current is None or (current != wanted and current.startswith(INSTANCE_YAML_HEADER)):
         write_text_atomic(config, wanted)
     os.environ["DAGSTER_HOME"] = str(path)
     return path

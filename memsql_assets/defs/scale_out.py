@@ -1,7 +1,7 @@
 """Dagster wiring of the scale-out profile (docs/scale_out.md): the instance on PostgreSQL, the Celery
 executor on RabbitMQ, the checks made before anything runs, and `memsql eval` as a queued run.
 
-Settings and service probes are plain Python in lib/scale_out.py. Nothing here is used, or imported
+Settings and service probes are plain Python in defs/scale_out_settings.py (no Dagster import). Nothing here is used, or imported
 beyond this module, under the embedded default.
 """
 
@@ -14,16 +14,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from memsql_assets.lib.atomic import write_text_atomic
-from memsql_assets.lib.memory.redis_service import redact_url
-from memsql_assets.lib.paths import REPO_ROOT, WORKSPACE_FILE, dagster_home
-from memsql_assets.lib.scale_out import (
+from memsql_assets.defs.scale_out_settings import (
     BROKER,
     ScaleOutSettings,
     ServiceUnreachableError,
     check_services,
     scale_out_enabled,
 )
+from memsql_assets.lib.atomic import write_text_atomic
+from memsql_assets.lib.memory.redis_service import redact_url
+from memsql_assets.lib.paths import REPO_ROOT, WORKSPACE_FILE, dagster_home
 
 DEPLOY_DAGSTER_YAML = REPO_ROOT / "deploy" / "dagster.yaml"
 CELERY_APP = "memsql_assets.defs.celery_app"
@@ -31,7 +31,7 @@ CELERY_BACKEND = "rpc://"  # results travel back on the broker: no further servi
 # The daemon heartbeats every 30 s: two missed beats and a margin mean it is gone.
 DAEMON_TOLERANCE_S = 90.0
 WORKER_REPLY_S = 2.0
-POLL_S = 1.0
+RUN_POLL_S = 1.0
 
 
 def celery_config_source(settings: ScaleOutSettings) -> dict[str, Any]:
@@ -176,4 +176,4 @@ def _wait(instance: Any, run_id: str) -> None:
         run = instance.get_run_by_id(run_id)
         if run is not None and run.is_finished:
             return
-        time.sleep(POLL_S)
+        time.sleep(RUN_POLL_S)

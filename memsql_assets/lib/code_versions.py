@@ -51,18 +51,20 @@ def code_version(*parts: str, root: Path = PACKAGE_ROOT, exclude: tuple[str, ...
 # builders: editing it leaves the source databases fresh.
 SOURCE_GUIDANCE_CODE = "lib/sources/guidance.py"
 SOURCES_CODE = ("lib/sources",)
-BENCHMARK_CODE = ("lib/benchmark", "lib/sql", "lib/sources/sqlite_db.py", "lib/sql/compare.py")
+BENCHMARK_CODE = ("lib/benchmark", "lib/sql")
 SEMANTIC_CODE = ("lib/memory/semantic.py", "lib/memory/chroma.py", "lib/memory/embeddings.py")
-TRAJECTORY_CODE = ("lib/trajectories", "lib/sql", "lib/sources/sqlite_db.py", SOURCE_GUIDANCE_CODE, "lib/memory")
+TRAJECTORY_CODE = ("lib/trajectories", "lib/sql", SOURCE_GUIDANCE_CODE, "lib/memory", "lib/context_mode.py")
 HARNESS_CODE = (
     "lib/agent",
+    "lib/conditions.py",
+    "lib/context_mode.py",
     "lib/benchmark",
     "lib/evaluation",
     "lib/harness",
     "lib/memory",
     "lib/models",
+    "lib/reference",
     "lib/sql",
-    "lib/sources/sqlite_db.py",
     SOURCE_GUIDANCE_CODE,
     "lib/trajectories",
     "lib/vocabulary.py",  # each benchmark's default context mode
@@ -70,11 +72,13 @@ HARNESS_CODE = (
 # What a built-in model's answer is a function of, besides its request: part of its request key, so
 # that a changed reference model answers anew instead of replaying what its old code stored.
 BUILTIN_CODE = (
-    "lib/models/builtins.py",
+    "lib/reference/builtins.py",
     "lib/models/builtin_names.py",
-    "lib/models/reader_probe.py",
+    "lib/reference/reader_probe.py",
     "lib/sql/filters.py",
-    "lib/models/reference_agent.py",
+    "lib/reference/reference_agent.py",
+    "lib/sql/syntax.py",
+    "lib/agent/prompts.py",
     "lib/benchmark/templates",
 )
 # Code only the extended benchmark runs: the paper benchmark's assets leave it out of their versions,

@@ -33,6 +33,7 @@ def benchmark_dir(home: Path, benchmark: str = PAPER_BENCHMARK) -> Path:
 
 
 TURNS_FILE = "turns.jsonl"  # a benchmark's turns, one JSON object a line
+TURNS_PARQUET_FILE = "turns.parquet"  # the same turns as a table (dbt and the viewer read it)
 SESSIONS_FILE = "sessions.parquet"  # a benchmark's sessions (analyst, profile, tier), one row each
 PROFILES_FILE = "profiles.json"  # the entity profiles a benchmark's sessions were built from
 

@@ -20,7 +20,7 @@ from types import FrameType
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 STOP_GRACE_S = 8.0  # SIGTERM to SIGKILL; within the 10 s a service manager allows
-POLL_S = 0.2  # how often the server is checked while no signal has come
+SERVER_POLL_S = 0.2  # how often the server is checked while no signal has come
 
 
 def port_in_use(host: str, port: int) -> bool:
@@ -50,7 +50,7 @@ def stop_group(proc: subprocess.Popen, grace_s: float = STOP_GRACE_S) -> None:
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=grace_s)
     while _group_alive(proc.pid) and time.monotonic() < deadline:  # the server's children stop too
-        time.sleep(POLL_S / 4)
+        time.sleep(SERVER_POLL_S / 4)
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
@@ -70,7 +70,7 @@ def serve(cmd: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> int:
         try:
             while not received:
                 try:
-                    return proc.wait(timeout=POLL_S)
+                    return proc.wait(timeout=SERVER_POLL_S)
                 except subprocess.TimeoutExpired:
                     continue
             return 128 + received[0]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from memsql_assets.lib.agent.conditions import CONDITIONS, ContextMode
+from memsql_assets.lib.conditions import CONDITIONS, ContextMode
 
 # Condition names in the order of the conditions file (conditions.yaml, then the user's; conditions.py
 # holds what each one's memory is). The paper's own conditions are those the file marks `paper`.
@@ -54,7 +54,7 @@ ERROR_CLASSES: tuple[str, ...] = tuple(c.value for c in ErrorClass)
 # guess-probe what a model without memory scores by filling in the most common values (the floor).
 # They are the registry's `builtin` kind.
 REFERENCE_MODELS: tuple[str, ...] = ("gold", "paraphrase", "recall-probe", "reader-probe", "guess-probe")
-# The offline reference agent (lib/models/reference_agent.py): the conditions with tools' gold. `memsql
+# The offline reference agent (lib/reference/reference_agent.py): the conditions with tools' gold. `memsql
 # run` evaluates it under the agent conditions on a fixed sample of sessions (its registry entry's
 # `sessions`); `memsql eval` anywhere.
 REFERENCE_AGENT = "gold-agent"
@@ -87,7 +87,7 @@ MUST_SCORE_100: tuple[str, ...] = ("gold", "paraphrase")
 # turns are tagged with the phenomenon they test (docs/specification.md, section 6).
 BENCHMARKS: tuple[str, ...] = ("paper", "extended")
 PAPER_BENCHMARK, EXTENDED_BENCHMARK = BENCHMARKS
-# Each benchmark's default context mode (lib/memory/context_mode.py): the paper's benchmark keeps the
+# Each benchmark's default context mode (lib/context_mode.py): the paper's benchmark keeps the
 # paper's annotated resolution; the extended one measures what a memory earns from the conversation.
 BENCHMARK_CONTEXT_MODES: dict[str, ContextMode] = {
     PAPER_BENCHMARK: ContextMode.ANNOTATED,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from memsql_assets.lib.agent.conditions import get_condition
+from memsql_assets.lib.conditions import get_condition
 from memsql_assets.lib.harness.plan import Cell as AnsweredCell
 from memsql_assets.lib.harness.plan import RunPlan, answered_by_config, plan_partition
 from memsql_assets.lib.models.registry import load_registry

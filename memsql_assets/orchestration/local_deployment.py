@@ -24,12 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from memsql_assets.defs.scale_out import CELERY_APP, DEPLOY_DAGSTER_YAML, celery_app
-from memsql_assets.lib.memory.chroma import CHROMA_URL_ENV
-from memsql_assets.lib.memory.redis_service import REDIS_URL_ENV
-from memsql_assets.lib.models.registry import MODELS_FILE_ENV
-from memsql_assets.lib.paths import REPO_ROOT, WORKSPACE_FILE, dagster_home
-from memsql_assets.lib.process_group import stop_group
-from memsql_assets.lib.scale_out import (
+from memsql_assets.defs.scale_out_settings import (
     BROKER_URL_ENV,
     POSTGRES_URL_ENV,
     PROFILE_ENV,
@@ -41,6 +36,11 @@ from memsql_assets.lib.scale_out import (
     check_postgres,
     check_redis,
 )
+from memsql_assets.lib.memory.chroma import CHROMA_URL_ENV
+from memsql_assets.lib.memory.redis_service import REDIS_URL_ENV
+from memsql_assets.lib.models.registry import MODELS_FILE_ENV
+from memsql_assets.lib.paths import REPO_ROOT, WORKSPACE_FILE, dagster_home
+from memsql_assets.lib.process_group import stop_group
 from memsql_assets.lib.vocabulary import REFERENCE_MODELS
 
 # The six partitions a deployment is checked and timed on: gold (every row correct) and recall-probe

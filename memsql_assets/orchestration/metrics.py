@@ -11,8 +11,7 @@ from memsql_assets.defs.evaluation.concurrent_runs import RunWorkerError, in_run
 from memsql_assets.defs.jobs import METRICS_JOB
 from memsql_assets.defs.planning import out_of_date
 from memsql_assets.lib.paths import memsql_home, report_dir
-from memsql_assets.lib.report.build import REPORT_FILE
-from memsql_assets.lib.report.build import SUMMARY_FILE as REPORT_SUMMARY_FILE
+from memsql_assets.lib.report.build import REPORT_FILE, REPORT_SUMMARY_FILE
 from memsql_assets.orchestration.dagster_jobs import QUIET_RUN_CONFIG, group_keys, latest_checks
 from memsql_assets.orchestration.outcome import EvaluationRun
 

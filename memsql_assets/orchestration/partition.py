@@ -13,14 +13,14 @@ import dagster as dg
 from memsql_assets.defs.evaluation.partitions import add_model_partition, evaluation_partitions, partition_key
 from memsql_assets.defs.evaluation.resources import SAMPLE_TAG, evaluation_run_config
 from memsql_assets.defs.jobs import EVALUATE_JOBS
+from memsql_assets.defs.scale_out_settings import scale_out_enabled
 from memsql_assets.defs.without_metrics import defs as evaluation_defs
-from memsql_assets.lib.agent.conditions import get_condition
+from memsql_assets.lib.conditions import get_condition
 from memsql_assets.lib.harness.results import output_dir
 from memsql_assets.lib.harness.settings import resolve_wave_size
 from memsql_assets.lib.memory.plugins import check_conditions
 from memsql_assets.lib.models.registry import load_registry
 from memsql_assets.lib.paths import memsql_home
-from memsql_assets.lib.scale_out import scale_out_enabled
 from memsql_assets.lib.vocabulary import PAPER_BENCHMARK
 from memsql_assets.orchestration.dagster_jobs import QUIET_RUN_CONFIG, observe_models
 from memsql_assets.orchestration.outcome import EvaluationRun, decode_run

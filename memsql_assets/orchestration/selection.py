@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memsql_assets.lib.agent.conditions import CONDITIONS
+from memsql_assets.lib.conditions import CONDITIONS
 from memsql_assets.lib.memory.plugins import check_conditions
 from memsql_assets.lib.sources.config import load_benchmarks
 from memsql_assets.lib.vocabulary import (

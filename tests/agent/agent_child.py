@@ -15,7 +15,7 @@ from agent_helpers import CELL, TURN, gateway, registry, turn_messages
 
 from memsql_assets.lib.agent.loop import gateway_complete, run_agent, trace_json
 from memsql_assets.lib.agent.turn_tools import TurnTools
-from memsql_assets.lib.sources.sqlite_db import open_readonly
+from memsql_assets.lib.sql.sandbox import open_readonly
 from memsql_assets.lib.trajectories.tools import AGENT_OBSERVATION_CHARS, DbTools
 
 

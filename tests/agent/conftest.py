@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memsql_assets.lib.sources.sqlite_db import open_readonly
+from memsql_assets.lib.sql.sandbox import open_readonly
 from memsql_assets.lib.trajectories.tools import AGENT_OBSERVATION_CHARS, DbTools
 
 

@@ -19,19 +19,19 @@ from agent_helpers import (
     turn_messages,
 )
 
-from memsql_assets.lib.agent.loop import (
-    AgentLimitError,
-    AgentLimits,
-    CallOutcome,
-    TurnOutcome,
-    gateway_complete,
-    run_agent,
-    trace_json,
+from memsql_assets.lib.agent.limits import AgentLimitError, AgentLimits
+from memsql_assets.lib.agent.loop import CallOutcome, TurnOutcome, gateway_complete, run_agent, trace_json
+from memsql_assets.lib.agent.tool_specs import (
+    SUBMIT_TOOL,
+    TOOL_SPECS,
+    ArgumentError,
+    openai_tools,
+    parse_arguments,
 )
-from memsql_assets.lib.agent.tool_specs import TOOL_SPECS, ArgumentError, openai_tools, parse_arguments
 from memsql_assets.lib.agent.turn_tools import TurnTools
-from memsql_assets.lib.models.reference_agent import SUBMIT_TOOL, explored_calls, sql_tables
 from memsql_assets.lib.models.request_store import RequestStore
+from memsql_assets.lib.reference.reference_agent import explored_calls
+from memsql_assets.lib.sql.syntax import sql_tables
 from memsql_assets.lib.trajectories.tools import TOOL_NAMES, DbTools
 
 SLOW_SQL = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT COUNT(*) FROM c"

@@ -10,16 +10,16 @@ from agent_helpers import GT_SQL, TURN, explored_trajectory, gateway, registry
 
 from memsql_assets.lib.agent.agent import Agent
 from memsql_assets.lib.agent.agent_turn import agent_turn, turn_reply
-from memsql_assets.lib.agent.conditions import get_condition
+from memsql_assets.lib.agent.limits import AgentLimits
 from memsql_assets.lib.agent.loop import (
     NO_SCHEMA_NOTE,
-    AgentLimits,
     AgentTrace,
     TurnOutcome,
     first_messages,
     gateway_complete,
 )
 from memsql_assets.lib.agent.turn_tools import TurnTools
+from memsql_assets.lib.conditions import get_condition
 from memsql_assets.lib.memory.plugins import build_memory
 from memsql_assets.lib.models.request_store import evaluation_cell
 from memsql_assets.lib.vocabulary import AGENT_BASELINE_CONDITION, AGENTSM_CONDITION

@@ -9,9 +9,8 @@ import pytest
 from agent_helpers import GT_SQL, Scripted, explored_trajectory, reply
 
 from memsql_assets.lib.agent.loop import TurnOutcome, run_agent
-from memsql_assets.lib.agent.tool_specs import LOAD_PHASE_TOOL
+from memsql_assets.lib.agent.tool_specs import LOAD_PHASE_TOOL, SUBMIT_TOOL
 from memsql_assets.lib.agent.turn_tools import CallOutcome, TurnTools, markdown_segments
-from memsql_assets.lib.models.reference_agent import SUBMIT_TOOL
 from memsql_assets.lib.trajectories.composites import CompositeTool
 
 DDL_SAMPLE = CompositeTool("explore_ddl_sample", "explore", ("get_ddl", "sample_rows"), 0.5, 4)

@@ -9,7 +9,7 @@ from agent_helpers import Scripted, reply
 
 from memsql_assets.lib.agent.loop import TurnOutcome, run_agent
 from memsql_assets.lib.agent.turn_tools import CallOutcome, TurnTools
-from memsql_assets.lib.sources.sqlite_db import open_readonly
+from memsql_assets.lib.sql.sandbox import open_readonly
 from memsql_assets.lib.trajectories.tools import AGENT_OBSERVATION_CHARS, DbTools
 
 FINAL = 'SELECT COUNT(*) FROM "Orders"'

@@ -12,9 +12,9 @@ from memsql_assets.lib.evaluation.contamination import equals_other_answer
 from memsql_assets.lib.evaluation.extract import extract_sql
 from memsql_assets.lib.evaluation.score import TurnInputError, TurnScore, score_turn
 from memsql_assets.lib.evaluation.taxonomy import ERROR_CLASSES, ErrorClass, classify, is_syntax_error
-from memsql_assets.lib.sources.sqlite_db import open_readonly
 from memsql_assets.lib.sql.execute import QueryResult
 from memsql_assets.lib.sql.result_cache import NotCached
+from memsql_assets.lib.sql.sandbox import open_readonly
 from memsql_assets.lib.sql.summary import SUMMARY_MAX_CHARS, summarize_result
 
 GT = "SELECT year, ROUND(SUM(amount), 2) AS total FROM sales WHERE region = 'North' GROUP BY year"

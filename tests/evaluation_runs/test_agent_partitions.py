@@ -12,9 +12,10 @@ import statistics
 import pytest
 
 from memsql_assets.defs.evaluation.partitions import condition_partitions
-from memsql_assets.lib.agent.conditions import CONDITIONS
-from memsql_assets.lib.agent.loop import AgentLimitError, TurnOutcome
+from memsql_assets.lib.agent.limits import AgentLimitError
+from memsql_assets.lib.agent.loop import TurnOutcome
 from memsql_assets.lib.agent.tool_specs import LOAD_PHASE_TOOL
+from memsql_assets.lib.conditions import CONDITIONS
 from memsql_assets.lib.harness.evaluate import evaluate_partition
 from memsql_assets.lib.harness.results import comparable_rows, partition_dir
 from memsql_assets.lib.harness.settings import EvalSettings

@@ -16,8 +16,8 @@ from dagster._core.definitions.dynamic_partitions_request import (
 from memsql_assets.defs.evaluation.automation import model_registry_sensor
 from memsql_assets.defs.evaluation.partitions import evaluation_partitions
 from memsql_assets.defs.planning import stale_status, why_out_of_date
-from memsql_assets.lib.agent.conditions import CONDITIONS
 from memsql_assets.lib.code_versions import HARNESS_CODE, PACKAGE_ROOT, code_version
+from memsql_assets.lib.conditions import CONDITIONS
 from memsql_assets.lib.sources.config import SOURCE_NAMES
 
 TURN_RESULTS = dg.AssetKey("turn_results")
@@ -196,7 +196,7 @@ def test_a_sandbox_change_is_a_new_harness_code_version(tmp_path):
             shutil.copyfile(src, dst)
     before = code_version(*HARNESS_CODE, root=tmp_path)
     assert before == code_version(*HARNESS_CODE)
-    sandbox = tmp_path / "lib/sources/sqlite_db.py"
+    sandbox = tmp_path / "lib/sql/sandbox.py"
     sandbox.write_text(sandbox.read_text() + "\n# a change to the SQL sandbox\n")
     assert code_version(*HARNESS_CODE, root=tmp_path) != before
 

@@ -16,7 +16,7 @@ from memsql_assets.lib.benchmark.generate import Session
 from memsql_assets.lib.benchmark.store import write_benchmark
 from memsql_assets.lib.evaluation.contamination import SessionValues
 from memsql_assets.lib.evaluation.score import score_turn
-from memsql_assets.lib.sources.sqlite_db import open_readonly
+from memsql_assets.lib.sql.sandbox import open_readonly
 from tests.evaluation_runs.hand_sessions import BIRD, session
 
 OWN = {"r1": "Prague", "r2": "south Bohemia", "r3": "north Bohemia", "s1": "A", "s2": "C"}

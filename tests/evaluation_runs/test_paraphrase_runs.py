@@ -15,7 +15,7 @@ from memsql_assets.defs.jobs import EVALUATE_JOB
 from memsql_assets.defs.resources import MemsqlSettings
 from memsql_assets.defs.trajectories.assets import synthetic_questions, trajectory_store
 from memsql_assets.defs.trajectories.resources import TrajectorySettings
-from memsql_assets.lib.agent.conditions import CONDITIONS
+from memsql_assets.lib.conditions import CONDITIONS
 from memsql_assets.lib.harness.evaluate import evaluate_partition
 from memsql_assets.lib.paths import benchmark_dir
 from memsql_assets.lib.trajectories.lookup import trajectory_lookup

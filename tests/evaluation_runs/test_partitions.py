@@ -98,7 +98,7 @@ evaluate_partition(Path(sys.argv[1]), sys.argv[2], sys.argv[3], settings=EvalSet
 
 def _waves(rows, size):
     """Each session's wave: (its source, the wave's position in that source's chain)."""
-    from memsql_assets.lib.harness.runner import waves
+    from memsql_assets.lib.harness.schedule import waves
 
     source = {r["session_id"]: r["source"] for r in rows}
     chains = waves(sorted(source), size, source)

@@ -11,9 +11,9 @@ import json
 import pytest
 
 from memsql_assets.lib.agent.agent import prompt_hash
-from memsql_assets.lib.agent.conditions import get_condition
 from memsql_assets.lib.benchmark.sample import sample_turns
 from memsql_assets.lib.benchmark.store import read_turns
+from memsql_assets.lib.conditions import get_condition
 from memsql_assets.lib.harness.evaluate import evaluate_partition
 from memsql_assets.lib.harness.plan_prompts import left_out, stand_in_messages
 from memsql_assets.lib.harness.settings import EvalSettings

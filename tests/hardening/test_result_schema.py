@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import row_diffs
 
-from memsql_assets.lib.agent.conditions import CONDITIONS
+from memsql_assets.lib.conditions import CONDITIONS
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.harness.evaluate import benchmark_version, evaluate_partition
 from memsql_assets.lib.harness.results import (

@@ -7,7 +7,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from memsql_assets.defs.instance import HEADER, ensure_dagster_home
+from memsql_assets.defs.instance import INSTANCE_YAML_HEADER, ensure_dagster_home
 
 
 @dg.asset
@@ -61,7 +61,7 @@ def test_wipe_releases_the_files_and_the_instance_goes_on(home: Path) -> None:
 def test_memsql_rewrites_its_own_dagster_yaml_and_keeps_anyone_elses(home: Path) -> None:
     config = home / "dagster_home" / "dagster.yaml"
     config.parent.mkdir(parents=True)
-    config.write_text(f"{HEADER}: an older version\ntelemetry:\n  enabled: false\n", encoding="utf-8")
+    config.write_text(f"{INSTANCE_YAML_HEADER}: an older version\ntelemetry:\n  enabled: false\n", encoding="utf-8")
     ensure_dagster_home(home)
     written = config.read_text(encoding="utf-8")
     assert "an older version" not in written and "enabled: false" in written

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from memsql_assets.lib.memory.context_mode import ContextMode
+from memsql_assets.lib.context_mode import ContextMode
 from memsql_assets.lib.memory.mem0_memory import Mem0Memory, Mem0Params
 from memsql_assets.lib.memory.protocol import MemoryContext, MemoryTurn, Visibility, opened
 from memsql_assets.lib.paths import benchmark_dir

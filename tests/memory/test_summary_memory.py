@@ -5,8 +5,8 @@ from __future__ import annotations
 from memsql_assets.lib.agent.prompts import PromptParts, build_messages
 from memsql_assets.lib.memory.protocol import MemoryTurn, PromptBlock
 from memsql_assets.lib.memory.summary import SUMMARY_HEADER, RollingSummary, SummaryParams, extract
-from memsql_assets.lib.models.builtins import parse_resolved_block
-from memsql_assets.lib.models.reader_probe import past_turns
+from memsql_assets.lib.reference.builtins import parse_resolved_block
+from memsql_assets.lib.reference.reader_probe import past_turns
 
 
 def turn(i, updates, sid="SEC-3-001"):

@@ -19,7 +19,7 @@ from memsql_assets.lib.harness.settings import EvalSettings
 from memsql_assets.lib.memory.chroma import chroma_client
 from memsql_assets.lib.memory.semantic import seed_semantic_memory
 from memsql_assets.lib.paths import benchmark_dir, source_db_path
-from memsql_assets.lib.sources.sqlite_db import open_readonly
+from memsql_assets.lib.sql.sandbox import open_readonly
 
 # Failures recall-probe shows under C on the embedded data, each with the session that supplied the
 # keys (found by running it; the reason the provenance check exists).

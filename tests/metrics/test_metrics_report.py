@@ -17,9 +17,8 @@ from memsql_assets.lib.models.builtin_names import BUILTIN_NAMES
 from memsql_assets.lib.report import ReportError, build_report, load_marts
 from memsql_assets.lib.report.figures import FIGURES
 from memsql_assets.lib.report.leaderboard import leaderboard
-from memsql_assets.lib.report.marts import CONDITIONS
 from memsql_assets.lib.report.page import SECTIONS, leaderboard_html
-from memsql_assets.lib.vocabulary import REFERENCE_MODELS
+from memsql_assets.lib.vocabulary import CONDITION_NAMES, REFERENCE_MODELS
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -144,7 +143,7 @@ def test_the_leaderboard_is_the_marts_model_by_condition_matrix(report, page, du
     summary = mart(duckdb_path, "agg_condition_summary")
     summary = summary[summary["benchmark"] == "paper"]
     head, blocks = _matrix_cells(page, "paper")
-    assert head == ["model", *(c for c in CONDITIONS if c in set(summary["condition"]))]
+    assert head == ["model", *(c for c in CONDITION_NAMES if c in set(summary["condition"]))]
     assert head[1:] == ["A", "B", "B_wm5", "T", "E", "T_schema", "E_schema", "H", "S"]
     # Only reference models ran here: the LLM block is its divider and one line saying how to add one.
     llms, references = blocks["llms"], blocks["references"]

@@ -17,8 +17,7 @@ import pytest
 
 from memsql_assets.lib.models.builtin_names import BUILTIN_NAMES
 from memsql_assets.lib.report.figures import FIGURES
-from memsql_assets.lib.report.marts import CONDITIONS
-from memsql_assets.lib.vocabulary import AGENT_BASELINE_CONDITION, AGENTSM_CONDITION
+from memsql_assets.lib.vocabulary import AGENT_BASELINE_CONDITION, AGENTSM_CONDITION, CONDITION_NAMES
 
 CHROMIUM = Path("/usr/bin/chromium")
 SCREENSHOTS = os.environ.get("MEMSQL_SCREENSHOTS")  # a folder: the tests' screenshots go there
@@ -72,7 +71,7 @@ def test_the_page_opens_with_the_leaderboard_heatmap(page, paper_home):
     assert box is not None and box["y"] + box["height"] <= VIEWPORT["height"], "the matrix fills the first screen"
     conditions = {c for _, c, *_ in cells}
     head = page.locator("#matrix_paper thead th").all_inner_texts()
-    assert head == ["model", *(c for c in CONDITIONS if c in conditions)]
+    assert head == ["model", *(c for c in CONDITION_NAMES if c in conditions)]
     references = set(BUILTIN_NAMES["builtin"])
     models = {m for m, *_ in cells}
 

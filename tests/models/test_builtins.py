@@ -13,17 +13,17 @@ import time
 import litellm
 import pytest
 
-from memsql_assets.lib.models.builtins import (
+from memsql_assets.lib.models.gateway import ModelGateway
+from memsql_assets.lib.models.request_store import RequestStore
+from memsql_assets.lib.reference.builtins import (
     BuiltinRequestError,
     answer,
     parse_resolved_block,
     recall_probe_sql,
     smollm2_weights_path,
 )
-from memsql_assets.lib.models.gateway import ModelGateway
-from memsql_assets.lib.models.request_store import RequestStore
-from memsql_assets.lib.sources.sqlite_db import open_readonly
 from memsql_assets.lib.sql.execute import run_query
+from memsql_assets.lib.sql.sandbox import open_readonly
 from memsql_assets.lib.vocabulary import SOURCE_BY_PREFIX
 
 SYSTEM = {"role": "system", "content": "You write SQLite. The Resolved block is authoritative."}
@@ -188,6 +188,7 @@ def test_a_run_of_builtins_never_imports_litellm(tmp_path):
     code = f"""
 import asyncio, sys
 from pathlib import Path
+import memsql_assets.lib.reference
 from memsql_assets.lib.models.gateway import ModelGateway
 from memsql_assets.lib.models.registry import load_registry
 from memsql_assets.lib.models.request_store import RequestStore
@@ -200,6 +201,23 @@ print("litellm" in sys.modules)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"
+
+
+def test_a_gateway_without_the_reference_layer_says_how_to_load_the_builtins(tmp_path):
+    # the gateway never imports lib/reference (a layer above it): a process that skips it is told so
+    code = f"""
+import asyncio
+from pathlib import Path
+from memsql_assets.lib.models.gateway import ModelGateway
+from memsql_assets.lib.models.registry import load_registry
+from memsql_assets.lib.models.request_store import RequestStore
+home = Path({str(tmp_path)!r})
+gw = ModelGateway(load_registry(), RequestStore.at_home(home), home=home, environ={{}})
+asyncio.run(gw.acomplete("gold", [{{"role": "user", "content": "q"}}], {{"gt_sql": "SELECT 1"}}))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1
+    assert "the built-in models are not loaded: import memsql_assets.lib.reference" in out.stderr
 
 
 def test_an_unanswerable_builtin_request_is_a_typed_bad_request(tmp_path, test_registry):

@@ -16,14 +16,9 @@ import pytest
 from http_endpoint import OK, Answer, closed_port, openai_endpoint
 from model_fakes import FAKE_KEY_ENV, FAKE_SECRET
 
-from memsql_assets.lib.models.gateway import (
-    NO_API_KEY,
-    REPLAYED_NOTE,
-    ModelGateway,
-    RetryPolicy,
-    classify,
-    parse_retry_after,
-)
+from memsql_assets.lib.http_retry import parse_retry_after
+from memsql_assets.lib.models.failures import classify
+from memsql_assets.lib.models.gateway import NO_API_KEY, REPLAYED_NOTE, ModelGateway, RetryPolicy
 from memsql_assets.lib.models.request_store import RequestStore
 
 ENV = {FAKE_KEY_ENV: FAKE_SECRET}

@@ -10,7 +10,8 @@ from model_fakes import FAKE_KEY_ENV, FAKE_SECRET
 from memsql_assets.lib.harness.evaluate import EvalSettings, evaluate_partition
 from memsql_assets.lib.harness.results import comparable_rows, partition_dir
 from memsql_assets.lib.memory.redis_service import RedisServer
-from memsql_assets.lib.models.gateway import ENDPOINT_FAILURES, ModelGateway, RetryPolicy
+from memsql_assets.lib.models.failures import ENDPOINT_FAILURES
+from memsql_assets.lib.models.gateway import ModelGateway, RetryPolicy
 from memsql_assets.lib.models.registry import load_registry
 from memsql_assets.lib.models.request_store import RequestStore
 

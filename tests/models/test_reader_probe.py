@@ -2,8 +2,9 @@
 
 from memsql_assets.lib.agent.prompts import PromptParts, build_messages
 from memsql_assets.lib.memory.facts import FACTS_HEADER, facts_block
-from memsql_assets.lib.models.builtins import message_text, parse_resolved_block, recall_probe_sql
-from memsql_assets.lib.models.reader_probe import SqlFragment, read_prompt
+from memsql_assets.lib.models.replies import message_text
+from memsql_assets.lib.reference.builtins import parse_resolved_block, recall_probe_sql
+from memsql_assets.lib.reference.reader_probe import SqlFragment, read_prompt
 from memsql_assets.lib.sql.filters import filters
 
 SEC_T1_SQL = (

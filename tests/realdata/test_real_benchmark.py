@@ -108,10 +108,10 @@ def guess_probe_ex(turns: list[dict], dbs: dict, home) -> float:
     import asyncio
     import contextlib
 
-    from memsql_assets.lib.models.builtins import answer
-    from memsql_assets.lib.sources.sqlite_db import open_readonly
+    from memsql_assets.lib.reference.builtins import answer
     from memsql_assets.lib.sql.compare import strict_equal
     from memsql_assets.lib.sql.execute import run_query
+    from memsql_assets.lib.sql.sandbox import open_readonly
     from memsql_assets.lib.vocabulary import GUESS_PROBE, SOURCE_BY_PREFIX
 
     fields = ("sql_template", "referenced_context_keys", "stated_values", "guess_values")
@@ -146,7 +146,7 @@ def test_real_sources_yield_a_checked_extended_benchmark(real_dbs, tmp_path):
     an earlier wave at W = 1, 4, 8 and 32 (bench/extended_figures.py prints the figures)."""
     from memsql_assets.lib.benchmark.extended import EXTENDED_DIR
     from memsql_assets.lib.benchmark.pipeline import build_measured_extended_sessions
-    from memsql_assets.lib.harness.runner import twins_reachable_pct
+    from memsql_assets.lib.harness.schedule import twins_reachable_pct
     from memsql_assets.lib.vocabulary import GUESS_FLOOR_MAX_PCT
 
     profiles = extract_all_profiles(real_dbs, EXTENDED_DIR)

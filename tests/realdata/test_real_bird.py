@@ -61,7 +61,7 @@ def test_verified_counts(built) -> None:
     assert conn.execute("SELECT COUNT(DISTINCT account_id) FROM disp WHERE type = 'OWNER'").fetchone() == (
         4500,
     )
-    counts = {t: conn.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0] for t in bird.SCHEMA}
+    counts = {t: conn.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0] for t in bird.BIRD_SCHEMA}
     assert counts == {
         "district": 77,
         "account": 4500,
@@ -198,7 +198,7 @@ def test_round_trip_through_bird_sqlite(built, tmp_path: Path) -> None:
     bird.build_real(target, source)
     copy = sqlite3.connect(target)
     try:
-        for table in bird.SCHEMA:
+        for table in bird.BIRD_SCHEMA:
             sql = f'SELECT * FROM "{table}" ORDER BY 1'
             assert copy.execute(sql).fetchall() == conn.execute(sql).fetchall(), table
         assert read_meta(copy)["missing_tables"] == []

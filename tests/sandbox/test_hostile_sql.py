@@ -1,7 +1,7 @@
 """The SQL sandbox under hostile input.
 
 Every statement of hostile_sql.yaml runs on a sandboxed copy of each embedded source database
-(sources/sqlite_db.open_readonly + sql/execute.run_query, short time limit) and must be classified
+(sql/sandbox.open_readonly + sql/execute.run_query, short time limit) and must be classified
 as the corpus says, through evaluation/taxonomy.classify. Afterwards each database file is
 byte-identical (sha256) and no file has appeared next to it or where ATTACH / VACUUM INTO pointed.
 The benchmark's own ground-truth SQL must still run on the hardened connection.
@@ -20,8 +20,9 @@ import yaml
 from memsql_assets.lib.atomic import sha256_file
 from memsql_assets.lib.evaluation.extract import PLAIN, Extraction
 from memsql_assets.lib.evaluation.taxonomy import ErrorClass, classify
-from memsql_assets.lib.sources.sqlite_db import open_readonly, row_counts
 from memsql_assets.lib.sql.execute import first_keyword, run_query, split_statements
+from memsql_assets.lib.sql.sandbox import open_readonly
+from memsql_assets.lib.sql.schema import row_counts
 from memsql_assets.lib.vocabulary import SOURCE_BY_PREFIX
 
 CORPUS = yaml.safe_load((Path(__file__).with_name("hostile_sql.yaml")).read_text(encoding="utf-8"))

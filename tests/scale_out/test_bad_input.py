@@ -14,8 +14,7 @@ import sys
 
 import pytest
 
-from memsql_assets.lib.paths import REPO_ROOT
-from memsql_assets.lib.scale_out import (
+from memsql_assets.defs.scale_out_settings import (
     BROKER,
     CHROMA,
     POSTGRES,
@@ -29,6 +28,7 @@ from memsql_assets.lib.scale_out import (
     check_postgres,
     check_redis,
 )
+from memsql_assets.lib.paths import REPO_ROOT
 from memsql_assets.orchestration.local_deployment import (
     BROKER_URL,
     POSTGRES_ADMIN_URL,
@@ -112,8 +112,8 @@ def test_a_postgres_url_without_the_installed_driver_is_refused() -> None:
 
 
 def test_an_unknown_profile_is_refused() -> None:
+    from memsql_assets.defs.scale_out_settings import profile
     from memsql_assets.lib.errors import MemsqlError
-    from memsql_assets.lib.scale_out import profile
 
     with pytest.raises(
         MemsqlError, match=rf"\${PROFILE_ENV}: expected one of embedded, {SCALE_OUT}, got 'cluster'"

@@ -7,15 +7,8 @@ import random
 
 import pytest
 
-from memsql_assets.lib.trajectories.schema_stats import (
-    ColumnInfo,
-    ForeignKey,
-    SchemaStats,
-    TableInfo,
-    allocate_budget,
-    complexity_weight,
-    schema_stats,
-)
+from memsql_assets.lib.sql.schema import ColumnInfo, ForeignKey, SchemaStats, TableInfo, schema_stats
+from memsql_assets.lib.trajectories.budget import allocate_budget, complexity_weight
 
 
 def fake_stats(db: str, tables: int, cols_per_table: int, fks: int, rows: int) -> SchemaStats:

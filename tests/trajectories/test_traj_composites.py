@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from traj_fixtures import mining_traces
 
-from memsql_assets.lib.sources.sqlite_db import open_readonly
+from memsql_assets.lib.sql.sandbox import open_readonly
 from memsql_assets.lib.trajectories.composites import (
     compare_stats,
     composite_name,

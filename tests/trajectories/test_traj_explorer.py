@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from memsql_assets.lib.sources.sqlite_db import open_readonly
+from memsql_assets.lib.sql.sandbox import open_readonly
 from memsql_assets.lib.trajectories.composites import CompositeTool
 from memsql_assets.lib.trajectories.explorer import (
     DeterministicExplorer,

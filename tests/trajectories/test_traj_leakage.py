@@ -17,7 +17,8 @@ GENERATOR_MODULES = (
     "memsql_assets.lib.trajectories.questions",
     "memsql_assets.lib.trajectories.guidance",
     "memsql_assets.lib.trajectories.leakage",
-    "memsql_assets.lib.trajectories.schema_stats",
+    "memsql_assets.lib.trajectories.budget",
+    "memsql_assets.lib.sql.schema",
 )
 
 

@@ -10,7 +10,7 @@ from memsql_assets.lib.memory.chroma import chroma_client
 from memsql_assets.lib.trajectories.questions import normalize_question
 from memsql_assets.lib.trajectories.store import (
     FULL,
-    REPORT_FILE,
+    STORE_REPORT_FILE,
     QuestionPlan,
     build_trajectory_store,
     plan_questions,
@@ -57,7 +57,7 @@ def test_report(store, embedded_dbs):
     assert stats["mean_steps_saved"] > 0
     assert stats["with_composites"]["tool_calls_per_step"] > 1.0
     assert set(report.phase_distribution) == {"explore", "execute", "validate"}
-    saved = json.loads((json_dir / REPORT_FILE).read_text())
+    saved = json.loads((json_dir / STORE_REPORT_FILE).read_text())
     assert saved["allocation"] == report.allocation and saved["trajectories"] == N
     bench_norm = {normalize_question(b) for b in bench}
     assert not any(

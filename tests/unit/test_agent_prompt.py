@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from memsql_assets.lib.agent.agent import Agent
-from memsql_assets.lib.agent.conditions import CONDITIONS, get_condition
 from memsql_assets.lib.agent.prompts import OUTPUT_REQUIREMENTS_HEADER, SYSTEM_PROMPT, PromptParts
+from memsql_assets.lib.conditions import CONDITIONS, get_condition
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.memory.plugins import build_memory
 from memsql_assets.lib.memory.resolution import resolve_context, retrieved_sessions

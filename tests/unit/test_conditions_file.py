@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from memsql_assets.lib import vocabulary
-from memsql_assets.lib.agent.conditions import BUILTIN_CONDITIONS_FILE, CONDITIONS, load_conditions
+from memsql_assets.lib.conditions import BUILTIN_CONDITIONS_FILE, CONDITIONS, load_conditions
+from memsql_assets.lib.context_mode import ContextMode
 from memsql_assets.lib.errors import ConfigError
-from memsql_assets.lib.memory.context_mode import ContextMode
 from memsql_assets.lib.memory.plugins import (
     BUILTIN_MEMORIES,
     build_memory,

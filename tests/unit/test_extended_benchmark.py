@@ -254,7 +254,7 @@ def test_phrasings_are_spread_evenly_over_a_turns_sessions():
 def test_every_distractor_turn_reaches_its_twin_up_to_w_32():
     """The shipped layout: each returning session's twin is 32 positions earlier, in an earlier wave at
     W = 1, 4, 8 and 32 (the runner's own waves), and only returning sessions ask a distractor turn."""
-    from memsql_assets.lib.harness.runner import twins_reachable_pct
+    from memsql_assets.lib.harness.schedule import twins_reachable_pct
 
     for source in ("sec_edgar", "northwind", "bird_financial"):
         template = load_extended_template(source, EXTENDED_DIR)

@@ -6,16 +6,12 @@ import hashlib
 
 import pytest
 
-from memsql_assets.lib.benchmark.generate import (
-    SESSIONS_PER_TIER,
-    instantiate,
-    sql_literal,
-    ten_turn_indices,
-)
+from memsql_assets.lib.benchmark.generate import SESSIONS_PER_TIER, instantiate, ten_turn_indices
 from memsql_assets.lib.benchmark.invariants import violations
 from memsql_assets.lib.benchmark.pipeline import build_sessions
 from memsql_assets.lib.benchmark.store import EXPORT_FIELDS, export_jsonl, write_benchmark
 from memsql_assets.lib.benchmark.templates import load_tier_template
+from memsql_assets.lib.sql.syntax import sql_literal
 
 
 def test_sql_literal_quotes_strings_and_keeps_numbers():

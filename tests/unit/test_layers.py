@@ -1,60 +1,102 @@
-"""Who may import whom (docs/architecture.md, "Rooms"): lib/ never imports the Dagster wiring or the
-CLI, defs/ and orchestration/ never import the CLI, and the vocabulary imports no room that derives from it."""
+"""Who may import whom (DESIGN decision 22, docs/architecture.md "Rooms"): the package's layers from the
+bottom up; a module imports its own layer and the layers below, never one above."""
 
 from __future__ import annotations
 
 import ast
+from fnmatch import fnmatch
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "memsql_assets"
 
+# Bottom to top. A pattern ending in "/" is a folder and everything in it; otherwise files at that depth.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("__init__.py", "lib/*.py", "lib/sql/"),  # lib's leaves: paths, errors, vocabulary, config, conditions, sql
+    ("lib/sources/", "lib/models/", "lib/memory/"),
+    ("lib/benchmark/", "lib/trajectories/"),
+    ("lib/agent/", "lib/evaluation/", "lib/quality/"),
+    ("lib/reference/",),
+    ("lib/harness/",),
+    ("lib/viewer/", "lib/report/"),
+    ("defs/", "definitions.py"),
+    ("orchestration/",),
+    ("cli/", "cli_entry.py"),
+)
 
-def imports(path: Path) -> set[str]:
-    """The memsql_assets modules one file imports (absolute imports: the project uses no relative ones)."""
-    found = set()
+
+def layer(rel: str) -> int | None:
+    """The layer of a file given by its path under the package (a folder's pattern wins over the files')."""
+    for folders in (True, False):
+        for i, patterns in enumerate(LAYERS):
+            for p in patterns:
+                if p.endswith("/") is folders and (
+                    rel.startswith(p) if folders else fnmatch(rel, p) and rel.count("/") == p.count("/")
+                ):
+                    return i
+    return None
+
+
+def module_file(module: str, root: Path) -> str:
+    """The path under the package of module `module` (`memsql_assets.x.y`): x/y/__init__.py or x/y.py."""
+    parts = module.split(".")[1:]
+    folder = "/".join(parts)
+    return f"{folder}/__init__.py".lstrip("/") if (root / folder).is_dir() else f"{folder}.py"
+
+
+def imports(path: Path, root: Path = PACKAGE) -> list[tuple[int, str]]:
+    """(line, module) of every memsql_assets module one file imports, at any depth of its code
+    (`from package import submodule` counts as the submodule)."""
+    found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.module:
-            found.add(node.module)
+            subs = [f"{node.module}.{a.name}" for a in node.names]
+            subs = [m for m in subs if (root / module_file(m, root)).is_file()]
+            found += [(node.lineno, m) for m in subs or [node.module]]
         elif isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-    return {m for m in found if m.startswith("memsql_assets")}
+            found += [(node.lineno, a.name) for a in node.names]
+    return [(line, m) for line, m in found if m == "memsql_assets" or m.startswith("memsql_assets.")]
 
 
-def offenders(folder: str, forbidden: tuple[str, ...], root: Path = PACKAGE) -> list[str]:
-    return [
-        f"{path.relative_to(root)} imports {module}"
-        for path in sorted((root / folder).rglob("*.py"))
-        for module in sorted(imports(path))
-        if module.startswith(forbidden)
+def upward_imports(root: Path = PACKAGE) -> list[str]:
+    out = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        for line, module in imports(path, root):
+            if layer(module_file(module, root)) > layer(rel):
+                out.append(f"{rel}:{line} imports {module}, a layer above")
+    return out
+
+
+def test_every_module_has_a_layer():
+    assert [p for p in sorted(PACKAGE.rglob("*.py")) if layer(p.relative_to(PACKAGE).as_posix()) is None] == []
+
+
+def test_nothing_imports_upward():
+    assert upward_imports() == []
+
+
+def test_an_upward_import_is_found(tmp_path):
+    for rel, text in (
+        ("lib/sql/x.py", "from memsql_assets.lib.harness.settings import EvalSettings\n"),
+        ("lib/models/y.py", "def f():\n    import memsql_assets.lib.reference.builtins\n"),
+        ("defs/z.py", "from memsql_assets.lib.paths import memsql_home\n"),
+    ):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, encoding="utf-8")
+    assert upward_imports(tmp_path) == [
+        "lib/models/y.py:2 imports memsql_assets.lib.reference.builtins, a layer above",
+        "lib/sql/x.py:1 imports memsql_assets.lib.harness.settings, a layer above",
     ]
 
 
-def test_lib_imports_neither_dagster_wiring_nor_the_cli():
-    assert offenders("lib", ("memsql_assets.defs", "memsql_assets.cli", "memsql_assets.definitions")) == []
+def test_the_layers_read_as_the_design_says():
+    assert layer("lib/vocabulary.py") == layer("lib/conditions.py") == layer("lib/sql/sandbox.py") == 0
+    assert layer("lib/agent/__init__.py") == layer("lib/agent/loop.py") < layer("lib/reference/builtins.py")
+    assert layer("lib/reference/builtins.py") < layer("lib/harness/runner.py") < layer("lib/report/build.py")
+    assert layer("definitions.py") < layer("orchestration/partition.py") < layer("cli_entry.py")
 
 
-def test_defs_never_import_the_cli():
-    assert offenders("defs", ("memsql_assets.cli",)) == []
-
-
-def test_the_orchestration_never_imports_the_cli_and_the_run_workers_never_preload_it():
+def test_the_run_workers_never_preload_the_cli():
     from memsql_assets.defs.evaluation.concurrent_runs import PRELOAD
 
-    assert offenders("orchestration", ("memsql_assets.cli",)) == []
     assert not [m for m in PRELOAD if m.startswith("memsql_assets.cli")]
-
-
-def test_the_vocabulary_imports_only_the_condition_table():
-    assert imports(PACKAGE / "lib" / "vocabulary.py") == {"memsql_assets.lib.agent.conditions"}
-
-
-def test_a_forbidden_import_is_found(tmp_path):
-    (tmp_path / "lib").mkdir()
-    (tmp_path / "lib" / "x.py").write_text("from memsql_assets.cli import main\n", encoding="utf-8")
-    assert offenders("lib", ("memsql_assets.cli",), root=tmp_path) == ["lib/x.py imports memsql_assets.cli"]
-
-
-
-def test_the_agent_uses_the_trajectories_and_the_evaluation_the_benchmark_never_the_reverse():
-    assert offenders("lib/trajectories", ("memsql_assets.lib.agent",)) == []
-    assert offenders("lib/benchmark", ("memsql_assets.lib.evaluation",)) == []

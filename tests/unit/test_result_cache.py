@@ -9,7 +9,6 @@ import time
 
 import pytest
 
-from memsql_assets.lib.sources.sqlite_db import open_readonly
 from memsql_assets.lib.sql.execute import QueryResult
 from memsql_assets.lib.sql.result_cache import (
     MAX_CACHED_ROWS,
@@ -19,6 +18,7 @@ from memsql_assets.lib.sql.result_cache import (
     cacheable,
     run_cached,
 )
+from memsql_assets.lib.sql.sandbox import open_readonly
 
 Q = "SELECT COUNT(*) FROM t"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from memsql_assets.cli.render import print_run_summary
 from memsql_assets.defs.jobs import MAIN_GROUP_WORDS
-from memsql_assets.lib.agent.conditions import CONDITIONS
+from memsql_assets.lib.conditions import CONDITIONS
 from memsql_assets.lib.harness.summary import PartitionSummary, summarize
 from memsql_assets.lib.vocabulary import BENCHMARKS, PAPER_BENCHMARK
 from memsql_assets.orchestration.dagster_jobs import plain_reason

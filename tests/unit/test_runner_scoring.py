@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 from types import SimpleNamespace
 
-from memsql_assets.lib.agent.conditions import get_condition
+from memsql_assets.lib.conditions import get_condition
 from memsql_assets.lib.harness.runner import PartitionRunner
 from memsql_assets.lib.memory.plugins import build_memory
 

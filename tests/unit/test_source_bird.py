@@ -13,7 +13,7 @@ from memsql_assets.lib.errors import SourceError
 from memsql_assets.lib.sources import bird
 from memsql_assets.lib.sources.sqlite_db import read_meta
 
-# BIRD financial.sqlite: table -> [(column, declared type)], written out independently of bird.SCHEMA
+# BIRD financial.sqlite: table -> [(column, declared type)], written out independently of bird.BIRD_SCHEMA
 BIRD_SCHEMA = {
     "account": [
         ("account_id", "INTEGER"),

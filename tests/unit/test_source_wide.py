@@ -14,8 +14,9 @@ from memsql_assets.lib.benchmark.gt_check import check_ground_truth
 from memsql_assets.lib.errors import ConfigError
 from memsql_assets.lib.sources.build import build_source, describe_source
 from memsql_assets.lib.sources.config import PREFIX, SOURCE_NAMES, load_sources
-from memsql_assets.lib.sources.sqlite_db import open_readonly, user_tables
 from memsql_assets.lib.sources.wide import snake, synonym
+from memsql_assets.lib.sql.sandbox import open_readonly
+from memsql_assets.lib.sql.schema import user_tables
 
 # (tables, columns) each source's wide variant reaches at least (docs/data_sources.md)
 WIDE_COUNTS = {"bird_financial": (60, 500), "sec_edgar": (15, 90), "northwind": (80, 800)}

@@ -7,7 +7,7 @@ import pytest
 from memsql_assets.lib.errors import ConfigError, SourceError
 from memsql_assets.lib.sources.build import describe_source
 from memsql_assets.lib.sources.config import load_sources
-from memsql_assets.lib.sources.sqlite_db import check_sqlite_file
+from memsql_assets.lib.sql.sandbox import check_sqlite_file
 
 
 def test_defaults_are_embedded():

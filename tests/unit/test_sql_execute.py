@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from memsql_assets.lib.sources.sqlite_db import MAX_SQL_BYTES, MAX_SQLITE_HEAP_BYTES, open_readonly
 from memsql_assets.lib.sql import execute
 from memsql_assets.lib.sql.execute import run_query
+from memsql_assets.lib.sql.sandbox import MAX_SQL_BYTES, MAX_SQLITE_HEAP_BYTES, open_readonly
 
 
 def _db(tmp_path):

@@ -1,4 +1,4 @@
-"""The vocabulary is defined once (lib/vocabulary.py, conditions in lib/agent/conditions.py): a literal
+"""The vocabulary is defined once (lib/vocabulary.py, conditions in lib/conditions.py): a literal
 copy of a list of condition names, sources, error classes or reference models anywhere else fails."""
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 
 from memsql_assets.lib import vocabulary
-from memsql_assets.lib.agent.conditions import CONDITIONS
+from memsql_assets.lib.conditions import CONDITIONS
 from memsql_assets.lib.evaluation.taxonomy import ErrorClass
 from memsql_assets.lib.report.dbt_cli import dbt_vars_arg
 from memsql_assets.lib.sources.config import PREFIX
 
 REPO = Path(__file__).resolve().parents[2]
-DEFINITIONS = {REPO / "memsql_assets/lib/vocabulary.py", REPO / "memsql_assets/lib/agent/conditions.py"}
+DEFINITIONS = {REPO / "memsql_assets/lib/vocabulary.py", REPO / "memsql_assets/lib/conditions.py"}
 SCANNED = ("memsql_assets", "dbt_project", "expectations", "tests", "bench", "sources", "scripts")
 SUFFIXES = {".py", ".sql", ".yml", ".yaml", ".json"}
 SKIPPED_DIRS = {"target", "logs", "golden", "results", "__pycache__"}  # dbt output, fixtures, measurements

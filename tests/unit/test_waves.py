@@ -9,10 +9,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from memsql_assets.lib.agent.conditions import get_condition
+from memsql_assets.lib.conditions import get_condition
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.harness.results import progress_dir
-from memsql_assets.lib.harness.runner import PartitionRunner, waves
+from memsql_assets.lib.harness.runner import PartitionRunner
+from memsql_assets.lib.harness.schedule import waves
 from memsql_assets.lib.harness.settings import resolve_wave_size
 from memsql_assets.lib.memory.plugins import build_memory
 

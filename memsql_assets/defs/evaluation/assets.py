@@ -18,6 +18,7 @@ from memsql_assets.defs.evaluation.partitions import evaluation_partitions
 from memsql_assets.defs.evaluation.resources import EvaluationSettings
 from memsql_assets.defs.jobs import BENCHMARK_ASSETS, TURN_RESULTS
 from memsql_assets.defs.resources import MemsqlSettings, model_api_keys
+from memsql_assets.defs.scale_out_settings import check_shared_home, scale_out_enabled
 from memsql_assets.lib.code_versions import (
     EXTENDED_ONLY_CODE,
     HARNESS_CODE,
@@ -33,7 +34,6 @@ from memsql_assets.lib.memory.chroma import chroma_client
 from memsql_assets.lib.memory.semantic import SEMANTIC_COLLECTION, SEMANTIC_HINTS, seed_semantic_memory
 from memsql_assets.lib.models.registry import load_registry
 from memsql_assets.lib.paths import embeddings_cache_dir, results_root
-from memsql_assets.lib.scale_out import check_shared_home, scale_out_enabled
 from memsql_assets.lib.sources.config import SOURCE_NAMES
 from memsql_assets.lib.trajectories.lookup import trajectory_lookup
 from memsql_assets.lib.viewer.server import partition_url

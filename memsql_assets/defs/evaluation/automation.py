@@ -25,8 +25,8 @@ from memsql_assets.defs.evaluation.partitions import (
 from memsql_assets.defs.jobs import OBSERVE_CONDITIONS_JOB, OBSERVE_MODELS_JOB, TURN_RESULTS
 from memsql_assets.defs.planning import DATA_VERSION_TAG
 from memsql_assets.defs.resources import model_api_keys
-from memsql_assets.lib.agent.conditions import CONDITIONS
 from memsql_assets.lib.code_versions import digest
+from memsql_assets.lib.conditions import CONDITIONS
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.models.registry import Registry, load_registry
 from memsql_assets.lib.vocabulary import PAPER_BENCHMARK

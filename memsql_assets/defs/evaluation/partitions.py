@@ -4,7 +4,7 @@ file's, so a condition added there is a column of the UI's grid)."""
 import dagster as dg
 from sqlalchemy.exc import IntegrityError
 
-from memsql_assets.lib.agent.conditions import CONDITIONS
+from memsql_assets.lib.conditions import CONDITIONS
 
 model_partitions = dg.DynamicPartitionsDefinition(name="model")
 condition_partitions = dg.StaticPartitionsDefinition(list(CONDITIONS))

@@ -22,7 +22,7 @@ from memsql_assets.lib.paths import (
 from memsql_assets.lib.sources.config import SOURCE_NAMES
 from memsql_assets.lib.trajectories.phases import classifier_accuracy
 from memsql_assets.lib.trajectories.store import (
-    REPORT_FILE,
+    STORE_REPORT_FILE,
     QuestionPlan,
     StoreReport,
     build_home_store,
@@ -158,7 +158,7 @@ def _store_result(memsql: MemsqlSettings, report: StoreReport) -> dg.Materialize
             "classifier_accuracy": dg.MetadataValue.json(classifier_accuracy().as_json()),
             "build_seconds": report.build_seconds,
         },
-        data_version=dg.DataVersion(sha256_tree(_dir(memsql) / "json", exclude=(REPORT_FILE,))),
+        data_version=dg.DataVersion(sha256_tree(_dir(memsql) / "json", exclude=(STORE_REPORT_FILE,))),
         check_results=[check],
     )
 
@@ -201,7 +201,7 @@ def trajectory_coverage(memsql: MemsqlSettings) -> dg.MaterializeResult:
     report = store_coverage(
         chroma_client(home), read_turns(benchmark_dir(home)), embeddings_store=embeddings_cache_dir(home)
     )
-    store = json.loads((_dir(memsql) / "json" / REPORT_FILE).read_text(encoding="utf-8"))
+    store = json.loads((_dir(memsql) / "json" / STORE_REPORT_FILE).read_text(encoding="utf-8"))
     report["store"] = {k: store[k] for k in ("trajectories", "documents", "build_seconds", "total_budget")}
     path = _dir(memsql) / "coverage.json"
     write_text_atomic(path, json.dumps(report, indent=2, sort_keys=True))

@@ -38,6 +38,7 @@ class TrajectorySettings(dg.ConfigurableResource):
     def propose(self, home: Path, model_key: str):
         """The registry model `model_key` as a messages -> text function (through the gateway)."""
         # litellm loads only when an LLM writes or explores: the default store is built offline without it.
+        import memsql_assets.lib.reference  # noqa: F401  (registers the built-in models with the gateway)
         from memsql_assets.lib.models.gateway import ModelGateway
         from memsql_assets.lib.models.proposer import proposer
 

@@ -3,7 +3,7 @@
 The memory retrieves (working-memory recall, episodic top-k, semantic top-1, the trajectory lookup of
 conditions E and E_prompt, a summary, a plug-in's blocks) and, where it resolves nothing itself, context resolution
 walks the retrieved turns; the prompt is built from both. In observed context mode
-(lib/memory/context_mode.py) the memory gets no key names and stores no annotations, and the prompt has
+(lib/context_mode.py) the memory gets no key names and stores no annotations, and the prompt has
 no Resolved block: the grader alone resolves the turn's keys from the retrieved turns' annotations
 (`missing_keys`, contamination, stale state); the model is called through the gateway,
 the SQL is scored, and the turn's payload is persisted to the memory. A memory that raises (a
@@ -22,11 +22,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from memsql_assets.lib.agent.conditions import Condition
 from memsql_assets.lib.agent.prompts import PromptParts, build_messages
 from memsql_assets.lib.agent.turn_tools import markdown_segments
 from memsql_assets.lib.benchmark.store import turn_id
-from memsql_assets.lib.memory.context_mode import ContextMode, WithheldKeys
+from memsql_assets.lib.conditions import Condition
+from memsql_assets.lib.context_mode import ContextMode, WithheldKeys
 from memsql_assets.lib.memory.errors import MemoryServiceError
 from memsql_assets.lib.memory.protocol import Memory, MemoryTurn, Retrieval
 from memsql_assets.lib.memory.resolution import Payload, Resolution, resolve_context

@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from memsql_assets.lib.agent.agent import Agent, TurnPrompt
-from memsql_assets.lib.agent.loop import AgentLimits, AgentTrace, Complete, run_agent
+from memsql_assets.lib.agent.limits import AgentLimits
+from memsql_assets.lib.agent.loop import AgentTrace, Complete, run_agent
 from memsql_assets.lib.agent.turn_tools import LOADED_PHASES, TurnTools
 from memsql_assets.lib.models.gateway import ModelReply
 

@@ -27,12 +27,13 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from memsql_assets.lib.agent.limits import AgentLimits
+from memsql_assets.lib.agent.prompts import schema_in_prompt
+from memsql_assets.lib.agent.tool_specs import SUBMIT_TOOL
 from memsql_assets.lib.agent.turn_tools import CallOutcome, ToolUse, TurnTools
-from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.evaluation.extract import extract_sql
-from memsql_assets.lib.harness.settings import DEFAULT_MAX_STEPS, DEFAULT_TURN_TIME_S
 from memsql_assets.lib.models.gateway import ModelGateway, ModelReply
-from memsql_assets.lib.models.reference_agent import SUBMIT_TOOL, schema_in_prompt, sql_tables
+from memsql_assets.lib.sql.syntax import sql_tables
 from memsql_assets.lib.trajectories.phases import PHASES
 from memsql_assets.lib.trajectories.trace import clip
 
@@ -50,10 +51,6 @@ NO_SCHEMA_NOTE = "The schema is not in this message: find the tables and columns
 Complete = Callable[[list[dict[str, Any]], list[dict[str, Any]]], Awaitable[ModelReply]]
 
 
-class AgentLimitError(MemsqlError):
-    """A step budget or time limit below 1."""
-
-
 class TurnOutcome(StrEnum):
     SUBMITTED = "submitted"  # by submit_sql
     FINAL_TEXT = "final_text"  # a text reply with SQL in it
@@ -61,18 +58,6 @@ class TurnOutcome(StrEnum):
     TIME_LIMIT = "time_limit"
     NO_ACTION = "no_action"  # a reply with neither a tool call nor SQL
     MODEL_ERROR = "model_error"
-
-
-@dataclass(frozen=True)
-class AgentLimits:
-    max_steps: int = DEFAULT_MAX_STEPS
-    turn_time_s: float = DEFAULT_TURN_TIME_S
-
-    def __post_init__(self) -> None:
-        if self.max_steps < 1:
-            raise AgentLimitError(f"agent step budget must be at least 1, got {self.max_steps}")
-        if not self.turn_time_s >= 1:
-            raise AgentLimitError(f"agent turn time limit must be at least 1 s, got {self.turn_time_s}")
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ See docs/prompt_composition.md for the composition table (the paper's lost Table
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,7 +25,7 @@ SYSTEM_PROMPT = (
     "value only, not supporting columns, not grouped rows, and not explanatory text."
 )
 
-# The contract with the recall-probe model (memsql_assets/lib/models/builtins.py): this header line,
+# The contract with the recall-probe model (memsql_assets/lib/reference/builtins.py): this header line,
 # then one "- key: <JSON value>" line per resolved key.
 RESOLVED_HEADER = "Resolved context:"
 SCHEMA_HEADER = "Schema:"
@@ -32,6 +33,8 @@ OUTPUT_REQUIREMENTS_HEADER = "Output requirements:"
 RECENT_HEADER = "Recent conversation:"
 SIMILAR_HEADER = "Similar past turns:"
 QUESTION_PREFIX = "Question: "
+# The schema block of a prompt (build_messages): a block starts the text or follows a blank line.
+_SCHEMA_BLOCK_RE = re.compile(rf"(?:\A|\n\n){re.escape(SCHEMA_HEADER)}\n")
 
 
 @dataclass(frozen=True)
@@ -101,3 +104,8 @@ def build_messages(parts: PromptParts) -> list[dict[str, str]]:
     blocks.append(f"{QUESTION_PREFIX}{parts.question}")
     blocks.append(f"{OUTPUT_REQUIREMENTS_HEADER}\n{parts.output_requirements}")
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": "\n\n".join(blocks)}]
+
+
+def schema_in_prompt(texts: Sequence[str]) -> bool:
+    """Whether one of the prompt's texts has the schema block."""
+    return any(_SCHEMA_BLOCK_RE.search(text) for text in texts)

@@ -10,8 +10,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from memsql_assets.lib.models.reference_agent import SUBMIT_TOOL
-
+# The tool that ends an agent's turn with its final SQL (loop.py offers it).
+SUBMIT_TOOL = "submit_sql"
 # The tool that loads one phase segment of the retrieved trajectory (offered when there is one).
 LOAD_PHASE_TOOL = "load_trajectory_phase"
 _STR = {"type": "string"}

@@ -19,6 +19,7 @@ from typing import Any
 
 from memsql_assets.lib.agent.tool_specs import (
     LOAD_PHASE_TOOL,
+    SUBMIT_TOOL,
     TOOL_SPECS,
     ArgumentError,
     ToolSpec,
@@ -27,8 +28,8 @@ from memsql_assets.lib.agent.tool_specs import (
     parse_arguments,
     phase_load_spec,
 )
-from memsql_assets.lib.models.reference_agent import SUBMIT_TOOL, sql_tables
 from memsql_assets.lib.sql.execute import TIMEOUT_ERROR
+from memsql_assets.lib.sql.syntax import sql_tables
 from memsql_assets.lib.trajectories.composites import CompositeTool
 from memsql_assets.lib.trajectories.phases import PHASES, RuleSet, default_rules
 from memsql_assets.lib.trajectories.tools import DbTools

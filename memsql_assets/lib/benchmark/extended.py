@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from memsql_assets.lib.benchmark.generate import Session, Turn, _namespace, render, sql_literal
+from memsql_assets.lib.benchmark.generate import Session, Turn, _namespace, render
 from memsql_assets.lib.benchmark.invariants import _session_memory_problems
 from memsql_assets.lib.benchmark.profiles import Profile
 from memsql_assets.lib.benchmark.templates import (
@@ -39,6 +39,7 @@ from memsql_assets.lib.benchmark.templates import (
 from memsql_assets.lib.benchmark.wording import Claim, claims, contradiction
 from memsql_assets.lib.errors import BenchmarkInvariantError, TemplateError
 from memsql_assets.lib.sources.config import PREFIX
+from memsql_assets.lib.sql.syntax import sql_literal
 from memsql_assets.lib.vocabulary import (
     CROSS_SESSION_TAGS,
     EXTENDED_BENCHMARK,
@@ -52,7 +53,7 @@ MIN_PHRASINGS = 3
 MIN_VARIANTS = 6
 MAX_SESSIONS = 300  # no larger than the paper's benchmark
 LONG_RANGE = range(3, 9)  # a long-range turn's value was last stated 3 to 8 turns earlier
-SESSION_ID = re.compile(r"^(NW|SEC|BIRD)-X-(\d{3})$")
+EXTENDED_SESSION_ID = re.compile(r"^(NW|SEC|BIRD)-X-(\d{3})$")
 # A detour that announces itself ("Separately: ..."); most change topic without one (`explicit_marker`).
 DETOUR_MARKER = re.compile(r"^(?:Separately|On another note|Unrelated)\b", re.I)
 EXTENDED_FIELDS = ("tag", "phrasings", "overwrites")
@@ -633,7 +634,7 @@ def extended_violations(turns: list[dict[str, Any]]) -> list[str]:
     if not 0 < len(by_session) <= MAX_SESSIONS:
         problems.append(f"session count is {len(by_session)}, expected 1 to {MAX_SESSIONS}")
     for sid, ts in sorted(by_session.items()):
-        if not SESSION_ID.match(sid):
+        if not EXTENDED_SESSION_ID.match(sid):
             problems.append(f"session id {sid!r} does not match PREFIX-X-NNN")
         ts.sort(key=lambda t: t["turn_index"])
         problems.extend(_session_memory_problems(sid, ts, continued_keys(by_session, ts)))

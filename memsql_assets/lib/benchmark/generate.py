@@ -18,6 +18,7 @@ from memsql_assets.lib.benchmark.profiles import Profile
 from memsql_assets.lib.benchmark.templates import TierTemplate, TurnTemplate, Variant
 from memsql_assets.lib.errors import TemplateError
 from memsql_assets.lib.sources.config import PREFIX
+from memsql_assets.lib.sql.syntax import sql_literal
 
 # SPEC §1: sessions per source and tier (30/40/30 % per source), and ten-turn tier-3 sessions.
 SESSIONS_PER_TIER: dict[str, dict[int, int]] = {
@@ -64,17 +65,6 @@ class Session:
     variant_id: str
     profile: dict[str, Any]
     turns: list[Turn] = field(default_factory=list)
-
-
-def sql_literal(value: Any) -> str:
-    """Render a profile/state value as a SQLite literal (strings quoted, quotes doubled)."""
-    if isinstance(value, bool) or value is None:
-        raise TypeError(f"cannot render {value!r} as a SQL literal")
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return repr(value)
-    return "'" + str(value).replace("'", "''") + "'"
 
 
 def render(template: str, values: dict[str, Any], literal: bool) -> str:

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memsql_assets.lib.sources.sqlite_db import open_readonly
 from memsql_assets.lib.sql.result_cache import RESULTS, run_cached
+from memsql_assets.lib.sql.sandbox import open_readonly
 from memsql_assets.lib.vocabulary import SOURCE_BY_PREFIX
 
 

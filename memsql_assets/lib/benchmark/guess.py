@@ -33,9 +33,9 @@ from memsql_assets.lib.benchmark.generate import Session, _namespace, bound_stat
 from memsql_assets.lib.benchmark.profiles import Profile
 from memsql_assets.lib.benchmark.templates import TEMPLATES_DIR, Variant, load_tier_template
 from memsql_assets.lib.sources.config import SOURCE_NAMES
-from memsql_assets.lib.sources.sqlite_db import open_readonly
 from memsql_assets.lib.sql.compare import strict_key
 from memsql_assets.lib.sql.execute import run_query
+from memsql_assets.lib.sql.sandbox import open_readonly
 
 
 @dataclasses.dataclass(frozen=True)

@@ -27,7 +27,7 @@ SESSIONS_BY_TIER = {t: sum(n for (_, tier), n in SESSIONS_BY_STRATUM.items() if 
 SESSIONS_BY_SOURCE = {p: sum(n for (src, _), n in SESSIONS_BY_STRATUM.items() if src == p) for p in REPORT_SOURCES}
 TEN_TURN_BY_SOURCE = {"NW": 7, "SEC": 9, "BIRD": 4}
 MEMORY_CRITICAL_TURNS = 1100
-SESSION_ID = re.compile(r"^(NW|SEC|BIRD)-([123])-(\d{3})$")
+PAPER_SESSION_ID = re.compile(r"^(NW|SEC|BIRD)-([123])-(\d{3})$")
 
 
 def expected_counts(sessions: int | None = None) -> dict[str, int]:
@@ -72,7 +72,7 @@ def violations(turns: Iterable[Mapping[str, Any]]) -> list[str]:
     sources: Counter[str] = Counter()
     ten_turn: Counter[str] = Counter()
     for sid, ts in by_session.items():
-        m = SESSION_ID.match(sid)
+        m = PAPER_SESSION_ID.match(sid)
         if not m:
             problems.append(f"session id {sid!r} does not match PREFIX-TIER-NNN")
             continue

@@ -8,7 +8,7 @@ from typing import Any
 
 from memsql_assets.lib.benchmark.templates import TEMPLATES_DIR, load_profile_queries
 from memsql_assets.lib.errors import SourceError
-from memsql_assets.lib.sources.sqlite_db import open_readonly
+from memsql_assets.lib.sql.sandbox import open_readonly
 
 Profile = dict[str, Any]
 

@@ -1,6 +1,6 @@
 """Score one turn: extract the SQL, run it and the ground truth, compare, classify.
 
-Everything runs on the caller's connection, which must be read-only (sqlite_db.open_readonly):
+Everything runs on the caller's connection, which must be read-only (sql/sandbox.open_readonly):
 the sandbox for generated SQL is that connection plus run_query's time limit and row cap.
 
 Ground-truth results are cached by SQL text in `gt_cache` (one cache per source database: the

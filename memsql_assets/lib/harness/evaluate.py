@@ -17,11 +17,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from memsql_assets.lib.agent.conditions import Condition, get_condition
-from memsql_assets.lib.agent.loop import AgentLimits
+import memsql_assets.lib.reference  # noqa: F401  (registers the built-in models with the gateway)
+from memsql_assets.lib.agent.limits import AgentLimits
 from memsql_assets.lib.atomic import sha256_file
 from memsql_assets.lib.benchmark.sample import allowed_range, sample_turns
 from memsql_assets.lib.benchmark.store import read_turns, turn_id
+from memsql_assets.lib.conditions import Condition, get_condition
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.harness.results import (
     RESULT_FILE,
@@ -30,7 +31,8 @@ from memsql_assets.lib.harness.results import (
     partition_dir,
     read_results,
 )
-from memsql_assets.lib.harness.runner import PartitionRunner, Progress, RunStats, twins_reachable_pct
+from memsql_assets.lib.harness.runner import PartitionRunner, Progress, RunStats
+from memsql_assets.lib.harness.schedule import twins_reachable_pct
 from memsql_assets.lib.harness.services import TrajectoryFactory, open_services
 from memsql_assets.lib.harness.settings import EvalSettings, check_epochs, resolve_wave_size
 from memsql_assets.lib.harness.summary import PartitionSummary, summarize
@@ -39,7 +41,7 @@ from memsql_assets.lib.models.gateway import ModelGateway, ModelReply
 from memsql_assets.lib.models.registry import ModelEntry, Registry, load_registry
 from memsql_assets.lib.models.request_store import RequestStore, evaluation_cell, redact
 from memsql_assets.lib.paths import benchmark_dir, source_db_path, turns_file
-from memsql_assets.lib.sources.sqlite_db import schema_text
+from memsql_assets.lib.sql.schema import schema_text
 from memsql_assets.lib.vocabulary import PAPER_BENCHMARK, SOURCE_BY_PREFIX, context_mode
 
 log = logging.getLogger(__name__)

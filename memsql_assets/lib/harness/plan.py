@@ -33,12 +33,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memsql_assets.lib.agent.conditions import get_condition
+from memsql_assets.lib.agent.limits import DEFAULT_MAX_STEPS
 from memsql_assets.lib.benchmark.sample import sample_turns
 from memsql_assets.lib.benchmark.store import turn_id
+from memsql_assets.lib.conditions import get_condition
 from memsql_assets.lib.harness.plan_prompts import PromptCount, prompt_counts
-from memsql_assets.lib.harness.settings import DEFAULT_MAX_STEPS
-from memsql_assets.lib.models.gateway import ENDPOINT_FAILURES
+from memsql_assets.lib.models.failures import ENDPOINT_FAILURES
 from memsql_assets.lib.models.registry import ModelEntry
 from memsql_assets.lib.models.request_store import requests_dir, scrub
 from memsql_assets.lib.vocabulary import PAPER_BENCHMARK

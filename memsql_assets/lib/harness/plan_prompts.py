@@ -34,10 +34,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memsql_assets.lib.agent.conditions import Condition
 from memsql_assets.lib.agent.prompts import PromptParts, build_messages
 from memsql_assets.lib.benchmark.store import turn_id
-from memsql_assets.lib.memory.context_mode import ContextMode
+from memsql_assets.lib.conditions import Condition
+from memsql_assets.lib.context_mode import ContextMode
 from memsql_assets.lib.memory.episodic import DEFAULT_TOP_K
 from memsql_assets.lib.memory.facts import facts_block
 from memsql_assets.lib.memory.protocol import PromptBlock
@@ -97,8 +97,8 @@ def stand_in(turn: Turn, result_summary: str, mode: ContextMode) -> Payload:
 def ground_truth_summaries(home: Path, turns: Sequence[Turn]) -> dict[str, str]:
     """Each turn's ground-truth result summary, from the shared result cache (run on a miss)."""
     from memsql_assets.lib.paths import source_db_path, sql_cache_path
-    from memsql_assets.lib.sources.sqlite_db import open_readonly
     from memsql_assets.lib.sql.result_cache import RESULTS, run_cached
+    from memsql_assets.lib.sql.sandbox import open_readonly
     from memsql_assets.lib.sql.summary import summarize_result
     from memsql_assets.lib.vocabulary import SOURCE_BY_PREFIX
 
@@ -119,7 +119,7 @@ def retrievals(
     condition: Condition, turns: Sequence[Turn], payloads: Mapping[str, Payload], mode: ContextMode, wave_size: int
 ) -> Iterator[tuple[Turn, Retrieved]]:
     """Each turn with its stand-in retrieval under `condition`'s memory, session by session, in waves."""
-    from memsql_assets.lib.harness.runner import waves
+    from memsql_assets.lib.harness.schedule import waves
 
     sessions: dict[str, list[Turn]] = defaultdict(list)
     for t in sorted(turns, key=lambda t: (t["session_id"], int(t["turn_index"]))):
@@ -191,7 +191,7 @@ def stand_in_messages(
     """Each turn's id and chat messages under `condition`, earlier turns standing in with their ground
     truths (module docstring)."""
     from memsql_assets.lib.paths import source_db_path
-    from memsql_assets.lib.sources.sqlite_db import schema_text
+    from memsql_assets.lib.sql.schema import schema_text
     from memsql_assets.lib.vocabulary import SOURCE_BY_PREFIX
 
     shown = condition.schema_in_prompt
@@ -218,7 +218,7 @@ def prompt_counts(
     wave_size: int,
 ) -> PromptCount:
     """Each turn's prompt tokens under `condition` by the model's tokenizer (module docstring)."""
-    from memsql_assets.lib.models.gateway import count_prompt_tokens
+    from memsql_assets.lib.models.replies import count_prompt_tokens
 
     messages = stand_in_messages(home, condition, turns, mode, wave_size)
     return PromptCount({t: count_prompt_tokens(litellm_model, m) for t, m in messages}, left_out(condition))

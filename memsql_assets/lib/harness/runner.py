@@ -51,7 +51,8 @@ from typing import Any
 
 from memsql_assets.lib.agent.agent import Agent, MemoryFailure, TurnPrompt, turn_context
 from memsql_assets.lib.agent.agent_turn import agent_turn, turn_reply
-from memsql_assets.lib.agent.loop import AgentLimits, AgentTrace, trace_json
+from memsql_assets.lib.agent.limits import AgentLimits
+from memsql_assets.lib.agent.loop import AgentTrace, trace_json
 from memsql_assets.lib.agent.turn_tools import TurnTools, trajectory_tables
 from memsql_assets.lib.atomic import write_text_atomic
 from memsql_assets.lib.benchmark.store import turn_id
@@ -67,31 +68,28 @@ from memsql_assets.lib.harness.results import (
     write_results,
     write_session_checkpoint,
 )
+from memsql_assets.lib.harness.schedule import WAVES, Schedule, waves, whole_waves
 from memsql_assets.lib.harness.settings import resolve_wave_size
 from memsql_assets.lib.harness.summary import PartitionSummary
 from memsql_assets.lib.harness.turn_result import SCHEMA_VERSION, TurnResult
 from memsql_assets.lib.memory.protocol import Memory, StoreSize, Visibility
 from memsql_assets.lib.memory.resolution import retrieved_sessions
-from memsql_assets.lib.models.gateway import COST_CAP, ENDPOINT_FAILURES, ModelReply
+from memsql_assets.lib.models.failures import COST_CAP, ENDPOINT_FAILURES
+from memsql_assets.lib.models.gateway import ModelReply
 from memsql_assets.lib.paths import benchmark_dir, sql_cache_path
-from memsql_assets.lib.sources.sqlite_db import check_sqlite_file, open_readonly
 from memsql_assets.lib.sql.execute import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S
 from memsql_assets.lib.sql.result_cache import RESULTS, DatabaseResults, NotCached
+from memsql_assets.lib.sql.sandbox import check_sqlite_file, open_readonly
+from memsql_assets.lib.sql.schema import SchemaStats, introspect
 from memsql_assets.lib.trajectories.composites import CompositeTool
 from memsql_assets.lib.trajectories.lookup import load_composites
 from memsql_assets.lib.trajectories.phases import PHASES
-from memsql_assets.lib.trajectories.schema_stats import SchemaStats, introspect
 from memsql_assets.lib.trajectories.tools import AGENT_OBSERVATION_CHARS, DbTools
 from memsql_assets.lib.vocabulary import PAPER_BENCHMARK, SOURCE_BY_PREFIX
 
 Progress = Callable[["RunStats"], None]
 
-# Cross-session conditions store memory in one Chroma upsert per this many sessions (an upsert's fixed
-# cost dwarfs its per-turn cost); a run killed in between redoes at most these sessions, from the request store.
-COMMIT_EVERY_SESSIONS = 10
 STOP_AFTER_FAILURES = 5
-# How C and D cut sessions into waves (recorded with the checkpoints: a resume never mixes two ways).
-WAVES = "consecutive sessions of one source"
 
 
 def agent_columns(trace: AgentTrace | None, trajectory: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -174,41 +172,6 @@ class ConnectionPool:
             yield conn
         finally:
             self._free.put(conn)
-
-
-def waves(order: Sequence[str], size: int, source: Mapping[str, str]) -> dict[str, list[list[str]]]:
-    """Per source, its sessions of `order` in consecutive waves of `size` (the last may be shorter).
-    Episodic retrieval never crosses sources, so each source's waves form a chain of their own."""
-    chains: dict[str, list[str]] = defaultdict(list)
-    for sid in order:
-        chains[source[sid]].append(sid)
-    return {src: [sids[i : i + size] for i in range(0, len(sids), size)] for src, sids in chains.items()}
-
-
-def twins_reachable_pct(turns: Sequence[Mapping[str, Any]], size: int) -> float | None:
-    """Of the turns with a twin session (the extended benchmark's distractor turns), the share in %
-    whose twin runs in an earlier wave at wave size `size`: what episodic retrieval can reach.
-    None when no turn has a twin (the paper's benchmark); a twin outside `turns` is out of reach."""
-    twinned = [t for t in turns if t.get("twin_session_id")]
-    if not twinned:
-        return None
-    source = {t["session_id"]: t["source"] for t in turns}
-    chains = waves(sorted(source), size, source)
-    wave_of = {sid: i for chain in chains.values() for i, wave in enumerate(chain) for sid in wave}
-    reached = sum(wave_of.get(t["twin_session_id"], len(wave_of)) < wave_of[t["session_id"]] for t in twinned)
-    return round(100.0 * reached / len(twinned), 2)
-
-
-def whole_waves(chains: Mapping[str, list[list[str]]], done: Mapping[str, Any]) -> dict[str, Any]:
-    """The checkpointed sessions that count as done: a wave is done only if it and every earlier
-    wave of its chain were wholly checkpointed."""
-    whole: dict[str, Any] = {}
-    for chain in chains.values():
-        for wave in chain:
-            if not all(s in done for s in wave):
-                break
-            whole.update({s: done[s] for s in wave})
-    return whole
 
 
 class PartitionStopped(MemsqlError):
@@ -296,36 +259,49 @@ class PartitionRunner:
                 )
             return self._pools[source]
 
-    def _score_here(
-        self, turn: Mapping[str, Any], raw: str | None, supplying: Sequence[str], retrieved: Sequence[str] = ()
-    ) -> TurnScore | None:
-        """The turn's score computed on the event loop when every result it needs is cached (ground
-        truths after the benchmark's checks, SQL the model wrote before): no thread hand-off there and
-        back, which under a busy GIL costs more than the scoring. None: it has SQL to run (a thread)."""
+    def _score(
+        self,
+        turn: Mapping[str, Any],
+        raw: str | None,
+        supplying: Sequence[str],
+        retrieved: Sequence[str],
+        execute: bool,
+    ) -> TurnScore:
+        """The turn's score. `execute` False: on the event loop, from cached results only (ground truths
+        after the benchmark's checks, SQL the model wrote before), raising NotCached where it would have
+        to run SQL or read a file: no thread hand-off there and back, which under a busy GIL costs more
+        than the scoring. True: in a worker thread, running what it must."""
         source = turn["source"]
-        if source not in self._results:  # set last by _pool: the first turn of a source checks its file
-            return None
 
         def provenance() -> Mapping[str, str]:
             if not supplying:
                 return {}
-            if not self._other_profile_sql.loaded:  # its first call reads a file
+            if not execute and not self._other_profile_sql.loaded:  # its first call reads a file
                 raise NotCached("the benchmark's sessions file")
             return self._other_profile_sql.for_turn(turn, supplying)
 
         def foreign(sql: str) -> str | None:
             if not retrieved:
                 return None
-            if not self._session_values.loaded:  # its first call reads a file
+            if not execute and not self._session_values.loaded:  # its first call reads a file
                 raise NotCached("the benchmark's turns file")
             return self._session_values.source(turn, sql, retrieved)
 
+        with (self._pool(source) if execute else self._pools[source]).connection() as conn:
+            return score_turn(
+                turn, raw, conn, self._results[source], self.timeout_s, self.row_cap, provenance,
+                execute=execute, foreign=foreign,
+            )  # fmt: skip
+
+    def _score_here(
+        self, turn: Mapping[str, Any], raw: str | None, supplying: Sequence[str], retrieved: Sequence[str] = ()
+    ) -> TurnScore | None:
+        """The turn's score on the event loop when every result it needs is cached; None: it has SQL
+        to run or a file to read (a thread)."""
+        if turn["source"] not in self._results:  # set last by _pool: the first turn of a source checks its file
+            return None
         try:
-            with self._pools[source].connection() as conn:
-                return score_turn(
-                    turn, raw, conn, self._results[source], self.timeout_s, self.row_cap, provenance,
-                    execute=False, foreign=foreign,
-                )  # fmt: skip
+            return self._score(turn, raw, supplying, retrieved, execute=False)
         except NotCached:
             return None
 
@@ -335,14 +311,7 @@ class PartitionRunner:
         """In a worker thread, with everything that touches the database: the file check on first
         use and opening a connection (its pragmas) would otherwise stall every session's loop. The
         turn's memory writes follow in the same thread: each hand-off costs milliseconds under load."""
-        source = turn["source"]
-        # Needed only when the turn missed (the first calls read the benchmark's sessions and turns files).
-        provenance = functools.partial(self._other_profile_sql.for_turn, turn, supplying)
-        foreign = functools.partial(self._session_values.source, turn, sessions=retrieved)
-        with self._pool(source).connection() as conn:
-            score = score_turn(
-                turn, raw, conn, self._results[source], self.timeout_s, self.row_cap, provenance, foreign=foreign
-            )
+        score = self._score(turn, raw, supplying, retrieved, execute=True)
         return score, self.agent.persist(turn, score.extracted_sql, score.result_summary)
 
     def _prepare_progress(self) -> dict[str, list[dict[str, Any]]]:
@@ -591,69 +560,3 @@ def _other_sessions(prompt: TurnPrompt) -> tuple[tuple[str, ...], tuple[str, ...
     where contamination by provenance and by value look (evaluation/contamination.py)."""
     supplying = tuple(prompt.resolution.supplying_sessions)
     return supplying, tuple(dict.fromkeys([*supplying, *retrieved_sessions(prompt.episodic)]))
-
-
-@dataclass
-class Schedule:
-    """When each session of a run starts and when finished sessions are committed: each chain's
-    waves one after another, a wave's sessions staggered, all of them through one priority gate.
-    What a turn does is the runner's turn pipeline (`PartitionRunner.run_session`)."""
-
-    runner: PartitionRunner
-    sessions: Mapping[str, Sequence[Mapping[str, Any]]]
-    done: dict[str, list[dict[str, Any]]]  # finished sessions' rows, filled as sessions finish
-    stats: RunStats
-    gate: PriorityGate
-    batch: list[str] = field(default_factory=list)  # cross-session: finished, not yet committed
-    committed: asyncio.Task[None] | None = None  # the latest commit; each waits for the one before
-
-    async def run(self, chains: Mapping[str, list[list[str]]]) -> None:
-        try:
-            await asyncio.gather(*(self.chain(chain) for chain in chains.values()))
-        finally:
-            if self.committed is not None:  # commits stay in order, and the run ends after the last
-                await self.committed
-        if self.batch:
-            await self.runner.commit([(s, self.done[s]) for s in self.batch])
-
-    async def chain(self, chain: list[list[str]]) -> None:
-        """One source's waves, one after another; the other sources' chains fill the free slots
-        while this one waits for its wave's longest session."""
-        chain = [todo for wave in chain if (todo := [s for s in wave if s not in self.done])]
-        # Turns still ahead on the chain's critical path (each wave ends with its longest
-        # session): the chain with the most gets a freed slot first.
-        ahead = [max(len(self.sessions[s]) for s in wave) for wave in chain]
-        for i, wave in enumerate(chain):
-            await self.wave(wave, sum(ahead[i:]))
-            if self.runner.shared:
-                if self.runner.memory is not None:
-                    self.runner.memory.end_wave(wave)
-                self.batch += wave
-                if len(self.batch) >= COMMIT_EVERY_SESSIONS:
-                    self.committed = asyncio.create_task(self._commit_after(self.committed, self.batch))
-                    self.batch = []
-
-    async def wave(self, wave: list[str], urgency: int) -> None:
-        """The wave's sessions, longest first, each started once the one before has sent its first
-        request. Started together, a wave's sessions move in lock-step: their model calls end
-        together, and each then waits for all of them to do their turn's work. Staggered, they don't."""
-        tasks, after = [], None
-        for sid in sorted(wave, key=lambda s: -len(self.sessions[s])):
-            sent = asyncio.Event()
-            tasks.append(asyncio.create_task(self.session(sid, after, sent, urgency)))
-            after = sent
-        await asyncio.gather(*tasks)
-
-    async def session(self, sid: str, after: asyncio.Event | None, sent: asyncio.Event, urgency: int) -> None:
-        if after is not None:
-            await after.wait()  # never set by a session that failed first: the wave stops starting
-        async with self.gate.slot(-urgency):
-            self.done[sid] = await self.runner.run_session(self.sessions[sid], self.stats, sent)
-            if not self.runner.shared:
-                await self.runner.commit([(sid, self.done[sid])])
-        sent.set()
-
-    async def _commit_after(self, previous: asyncio.Task[None] | None, finished: list[str]) -> None:
-        if previous is not None:
-            await previous
-        await self.runner.commit([(s, self.done[s]) for s in finished])

@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from memsql_assets.lib.agent.agent import Agent
-from memsql_assets.lib.agent.conditions import Condition
 from memsql_assets.lib.benchmark.store import turn_id as benchmark_turn_id
+from memsql_assets.lib.conditions import Condition
+from memsql_assets.lib.context_mode import ContextMode
 from memsql_assets.lib.harness.results import output_dir, progress_dir, read_checkpoints
-from memsql_assets.lib.memory.context_mode import ContextMode
 from memsql_assets.lib.memory.embeddings import EmbeddingCache
 from memsql_assets.lib.memory.episodic import turn_id
 from memsql_assets.lib.memory.plugins import build_memory

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from memsql_assets.lib.agent.limits import DEFAULT_MAX_STEPS, DEFAULT_TURN_TIME_S
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.sql.execute import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S
-
-# The agent loop's defaults (conditions with tools): steps per turn, and a turn's time limit in seconds.
-DEFAULT_MAX_STEPS = 15
-DEFAULT_TURN_TIME_S = 600.0
 
 
 class EpochsError(MemsqlError):

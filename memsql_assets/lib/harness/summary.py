@@ -13,9 +13,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from memsql_assets.lib.atomic import write_text_atomic
+from memsql_assets.lib.context_mode import ContextMode
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.evaluation.interval import ex_interval
-from memsql_assets.lib.memory.context_mode import ContextMode
 from memsql_assets.lib.vocabulary import ERROR_CLASSES, PAPER_BENCHMARK
 
 
@@ -199,7 +199,7 @@ class PartitionSummary(BaseModel):
     memory_implementation: str | None = None
     """The condition's memory implementation."""
     context_mode: str = ContextMode.ANNOTATED.value
-    """What the memory was given of each turn: annotated (the paper's) or observed (lib/memory/context_mode.py)."""
+    """What the memory was given of each turn: annotated (the paper's) or observed (lib/context_mode.py)."""
     resumed_sessions: int = 0
     """Sessions x epochs resumed from checkpoints."""
     redone_sessions: int = 0

@@ -134,7 +134,7 @@ def _saved(baseline: Mapping[str, Any], agent: Mapping[str, Any]) -> float | Non
     return baseline["median_steps"] - agent["median_steps"]
 
 
-HEADER = ("θ", "N", "EX E %", "median steps E", "mean steps E", "saved vs T", "tables used", "composites", "docs",
+SENSITIVITY_COLUMNS = ("θ", "N", "EX E %", "median steps E", "mean steps E", "saved vs T", "tables used", "composites", "docs",
           "store MiB", "build s", "coverage")  # fmt: skip
 
 
@@ -143,7 +143,7 @@ def table_lines(result: Mapping[str, Any]) -> list[str]:
     base = result["baseline"] or {}
     lines = [f"{AGENT_BASELINE_CONDITION} (no trajectory): EX {base.get('ex_pct')} %, median steps "
              f"{base.get('median_steps')}, mean {base.get('mean_steps')} on {result['sessions']} sessions", "",
-             " | ".join(HEADER), " | ".join("---" for _ in HEADER)]  # fmt: skip
+             " | ".join(SENSITIVITY_COLUMNS), " | ".join("---" for _ in SENSITIVITY_COLUMNS)]  # fmt: skip
     for r in result["rows"]:
         used = r["agent_trajectory_tables_used_rate"]
         lines.append(

@@ -25,9 +25,9 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, Field
 
 from memsql_assets.lib.config_files import Strict
+from memsql_assets.lib.context_mode import ContextMode
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.memory.chroma import chroma_client, collection_name, open_collection
-from memsql_assets.lib.memory.context_mode import ContextMode
 from memsql_assets.lib.memory.episodic import EpisodicMemory, analyst_peers
 from memsql_assets.lib.memory.facts import facts_block
 from memsql_assets.lib.memory.protocol import (

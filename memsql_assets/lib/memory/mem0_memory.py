@@ -33,8 +33,8 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, Field
 
 from memsql_assets.lib.config_files import Strict
+from memsql_assets.lib.context_mode import ContextMode
 from memsql_assets.lib.errors import MemsqlError
-from memsql_assets.lib.memory.context_mode import ContextMode
 from memsql_assets.lib.memory.episodic import analyst_peers
 from memsql_assets.lib.memory.facts import facts_block
 from memsql_assets.lib.memory.protocol import (

@@ -29,9 +29,9 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from memsql_assets.lib.agent.conditions import CONDITIONS, Condition
+from memsql_assets.lib.conditions import CONDITIONS, Condition
+from memsql_assets.lib.context_mode import ContextMode
 from memsql_assets.lib.errors import ConfigError, MemsqlError
-from memsql_assets.lib.memory.context_mode import ContextMode
 from memsql_assets.lib.memory.protocol import Memory, MemoryBase, MemoryTurn, NoParams, Retrieval
 from memsql_assets.lib.memory.resolution import Payload
 

@@ -41,7 +41,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 from pydantic import BaseModel
 
 from memsql_assets.lib.config_files import Strict
-from memsql_assets.lib.memory.context_mode import ContextMode
+from memsql_assets.lib.context_mode import ContextMode
 from memsql_assets.lib.memory.resolution import Payload, Resolution
 
 # (source prefix, question, question vector or None) -> markdown or None

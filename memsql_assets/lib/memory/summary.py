@@ -25,8 +25,8 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, Field
 
 from memsql_assets.lib.config_files import Strict
+from memsql_assets.lib.context_mode import ContextMode
 from memsql_assets.lib.errors import MemsqlError
-from memsql_assets.lib.memory.context_mode import ContextMode
 from memsql_assets.lib.memory.protocol import (
     MemoryBase,
     MemoryContext,

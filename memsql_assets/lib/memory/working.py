@@ -18,7 +18,7 @@ from memsql_assets.lib.memory.errors import MemoryPayloadError, MemoryServiceErr
 from memsql_assets.lib.memory.protocol import StoreSize
 
 PAYLOAD_FIELDS = ("session_id", "turn_index", "question", "sql", "result_summary")
-# Only in annotated context mode (lib/memory/context_mode.py): the turn's annotated values.
+# Only in annotated context mode (lib/context_mode.py): the turn's annotated values.
 ANNOTATION_FIELD = "state_updates"
 KEY_PREFIX = "memsql:wm"
 # A shared Redis (MEMSQL_REDIS_URL) must not accumulate keys of crashed runs forever.

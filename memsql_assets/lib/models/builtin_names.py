@@ -1,5 +1,5 @@
 """Names and files of the built-in models, shared by the registry (which validates entries and
-checks availability) and builtins.py (which serves them), so neither imports the other."""
+checks availability) and lib/reference/builtins.py (which serves them), so neither imports the other."""
 
 from __future__ import annotations
 

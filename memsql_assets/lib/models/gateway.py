@@ -1,6 +1,7 @@
 """The one door to every model: request store lookup, the call, retry policy, typed errors.
 
-API models are called through litellm; built-ins (`memsql/<name>`) in-process (builtins.answer),
+API models are called through litellm; built-ins (`memsql/<name>`) in-process (lib/reference/builtins.py,
+reached through builtin_serving.py),
 behind the same store, records, usage accounting, retry policy and error typing.
 
 Why here and only here: litellm's own retries are off (`num_retries=0`) because they can swallow
@@ -20,7 +21,7 @@ versions are ignored. `retry_errors` re-asks every recorded failure.
 Request key for built-ins: their answer depends on turn fields besides the messages (gold on
 gt_sql; recall-probe on the template, key names and stated values), and two turns can share
 identical messages (e.g. the same follow-up question under condition A), so the key includes
-exactly the fields the built-in reads (builtins.BUILTIN_CONTEXT_FIELDS). For API models the turn
+exactly the fields the built-in reads (lib/reference/builtins.py's BUILTIN_CONTEXT_FIELDS). For API models the turn
 context plays no part in the key and is not sent.
 
 Request key and the evaluation cell: a real model's answer is a sample, so the harness passes the
@@ -34,65 +35,41 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 import os
 import random
-import re
-import socket
-import ssl
-import sys
 import time
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import httpx
 import tenacity
 
 from memsql_assets.lib.code_versions import BUILTIN_CODE, code_version
 from memsql_assets.lib.errors import MemsqlError
-from memsql_assets.lib.http_retry import Retryable, RetryPolicy, parse_retry_after, retrying
-from memsql_assets.lib.models.builtins import (
-    AGENT_BUILTINS,
-    BUILTIN_CONTEXT_FIELDS,
-    BuiltinRequestError,
-    agent_step,
-    answer,
-    message_text,
-)
+from memsql_assets.lib.http_retry import Retryable, RetryPolicy, retrying
+from memsql_assets.lib.models.builtin_serving import builtin_server
 from memsql_assets.lib.models.concurrency import AdaptiveLimit
+from memsql_assets.lib.models.failures import (
+    COST_CAP,
+    ENDPOINT_FAILURES,
+    Failure,
+    classify,
+    litellm_module,
+)
 from memsql_assets.lib.models.registry import ModelEntry, Registry
+from memsql_assets.lib.models.replies import (
+    Extracted,
+    checked_text,
+    extract_reply,
+    reasoning_tokens,
+)
 from memsql_assets.lib.models.request_store import RequestStore, request_key, scrub
 from memsql_assets.lib.paths import memsql_home
 
-
-@functools.cache
-def _litellm() -> Any:
-    """litellm, imported on the first call of an external model: the import takes seconds in every
-    process, and the built-ins never reach it."""
-    import litellm
-
-    litellm.suppress_debug_info = True  # no "Give Feedback" banners in run logs
-    return litellm
-
-
-def _litellm_error(exc: BaseException, *names: str) -> bool:
-    """`exc` is one of litellm's exception types `names` (never, where nothing imported litellm)."""
-    lib = sys.modules.get("litellm")
-    return lib is not None and isinstance(exc, tuple(getattr(lib, n) for n in names))
-
-
 DEFAULT_MAX_CHARS = 200_000
 
-# Typed errors on a reply (error_type). Transient ones are retried; the rest are permanent.
-TRANSIENT = frozenset({"rate_limited", "server_error", "timeout", "connection_error"})
-# Failures that say nothing about the request (the endpoint, the key, this code): never replayed from
-# the request store, and a streak of one of them stops a partition (harness/runner.py).
-# `cost_cap`: the run's spend reached its cap (max_cost_usd); the call was not made, and the partition stops.
-COST_CAP = "cost_cap"
-ENDPOINT_FAILURES = TRANSIENT | {"auth_error", "permission_denied", "unavailable", "internal_error", COST_CAP}
 # The key sent to an api_base whose entry names no api_key_env (servers that check none).
 NO_API_KEY = "no-key"
 
@@ -129,208 +106,13 @@ class ModelReply:
         return self.error_type is None
 
 
-@dataclass(frozen=True)
-class _Failure:
-    error_type: str
-    message: str
-    retry_after_s: float | None = None
-    status_code: int | None = None
-    cannot_connect: bool = False
-    # What the provider reported using (a malformed reply is billed too); 0 when it reported nothing.
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-    @property
-    def transient(self) -> bool:
-        return self.error_type in TRANSIENT
-
-
 class _AttemptFailed(Exception):
     """One model call's failure, classified, and how long the call took."""
 
-    def __init__(self, failure: _Failure, latency: float):
+    def __init__(self, failure: Failure, latency: float):
         super().__init__(failure.message)
         self.failure = failure
         self.latency = latency
-
-
-class MalformedResponse(Exception):
-    """The provider answered, but not with usable text; `usage` is what it reported using."""
-
-    def __init__(self, message: str, usage: tuple[int, int] = (0, 0)):
-        super().__init__(message)
-        self.usage = usage
-
-
-def _headers_of(exc: BaseException) -> Mapping[str, str] | None:
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers:
-        return headers
-    return getattr(exc, "litellm_response_headers", None)
-
-
-# The exceptions, anywhere in the chain, of a call that never reached the endpoint. litellm maps
-# them to InternalServerError (status 500) for some providers, so the chain decides, not the class.
-_CANNOT_CONNECT = (httpx.ConnectError, ConnectionRefusedError, socket.gaierror, ssl.SSLError)
-
-
-def _chain(exc: BaseException) -> Iterator[BaseException]:
-    """`exc` and its causes (explicit or implicit), each once."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        yield current
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-
-
-def _cannot_connect(exc: BaseException) -> BaseException | None:
-    return next((e for e in _chain(exc) if isinstance(e, _CANNOT_CONNECT)), None)
-
-
-# litellm 1.110.2's words for a 2xx answer that is not a chat completion (`{"foo": 1}`, HTML, a JSON
-# list, malformed tool calls), which it reports as a 500 of its own making; tests/models/test_gateway.py pins them.
-_NOT_A_COMPLETION = (
-    "Empty or invalid response from LLM endpoint",
-    "provider returned a response with no 'choices'",
-    "provider returned 'choices' that is not a list",
-    "Invalid response object",  # e.g. `tool_calls` without a function (tests/hardening/test_fault_server.py)
-)
-_MAX_ANSWER_CHARS = 300  # of an unreadable answer quoted in the error (it may be a whole web page)
-
-
-def _not_a_completion(exc: BaseException) -> str | None:
-    """What the endpoint answered, when it answered (no HTTP error status anywhere in the chain) with
-    something that is not an OpenAI chat completion: a body that is not JSON, or JSON of another
-    shape. None otherwise, e.g. for a real 500, which stays a retried `server_error`."""
-    chain = list(_chain(exc))
-    if any(isinstance(e, httpx.HTTPStatusError) for e in chain):
-        return None
-    if not any(isinstance(e, json.JSONDecodeError) or any(m in str(e) for m in _NOT_A_COMPLETION) for e in chain):
-        return None
-    text = " ".join(str(exc).split())
-    if len(text) > _MAX_ANSWER_CHARS:
-        text = f"{text[:_MAX_ANSWER_CHARS]}... ({len(text):,} chars)"
-    return f"the endpoint answered, but not with an OpenAI chat completion: {text}"
-
-
-def classify(exc: BaseException) -> _Failure:
-    """Map an exception from a model call to a typed failure (order: most specific first)."""
-    message = str(exc) or type(exc).__name__
-    status = getattr(exc, "status_code", None)
-    status = status if isinstance(status, int) else None
-    if isinstance(exc, MalformedResponse):
-        return _Failure(
-            "malformed_response", message, prompt_tokens=exc.usage[0], completion_tokens=exc.usage[1]
-        )
-    if isinstance(exc, BuiltinRequestError):
-        return _Failure("bad_request", message, None, None)
-    unreadable = _not_a_completion(exc)
-    if unreadable is not None:
-        return _Failure("malformed_response", unreadable)
-    cause = _cannot_connect(exc)
-    if cause is not None:
-        # aiohttp's text names the SSL context object (an address that differs per run): drop it.
-        text = re.sub(r" ssl:<[^>]*>", "", str(cause) or type(cause).__name__)
-        return _Failure("connection_error", f"cannot connect: {text}", None, None, cannot_connect=True)
-    if _litellm_error(exc, "RateLimitError") or status == 429:
-        return _Failure("rate_limited", message, parse_retry_after(_headers_of(exc)), 429)
-    if isinstance(exc, asyncio.TimeoutError | TimeoutError) or _litellm_error(exc, "Timeout") or status == 408:
-        return _Failure("timeout", message, None, status)
-    if _litellm_error(exc, "ContextWindowExceededError"):
-        return _Failure("context_window_exceeded", message, None, status)
-    if _litellm_error(exc, "ContentPolicyViolationError"):
-        return _Failure("content_policy", message, None, status)
-    if _litellm_error(exc, "AuthenticationError") or status == 401:
-        return _Failure("auth_error", message, None, status)
-    if _litellm_error(exc, "PermissionDeniedError") or status == 403:
-        return _Failure("permission_denied", message, None, status)
-    if _litellm_error(exc, "NotFoundError") or status == 404:
-        return _Failure("not_found", message, None, status)
-    if _litellm_error(exc, "APIConnectionError"):
-        return _Failure("connection_error", message, None, status)
-    if _litellm_error(exc, "InternalServerError", "ServiceUnavailableError") or (
-        status is not None and status >= 500
-    ):
-        return _Failure("server_error", message, parse_retry_after(_headers_of(exc)), status)
-    if _litellm_error(exc, "BadRequestError") or (status is not None and 400 <= status < 500):
-        return _Failure("bad_request", message, None, status)
-    if isinstance(exc, ConnectionError):
-        return _Failure("connection_error", message, None, None)
-    return _Failure("internal_error", f"{type(exc).__name__}: {message}", None, status)
-
-
-@dataclass(frozen=True)
-class Extracted:
-    """What one provider reply carries: its answer text, its reasoning (kept apart), and its usage."""
-
-    text: str
-    reasoning: str
-    prompt_tokens: int
-    completion_tokens: int
-    reasoning_tokens: int
-    tool_calls: tuple[dict[str, str], ...] = ()
-
-
-def tool_calls_of(message: Any) -> tuple[dict[str, str], ...]:
-    """The function calls of a reply message, as {"id", "name", "arguments"} (arguments as sent)."""
-    out = []
-    for i, call in enumerate(getattr(message, "tool_calls", None) or []):
-        function = getattr(call, "function", None)
-        arguments = getattr(function, "arguments", None)
-        out.append({
-            "id": str(getattr(call, "id", None) or f"call_{i}"),
-            "name": str(getattr(function, "name", None) or ""),
-            "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments),
-        })
-    return tuple(out)
-
-
-def extract_reply(response: Any, max_chars: int, model: str | None = None) -> Extracted:
-    """The reply's text, reasoning and usage. Text comes from message content only; reasoning
-    (reasoning_content / thinking blocks) is kept apart and never used for SQL. A malformed reply
-    raises MalformedResponse carrying the usage the provider reported."""
-    usage = getattr(response, "usage", None)
-    tokens = (int(getattr(usage, "prompt_tokens", 0) or 0), int(getattr(usage, "completion_tokens", 0) or 0))
-    choices = getattr(response, "choices", None)
-    if not choices:
-        raise MalformedResponse("response has no choices", tokens)
-    message = getattr(choices[0], "message", None)
-    if message is None:
-        raise MalformedResponse("first choice has no message", tokens)
-    content = getattr(message, "content", None)
-    if isinstance(content, list):  # content blocks: keep text blocks only
-        content = message_text({"content": content})
-    calls = tool_calls_of(message)
-    if calls and content is None:  # a reply of function calls only
-        content = ""
-    content = checked_text(content, tokens, max_chars)
-    reasoning = getattr(message, "reasoning_content", None) or ""
-    if not reasoning:
-        blocks = getattr(message, "thinking_blocks", None) or []
-        reasoning = "\n".join(str(b.get("thinking", "")) for b in blocks if isinstance(b, Mapping))
-    return Extracted(content, str(reasoning), *tokens, reasoning_tokens(usage, str(reasoning), model), calls)
-
-
-def reasoning_tokens(usage: Any, reasoning: str, model: str | None) -> int:
-    """usage.completion_tokens_details.reasoning_tokens where the provider reports it; else the
-    tokens of the thinking text it returned, counted with litellm's tokenizer for `model`."""
-    details = getattr(usage, "completion_tokens_details", None)
-    if isinstance(details, Mapping):
-        reported = details.get("reasoning_tokens")
-    else:
-        reported = getattr(details, "reasoning_tokens", None)
-    if reported:
-        return int(reported)
-    if not reasoning:
-        return 0
-    return int(_litellm().token_counter(model=model or "", text=reasoning))
-
-
-def count_prompt_tokens(litellm_model: str, messages: list[dict[str, Any]]) -> int:
-    """The prompt tokens of `messages` by litellm's tokenizer for the model (its default where it has none)."""
-    return int(_litellm().token_counter(model=litellm_model, messages=messages))
 
 
 def _stored_reasoning_tokens(record: Mapping[str, Any]) -> int:
@@ -341,24 +123,6 @@ def _stored_reasoning_tokens(record: Mapping[str, Any]) -> int:
         return int(usage["reasoning_tokens"])
     response = record.get("response") or {}
     return reasoning_tokens(None, str(response.get("reasoning") or ""), record.get("litellm_model"))
-
-
-def checked_text(content: Any, tokens: tuple[int, int], max_chars: int) -> str:
-    """`content` if it is usable answer text (a string, valid UTF-8, at most `max_chars`), else
-    MalformedResponse carrying the usage `tokens` the provider reported."""
-    if content is None:
-        raise MalformedResponse("message content is None", tokens)
-    if not isinstance(content, str):
-        raise MalformedResponse(f"message content is {type(content).__name__}, expected text", tokens)
-    try:
-        content.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise MalformedResponse(f"message content is not valid UTF-8 ({exc.reason})", tokens) from None
-    if len(content) > max_chars:
-        raise MalformedResponse(
-            f"message content is {len(content):,} chars, over the {max_chars:,} limit", tokens
-        )
-    return content
 
 
 def _stored_calls(calls: tuple[dict[str, str], ...]) -> dict[str, Any]:
@@ -417,7 +181,7 @@ def register_prices(registry: Registry) -> None:
     memsql reports come from the registry either way (ModelEntry.cost_usd), so nothing remote is used.
     """
     api = [e for e in registry.entries.values() if e.kind == "api"]  # built-ins never reach litellm
-    litellm = _litellm()
+    litellm = litellm_module()
     unknown = {
         e.litellm_model: {
             "input_cost_per_token": e.price_input_per_mtok / 1e6,
@@ -498,7 +262,7 @@ class ModelGateway:
         name = entry.builtin_name
         if name is None:
             return None
-        fields = BUILTIN_CONTEXT_FIELDS[name]
+        fields = builtin_server().context_fields[name]
         missing = [f for f in fields if f not in turn_context]
         if missing:  # a wiring bug in the caller, not a model failure: fail loudly
             raise MemsqlError(
@@ -655,17 +419,18 @@ class ModelGateway:
             if not self._priced:
                 register_prices(self.registry)
                 self._priced = True
-            response = await _litellm().acompletion(
+            response = await litellm_module().acompletion(
                 model=entry.litellm_model, messages=messages, num_retries=0, timeout=self.timeout_s, **call_kwargs
             )
             return extract_reply(response, self.max_chars, entry.litellm_model)
-        if entry.builtin_name in AGENT_BUILTINS and call_kwargs.get("tools"):
-            calls, p_tok, c_tok = agent_step(entry.builtin_name, messages, builtin_context, call_kwargs)
+        server = builtin_server()
+        if entry.builtin_name in server.agents and call_kwargs.get("tools"):
+            calls, p_tok, c_tok = server.agent_step(entry.builtin_name, messages, builtin_context, call_kwargs)
             return Extracted("", "", p_tok, c_tok, 0, calls)
-        text, p_tok, c_tok = await answer(entry.builtin_name, messages, builtin_context, call_kwargs, self.home)
+        text, p_tok, c_tok = await server.answer(entry.builtin_name, messages, builtin_context, call_kwargs, self.home)
         return Extracted(checked_text(text, (p_tok, c_tok), self.max_chars), "", p_tok, c_tok, 0)
 
-    def _finish_error(self, call: _Call, failure: _Failure, attempts: int, latency: float) -> ModelReply:
+    def _finish_error(self, call: _Call, failure: Failure, attempts: int, latency: float) -> ModelReply:
         """Store the record of a failure the request determines (not an endpoint's) and return its reply."""
         p_tok, c_tok = failure.prompt_tokens, failure.completion_tokens
         cost = call.entry.cost_usd(p_tok, c_tok)  # what the provider billed, even for a useless reply

@@ -16,7 +16,7 @@ from memsql_assets.lib.report.tables import agents_table, all_tables, summary_ta
 from memsql_assets.lib.vocabulary import BENCHMARKS, EXTENDED_BENCHMARK
 
 REPORT_FILE = "report.html"
-SUMMARY_FILE = "summary.txt"
+REPORT_SUMMARY_FILE = "summary.txt"
 FIGURE_DIR = "figures"
 
 
@@ -68,7 +68,7 @@ def build_report(duckdb_path: Path, out_dir: Path) -> ReportPaths:
     agents = agents_table(marts)
     if agents.rows:  # the agent baseline against AgentSM, where both ran
         summary += f"\n\n{agents.title}:\n{agents.to_text()}"
-    summary_path = out_dir / SUMMARY_FILE
+    summary_path = out_dir / REPORT_SUMMARY_FILE
     write_text_atomic(summary_path, summary + "\n")
     return ReportPaths(
         out_dir=out_dir,

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from memsql_assets.lib.atomic import write_text_atomic
+from memsql_assets.lib.context_mode import CONTEXT_MODES, ContextMode
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.harness.summary import summary_column_docs, summary_columns
 from memsql_assets.lib.harness.turn_result import column_docs, dbt_columns
-from memsql_assets.lib.memory.context_mode import CONTEXT_MODES, ContextMode
 from memsql_assets.lib.paths import REPO_ROOT
 from memsql_assets.lib.vocabulary import (
     AGENT_BASELINE_CONDITION,

@@ -16,7 +16,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from memsql_assets.lib.atomic import atomic_path
-from memsql_assets.lib.report.marts import CONDITIONS, ERROR_CLASSES, Marts
+from memsql_assets.lib.report.marts import CONDITION_NAMES, ERROR_CLASSES, Marts
 from memsql_assets.lib.report.tables import ABLATION_DEFINITION
 from memsql_assets.lib.vocabulary import AGENTSM_CONDITION
 
@@ -37,7 +37,7 @@ EXTRA_COLORS = ("#8c564b", "#e377c2", "#17becf", "#bcbd22", "#393b79", "#637939"
 def condition_color(condition: str) -> str:
     if condition in CONDITION_COLORS:
         return CONDITION_COLORS[condition]
-    others = [c for c in CONDITIONS if c not in CONDITION_COLORS]
+    others = [c for c in CONDITION_NAMES if c not in CONDITION_COLORS]
     index = others.index(condition) if condition in others else len(others)
     return EXTRA_COLORS[index % len(EXTRA_COLORS)]
 
@@ -94,7 +94,7 @@ def mbs_hook(m: Marts) -> Figure | None:
     axes = fig.subplots(nrows, ncols, squeeze=False, sharey=True)
     for ax, model in zip(axes.flat, models, strict=False):
         sub = df[df["model"] == model]
-        for cond in CONDITIONS:
+        for cond in CONDITION_NAMES:
             line = sub[sub["condition"] == cond].sort_values("turn_depth")
             if not line.empty:
                 ax.errorbar(

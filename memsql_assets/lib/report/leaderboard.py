@@ -14,11 +14,11 @@ import pandas as pd
 from memsql_assets.lib.models.builtin_names import BUILTIN_NAMES
 from memsql_assets.lib.report import fmt
 from memsql_assets.lib.report.fmt import Table
-from memsql_assets.lib.report.marts import CONDITIONS, Marts, ReportError
+from memsql_assets.lib.report.marts import CONDITION_NAMES, Marts, ReportError
 from memsql_assets.lib.vocabulary import EXTENDED_BENCHMARK, PAPER_BENCHMARK
 
 # The registry's offline reference models (kind builtin), in its order: measuring sticks, not contestants.
-REFERENCE_MODELS: tuple[str, ...] = BUILTIN_NAMES["builtin"]
+BUILTIN_REFERENCES: tuple[str, ...] = BUILTIN_NAMES["builtin"]
 VALUE, LOW, HIGH = "ex_memory_critical_pct", "ex_memory_critical_ci_lo_pct", "ex_memory_critical_ci_hi_pct"
 # A column the marts may carry: the memory context a condition ran with (annotated / observed).
 CONTEXT_MODE = "context_mode"
@@ -120,7 +120,7 @@ def leaderboard(m: Marts, benchmark: str = PAPER_BENCHMARK) -> Leaderboard:
             f"condition {first['condition']}; expected one row per model × condition"
         )
     present = set(df["condition"])
-    conditions = tuple(c for c in CONDITIONS if c in present) + tuple(sorted(present - set(CONDITIONS)))
+    conditions = tuple(c for c in CONDITION_NAMES if c in present) + tuple(sorted(present - set(CONDITION_NAMES)))
     cells = {
         (r["model"], r["condition"]): Cell(
             None if fmt.is_missing(r[VALUE]) else float(r[VALUE]),
@@ -135,6 +135,6 @@ def leaderboard(m: Marts, benchmark: str = PAPER_BENCHMARK) -> Leaderboard:
     def rows(names: list[str]) -> tuple[Row, ...]:
         return tuple((model, tuple(cells.get((model, c)) for c in conditions)) for model in names)
 
-    llms = sorted(models - set(REFERENCE_MODELS))
-    references = [r for r in REFERENCE_MODELS if r in models]
+    llms = sorted(models - set(BUILTIN_REFERENCES))
+    references = [r for r in BUILTIN_REFERENCES if r in models]
     return Leaderboard(benchmark, conditions, rows(llms), rows(references), _modes(df, conditions))

@@ -24,7 +24,6 @@ from memsql_assets.lib.vocabulary import (
     REPORT_SOURCES,
 )
 
-CONDITIONS = CONDITION_NAMES
 SOURCES = (*REPORT_SOURCES, ALL_SOURCES)
 
 MARTS = (
@@ -106,7 +105,7 @@ def _order(df: pd.DataFrame) -> pd.DataFrame:
         if col in df.columns:
             keys.append(col)
     if "condition" in df.columns:
-        df["_cond"] = df["condition"].map({c: i for i, c in enumerate(CONDITIONS)}).fillna(len(CONDITIONS))
+        df["_cond"] = df["condition"].map({c: i for i, c in enumerate(CONDITION_NAMES)}).fillna(len(CONDITION_NAMES))
         keys.append("_cond")
     if "source" in df.columns:
         df["_src"] = df["source"].map({s: i for i, s in enumerate(SOURCES)}).fillna(len(SOURCES))

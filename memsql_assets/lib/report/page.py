@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from memsql_assets.lib.agent.conditions import CONDITIONS as CONDITION_TABLE
+from memsql_assets.lib.conditions import CONDITIONS as CONDITION_TABLE
 from memsql_assets.lib.report.figures import FIGURES
 from memsql_assets.lib.report.fmt import Table
 from memsql_assets.lib.report.leaderboard import Cell, Leaderboard, Row

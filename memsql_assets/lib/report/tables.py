@@ -7,10 +7,10 @@ from typing import Any
 
 import pandas as pd
 
-from memsql_assets.lib.agent.conditions import CONDITIONS as CONDITION_TABLE
+from memsql_assets.lib.conditions import CONDITIONS as CONDITION_TABLE
 from memsql_assets.lib.report import fmt
 from memsql_assets.lib.report.fmt import Table
-from memsql_assets.lib.report.marts import CONDITIONS, ERROR_CLASSES, SOURCES, Marts
+from memsql_assets.lib.report.marts import CONDITION_NAMES, ERROR_CLASSES, SOURCES, Marts
 from memsql_assets.lib.trajectories.phases import PHASES
 from memsql_assets.lib.vocabulary import (
     AGENT_BASELINE_CONDITION,
@@ -147,7 +147,7 @@ def mbs_table(m: Marts) -> Table:
     return _by_depth(
         m.mbs,
         "mbs_pp",
-        CONDITIONS,
+        CONDITION_NAMES,
         "mbs",
         "MBS_c(t) = EX_c(t) − EX_A(t), pp",
         fmt.pp,
@@ -736,7 +736,7 @@ def all_tables(m: Marts) -> list[Table]:
         memory_cost_table(m),
         ex_by_source_table(m),
         ex_by_source_tier_table(m),
-        per_turn_ex_table(m, CONDITIONS),
+        per_turn_ex_table(m, CONDITION_NAMES),
         comparator_table(m),
         pair_gaps_table(m),
     ]

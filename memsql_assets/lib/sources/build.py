@@ -9,8 +9,10 @@ from pathlib import Path
 from memsql_assets.lib.atomic import atomic_path, sha256_file
 from memsql_assets.lib.sources import bird, northwind, sec
 from memsql_assets.lib.sources.config import SourceSpec
-from memsql_assets.lib.sources.sqlite_db import check_sqlite_file, open_readonly, read_meta, row_counts
+from memsql_assets.lib.sources.sqlite_db import read_meta
 from memsql_assets.lib.sources.wide import VARIANTS, widen
+from memsql_assets.lib.sql.sandbox import check_sqlite_file, open_readonly
+from memsql_assets.lib.sql.schema import row_counts
 
 _MODULES = {"bird_financial": bird, "sec_edgar": sec, "northwind": northwind}
 

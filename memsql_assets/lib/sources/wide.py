@@ -23,9 +23,8 @@ import re
 import sqlite3
 from pathlib import Path
 
-from memsql_assets.lib.sources.sqlite_db import META_TABLE, user_tables
-from memsql_assets.lib.sql.identifiers import quote_ident
-from memsql_assets.lib.trajectories.schema_stats import SchemaStats, TableInfo, introspect
+from memsql_assets.lib.sources.sqlite_db import META_TABLE
+from memsql_assets.lib.sql.schema import SchemaStats, TableInfo, introspect, quote_ident, user_tables
 
 VARIANTS = ("standard", "wide")
 COPY_ROWS = 2000  # rows of a base table each copy keeps at most

@@ -1,6 +1,6 @@
 """Run one untrusted SQL statement on a sandboxed source database, within time, row and size caps.
 
-The connection is the sandbox's first half (sources/sqlite_db.open_readonly: read-only file,
+The connection is the sandbox's first half (sandbox.open_readonly: read-only file,
 query_only, a default-deny authorizer, value-length limits). This module is the second half,
 applied per query:
 
@@ -16,7 +16,7 @@ applied per query:
   than one row; splitting the text counts against the same limit, and text longer than the
   connection's SQL length limit is refused before it is split;
 - a memory bound: the connection keeps temporary tables and sorts in memory, and SQLite's heap is
-  capped process-wide (sources/sqlite_db.MAX_SQLITE_HEAP_BYTES), so a query that would grow past
+  capped process-wide (sandbox.MAX_SQLITE_HEAP_BYTES), so a query that would grow past
   it fails as "memory limit: ..." instead of exhausting the machine or spilling to disk;
 - a row cap (extra rows are dropped and `truncated` is set) and a result-size cap: the bytes of
   the fetched values are counted row by row, so a huge result fails as "result too large"
@@ -38,7 +38,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from memsql_assets.lib.sources.sqlite_db import MAX_SQLITE_HEAP_BYTES
+from memsql_assets.lib.sql.sandbox import MAX_SQLITE_HEAP_BYTES
 from memsql_assets.lib.sql.watchdog import deadline
 
 DEFAULT_TIMEOUT_S = 10.0

@@ -9,7 +9,7 @@ reads through that qualifier: `c.CompanyName` of `Customers c` where the query j
 tells a reader which customer id the company name stands for (`entity_subquery`).
 
 Used by a memory's own extraction (observed mode, lib/memory/facts.py) and by reader-probe
-(lib/models/reader_probe.py). SQL that sqlglot cannot parse has no filters.
+(lib/reference/reader_probe.py). SQL that sqlglot cannot parse has no filters.
 """
 
 from __future__ import annotations

@@ -13,8 +13,9 @@ import json
 import re
 from pathlib import Path
 
-from memsql_assets.lib.sources.sqlite_db import open_readonly, schema_text, user_tables
 from memsql_assets.lib.sql.execute import run_query
+from memsql_assets.lib.sql.sandbox import open_readonly
+from memsql_assets.lib.sql.schema import schema_text, user_tables
 from memsql_assets.lib.trajectories.explorer import Propose
 from memsql_assets.lib.trajectories.leakage import LeakageGuard, normalize_question
 from memsql_assets.lib.trajectories.questions import SyntheticQuestion

@@ -37,12 +37,12 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memsql_assets.lib.sources.sqlite_db import open_readonly
 from memsql_assets.lib.sql.execute import run_query
-from memsql_assets.lib.sql.identifiers import quote_ident
+from memsql_assets.lib.sql.sandbox import open_readonly
+from memsql_assets.lib.sql.schema import SchemaStats, TableInfo, introspect, quote_ident
+from memsql_assets.lib.sql.syntax import sql_literal
 from memsql_assets.lib.trajectories.guidance import Guidance, source_guidance
 from memsql_assets.lib.trajectories.leakage import LeakageGuard, normalize_question
-from memsql_assets.lib.trajectories.schema_stats import SchemaStats, TableInfo, introspect
 
 MAX_CATEGORIES = 50
 MAX_JOINS = 3
@@ -180,12 +180,6 @@ def _profile_column(conn: sqlite3.Connection, t: TableInfo, col: str, aff: str, 
 
 
 # ---------------------------------------------------------------- wording and SQL pieces
-
-
-def sql_literal(value: object) -> str:
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return repr(value)
-    return "'" + str(value).replace("'", "''") + "'"
 
 
 def text_value(value: object) -> str:

@@ -35,7 +35,9 @@ from memsql_assets.lib.atomic import write_text_atomic
 from memsql_assets.lib.memory.chroma import chroma_client, open_collection, recreate_collection
 from memsql_assets.lib.memory.embeddings import EmbeddingCache, embed_texts
 from memsql_assets.lib.paths import composite_tools_path, source_db_path, trajectories_dir
-from memsql_assets.lib.sources.sqlite_db import open_readonly
+from memsql_assets.lib.sql.sandbox import open_readonly
+from memsql_assets.lib.sql.schema import SchemaStats, schema_stats
+from memsql_assets.lib.trajectories.budget import allocate_budget, complexity_weight
 from memsql_assets.lib.trajectories.composites import (
     CompositeTool,
     compare_stats,
@@ -48,19 +50,13 @@ from memsql_assets.lib.trajectories.llm_questions import generate_questions_llm
 from memsql_assets.lib.trajectories.markdown import render_markdown, split_by_phase
 from memsql_assets.lib.trajectories.phases import PHASES, default_rules
 from memsql_assets.lib.trajectories.questions import SyntheticQuestion, generate_questions
-from memsql_assets.lib.trajectories.schema_stats import (
-    SchemaStats,
-    allocate_budget,
-    complexity_weight,
-    schema_stats,
-)
 from memsql_assets.lib.trajectories.tools import DbTools
 from memsql_assets.lib.trajectories.trace import Trace
 from memsql_assets.lib.vocabulary import SOURCE_BY_PREFIX, SOURCE_NAMES
 
 DEFAULT_COLLECTION = "memsql-trajectories-v1"
 FULL = "full"
-REPORT_FILE = "_store_report.json"
+STORE_REPORT_FILE = "_store_report.json"
 _QUESTION_FILE = re.compile(r"^[A-Za-z0-9_]+-[0-9a-f]{12}\.json$")
 _BATCH = 1000
 
@@ -255,7 +251,7 @@ def build_trajectory_store(
         json_dir=str(json_dir),
         question_ids=[t.question_id for t in traces],
     )
-    write_text_atomic(Path(json_dir) / REPORT_FILE, json.dumps(report.as_json(), indent=2) + "\n")
+    write_text_atomic(Path(json_dir) / STORE_REPORT_FILE, json.dumps(report.as_json(), indent=2) + "\n")
     return report
 
 

@@ -18,8 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from memsql_assets.lib.sql.execute import run_query
-from memsql_assets.lib.sql.identifiers import quote_ident
-from memsql_assets.lib.trajectories.schema_stats import SchemaStats, TableInfo, introspect
+from memsql_assets.lib.sql.schema import SchemaStats, TableInfo, introspect, quote_ident
 from memsql_assets.lib.trajectories.trace import OBSERVATION_CHARS, Call, clip
 
 TOOL_NAMES = (

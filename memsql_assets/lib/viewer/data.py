@@ -15,6 +15,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from memsql_assets.lib.context_mode import ContextMode
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.harness.results import (
     ADDED_COLUMNS,
@@ -23,11 +24,9 @@ from memsql_assets.lib.harness.results import (
     check_result_table,
 )
 from memsql_assets.lib.harness.summary import read_summary
-from memsql_assets.lib.memory.context_mode import ContextMode
-from memsql_assets.lib.paths import benchmark_dir, results_root
+from memsql_assets.lib.paths import TURNS_PARQUET_FILE, benchmark_dir, results_root
 from memsql_assets.lib.vocabulary import BENCHMARKS, PAPER_BENCHMARK, ErrorClass
 
-TURNS_FILE = "turns.parquet"
 TURN_COLUMNS = (
     "session_id",
     "turn_index",
@@ -87,7 +86,7 @@ def partitions(home: Path) -> list[Partition]:
 
 def _turn_files(home: Path, parts: list[Partition]) -> dict[str, Path]:
     """The turns file of each benchmark that `parts` evaluated."""
-    return {b: benchmark_dir(home, b) / TURNS_FILE for b in dict.fromkeys(p.benchmark for p in parts)}
+    return {b: benchmark_dir(home, b) / TURNS_PARQUET_FILE for b in dict.fromkeys(p.benchmark for p in parts)}
 
 
 def _signature(parts: list[Partition], turns: dict[str, Path]) -> tuple:

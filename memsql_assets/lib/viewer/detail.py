@@ -11,9 +11,9 @@ from typing import Any
 
 from memsql_assets.lib.models.request_store import RequestStore
 from memsql_assets.lib.paths import source_db_path
-from memsql_assets.lib.sources.sqlite_db import open_readonly
 from memsql_assets.lib.sql.compare import rows_match
 from memsql_assets.lib.sql.execute import QueryResult, run_query
+from memsql_assets.lib.sql.sandbox import open_readonly
 from memsql_assets.lib.vocabulary import SOURCE_BY_PREFIX
 
 PREVIEW_ROWS = 20

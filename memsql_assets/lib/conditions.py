@@ -27,11 +27,11 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, Field, ValidationError, model_validator
 
 from memsql_assets.lib.config_files import FieldProblem, Strict, config_error, read_yaml
+from memsql_assets.lib.context_mode import CONTEXT_MODES, ContextMode
 from memsql_assets.lib.errors import ConfigError, MemsqlError
-from memsql_assets.lib.memory.context_mode import CONTEXT_MODES, ContextMode
 
 CONDITIONS_FILE_ENV = "MEMSQL_CONDITIONS_FILE"
-BUILTIN_CONDITIONS_FILE = Path(__file__).resolve().parents[3] / "conditions.yaml"
+BUILTIN_CONDITIONS_FILE = Path(__file__).resolve().parents[2] / "conditions.yaml"
 # A partition key that is also a safe folder name (condition=<name>) and SQL string.
 CONDITION_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,31}$")
 
@@ -76,7 +76,7 @@ class ConditionSpec(Strict):
     main_run: bool = True
     """`memsql run` evaluates the reference models under it (conditions with tools never: `memsql eval`)."""
     context_mode: Annotated[str, AfterValidator(_context_mode)] | None = None
-    """What its memory is given (lib/memory/context_mode.py): annotated or observed; unset: the benchmark's default."""
+    """What its memory is given (lib/context_mode.py): annotated or observed; unset: the benchmark's default."""
 
     @model_validator(mode="after")
     def _answerable(self) -> ConditionSpec:

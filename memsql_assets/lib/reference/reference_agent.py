@@ -22,35 +22,16 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from memsql_assets.lib.agent.prompts import SCHEMA_HEADER
+from memsql_assets.lib.agent.prompts import schema_in_prompt
+from memsql_assets.lib.agent.tool_specs import SUBMIT_TOOL
+from memsql_assets.lib.sql.syntax import sql_tables
 
 AGENT_CONTEXT_FIELDS: tuple[str, ...] = ("gt_sql",)
-# The tool that ends an agent's turn with its final SQL (lib/agent/loop.py offers it).
-SUBMIT_TOOL = "submit_sql"
 
 Action = tuple[str, dict[str, Any]]
 
-# A table after FROM or JOIN: "quoted", [bracketed], `backticked` or bare.
-_TABLE_RE = re.compile(r"\b(?:FROM|JOIN)\s+(\"[^\"]+\"|\[[^\]]+\]|`[^`]+`|[A-Za-z_][\w$]*)", re.I)
-_CTE_RE = re.compile(r"(?:\bWITH(?:\s+RECURSIVE)?|,)\s*([A-Za-z_]\w*)\s+AS\s*\(", re.I)
 # One rendered call of a trajectory step: `tool` `{json args}` → observation
 _CALL_RE = re.compile(r"`([A-Za-z_]\w*)` `(\{.*?\})` → (.*)$")
-# The schema block of a prompt (prompts.build_messages): a block starts the text or follows a blank line.
-_SCHEMA_BLOCK_RE = re.compile(rf"(?:\A|\n\n){re.escape(SCHEMA_HEADER)}\n")
-
-
-def sql_tables(sql: str) -> list[str]:
-    """The tables `sql` reads, in order of first appearance (common table expressions left out)."""
-    ctes = {m.group(1).lower() for m in _CTE_RE.finditer(sql)}
-    out: list[str] = []
-    for m in _TABLE_RE.finditer(sql):
-        raw = m.group(1)
-        name = raw[1:-1] if raw[0] in '"[`' else raw
-        if name.lower() not in ctes and name.lower() not in (t.lower() for t in out):
-            out.append(name)
-    return out
-
-
 def explored_calls(texts: Sequence[str]) -> set[tuple[str, str]]:
     """(tool, table lowercased or "") of every call that succeeded under an Explore header."""
     covered: set[tuple[str, str]] = set()
@@ -69,11 +50,6 @@ def explored_calls(texts: Sequence[str]) -> set[tuple[str, str]]:
                 continue
             covered.add((m.group(1), str(args.get("table", "")).lower()))
     return covered
-
-
-def schema_in_prompt(texts: Sequence[str]) -> bool:
-    """Whether one of the prompt's texts has the schema block."""
-    return any(_SCHEMA_BLOCK_RE.search(text) for text in texts)
 
 
 def plan(gt_sql: str, covered: set[tuple[str, str]]) -> list[Action]:

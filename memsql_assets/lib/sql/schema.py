@@ -1,7 +1,6 @@
-"""Schema statistics of a source database and the synthetic-question budget (Algorithm 1).
-
-AgentSM spends more synthetic questions on larger / more complex schemas because that is where an
-agent explores most. Complexity is read from the live database, never from a hard-coded schema.
+"""What a source database holds, read from the live file, never from a hard-coded schema: its user
+tables and row counts, the schema text a prompt shows, and the statistics of its tables, columns and
+foreign-key edges (the synthetic-question budget, trajectories/budget.py, weighs them).
 
 Foreign-key edges: every declared FOREIGN KEY is an edge. A column without a declared key also
 becomes an *inferred* edge when its name equals (case-insensitively) the single-column primary key
@@ -12,14 +11,13 @@ the `*_id` / `…ID` convention generalised to any key name; ambiguous matches a
 
 from __future__ import annotations
 
+import functools
 import math
 import sqlite3
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from memsql_assets.lib.sources.sqlite_db import open_readonly, user_tables
-from memsql_assets.lib.sql.identifiers import quote_ident
+from memsql_assets.lib.sql.sandbox import open_readonly
 
 
 @dataclass(frozen=True)
@@ -106,6 +104,10 @@ def affinity(declared_type: str) -> str:
     return "NUMERIC"
 
 
+def quote_ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
 def introspect(conn: sqlite3.Connection, db: str) -> SchemaStats:
     tables: list[TableInfo] = []
     declared: list[ForeignKey] = []
@@ -169,31 +171,27 @@ def complexity_weight(stats: SchemaStats) -> float:
     return stats.n_tables + stats.n_columns / 4 + 2 * stats.n_fk_edges + math.log10(stats.n_rows + 1)
 
 
-def allocate_budget(stats: Mapping[str, SchemaStats], total: int) -> dict[str, int]:
-    """Split `total` questions over the databases in proportion to their complexity weight.
+def user_tables(conn: sqlite3.Connection) -> list[str]:
+    rows = conn.execute(
+        "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' "
+        "AND substr(name, 1, 7) != '_memsql' ORDER BY name"
+    ).fetchall()
+    return [r[0] for r in rows]
 
-    Largest-remainder rounding (ties broken by larger weight, then name) makes the sum exactly
-    `total`. When total ≥ number of databases every database gets at least one question; the
-    question is taken from the largest allocation (the lightest among equals), which keeps the
-    allocation monotone in weight.
-    """
-    if total < 0:
-        raise ValueError(f"total budget must be ≥ 0, got {total}")
-    if not stats:
-        if total:
-            raise ValueError("cannot allocate a positive budget over no databases")
-        return {}
-    weights = {db: max(complexity_weight(s), 0.0) for db, s in stats.items()}
-    wsum = sum(weights.values())
-    quotas = {db: (total * w / wsum if wsum else total / len(weights)) for db, w in weights.items()}
-    alloc = {db: math.floor(q) for db, q in quotas.items()}
-    order = sorted(quotas, key=lambda db: (-(quotas[db] - alloc[db]), -weights[db], db))
-    for db in order[: total - sum(alloc.values())]:
-        alloc[db] += 1
-    if total >= len(alloc):
-        for db in sorted(alloc, key=lambda d: (weights[d], d)):
-            if alloc[db] == 0:
-                donor = max(alloc, key=lambda d: (alloc[d], -weights[d], d))
-                alloc[donor] -= 1
-                alloc[db] += 1
-    return dict(sorted(alloc.items()))
+
+def row_counts(conn: sqlite3.Connection) -> dict[str, int]:
+    return {t: conn.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0] for t in user_tables(conn)}
+
+
+@functools.lru_cache(maxsize=16)
+def schema_text(db_path: Path) -> str:
+    """The schema text a prompt shows: the source's CREATE TABLE statements, bookkeeping tables left out."""
+    conn = open_readonly(db_path)
+    try:
+        rows = conn.execute(
+            "SELECT sql FROM sqlite_master WHERE type = 'table' AND sql IS NOT NULL "
+            "AND name NOT LIKE 'sqlite_%' AND substr(name, 1, 7) != '_memsql' ORDER BY name"
+        ).fetchall()
+    finally:
+        conn.close()
+    return ";\n".join(" ".join(r[0].split()) for r in rows) + ";"

@@ -1,4 +1,4 @@
-"""Northwind (jpwhite3's SQLite edition): a seeded embedded builder and a real-data adapter.
+"""Northwind (jpwhite3's SQLite edition): the seeded embedded builder.
 
 The benchmark's database is jpwhite3/northwind-SQLite3 `dist/northwind.db`: Microsoft's classic
 Northwind (830 orders, dates shifted +20 years to 2016-07-04 .. 2018-05-06 by `update.sql`) plus
@@ -6,9 +6,6 @@ Northwind (830 orders, dates shifted +20 years to 2016-07-04 .. 2018-05-06 by `u
 to the day it ran. That file cannot be regenerated exactly, so the embedded builder imitates its
 shape, not its rows:
 
-* Schema: the 13 tables are created from the upstream DDL verbatim (column names, declared types,
-  keys, checks), plus the 17 upstream views, so SQL written against the real file runs unchanged.
-  The statements live in `northwind_ddl.sql` beside this module.
 * Dates are TEXT 'YYYY-MM-DD', the format `update.sql` leaves behind (`date(x, '+20 year')`), so
   `strftime('%Y', OrderDate)` behaves as on the real data.
 * Two order blocks, like the real file: a "classic" block (830 of 16,282 orders, scaled with the
@@ -25,12 +22,8 @@ shape, not its rows:
   (80 % of today's), as Microsoft's data has older unit prices on its older orders.
 * Names are fictional (companies, people, products, carriers); countries, cities, postal-code
   and phone shapes and the country -> Region mapping of `update.sql` are realistic. They live in
-  `northwind_names.yaml` beside this module; the weights and dates that shape the orders stay here.
+  `lib/sources/northwind_names.yaml`; the weights and dates that shape the orders stay here.
   No row of the real data is copied; the real data is only read at run time by `build_real`.
-
-`build_real` accepts the real `northwind.db` (copied table by table, views, indexes, triggers and
-sqlite_sequence included) or a folder with upstream's `create.sql` + `update.sql` dump, executed in
-the order of upstream's makefile. A folder that holds `northwind.db` is read as that database.
 """
 
 from __future__ import annotations
@@ -39,7 +32,6 @@ import datetime as dt
 import math
 import random
 import re
-import sqlite3
 import unicodedata
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -47,65 +39,22 @@ from typing import Any
 
 import yaml
 
-from memsql_assets.lib.atomic import sha256_file
 from memsql_assets.lib.errors import SourceError
-from memsql_assets.lib.sources.sqlite_db import new_database, open_readonly, require_tables, write_meta
-from memsql_assets.lib.sql.identifiers import quote_ident
+from memsql_assets.lib.sources.northwind.schema import (
+    NORTHWIND_BUILDER_VERSION,
+    NORTHWIND_SOURCE,
+    create_schema,
+    insert_rows,
+)
+from memsql_assets.lib.sources.sqlite_db import new_database, write_meta
 
-SOURCE = "northwind"
-BUILDER_VERSION = 1
 DEFAULT_ORDERS = 16282
 # Below ~200 orders the extended block cannot give every ordering customer two distinct years.
 MIN_ORDERS = 200
 MAX_ORDERS = 200_000
 OPTION_NAMES = ("orders",)
 
-REQUIRED: dict[str, list[str]] = {
-    "Customers": ["CustomerID", "CompanyName", "City", "Country"],
-    "Orders": ["OrderID", "CustomerID", "EmployeeID", "OrderDate", "ShippedDate", "ShipVia", "Freight"],
-    "Order Details": ["OrderID", "ProductID", "UnitPrice", "Quantity", "Discount"],
-    "Products": ["ProductID", "ProductName", "SupplierID", "CategoryID", "UnitPrice"],
-    "Categories": ["CategoryID", "CategoryName"],
-}
-
-DDL_FILE = Path(__file__).with_name("northwind_ddl.sql")
-_CREATE = re.compile(r"CREATE (TABLE|VIEW) \[([^\]]+)\]")
-
-
-def _read_sql(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise SourceError(path, f"is not UTF-8 text: {exc}", "a SQL script") from exc
-    except OSError as exc:
-        raise SourceError(path, f"cannot be read: {exc}", "a readable SQL script") from exc
-
-
-def read_ddl(path: Path = DDL_FILE) -> dict[str, tuple[tuple[str, str], ...]]:
-    """{"TABLE": ..., "VIEW": ...}: (name, statement) pairs in file order, each statement as
-    sqlite_master will store it (the text between leading `--` comments and its `;` + newline)."""
-    found: dict[str, list[tuple[str, str]]] = {"TABLE": [], "VIEW": []}
-    for chunk in _read_sql(path).split(";\n"):
-        statement = chunk.strip()
-        while statement.startswith("--"):
-            statement = statement.partition("\n")[2].strip()
-        if not statement:
-            continue
-        match = _CREATE.match(statement)
-        if match is None:
-            raise SourceError(
-                path, f"statement {statement[:40]!r} is not a CREATE", "CREATE TABLE|VIEW [name]"
-            )
-        found[match[1]].append((match[2], statement))
-    return {kind: tuple(pairs) for kind, pairs in found.items()}
-
-
-_DDL = read_ddl()
-TABLE_DDL = _DDL["TABLE"]
-VIEW_DDL = _DDL["VIEW"]
-
-
-NAMES_FILE = Path(__file__).with_name("northwind_names.yaml")
+NAMES_FILE = Path(__file__).parents[1] / "northwind_names.yaml"
 # Where the names file holds numbers (counts, RegionIDs, ReportsTo) or nulls; every other value is
 # a string, so a YAML surprise (0512 read as 512, no as false) is an error, not a changed database.
 _INT_AT = re.compile(
@@ -199,7 +148,7 @@ EMPLOYEES: tuple[tuple[Any, ...], ...] = tuple(
     tuple(e[f] for f in EMPLOYEE_FIELDS) for e in _EMPLOYEE_RECORDS
 )
 EMPLOYEE_NOTES: tuple[str, ...] = tuple(e["notes"] for e in _EMPLOYEE_RECORDS)
-REGIONS: tuple[str, ...] = tuple(_section("regions", list))
+NORTHWIND_REGIONS: tuple[str, ...] = tuple(_section("regions", list))
 TERRITORIES: tuple[tuple[str, str, int], ...] = tuple(_rows("territories", _section("territories", list), 3))
 
 # Order shares of the nine employees and three carriers in the classic orders.
@@ -247,13 +196,8 @@ INACTIVE_CUSTOMERS = 4
 FIRST_ORDER_ID = 10248
 
 
-# ---------------------------------------------------------------------------------------------
-# Embedded builder
-# ---------------------------------------------------------------------------------------------
-
-
 def _check_options(options: Mapping[str, Any]) -> int:
-    where = f"{SOURCE}.options"
+    where = f"{NORTHWIND_SOURCE}.options"
     for key in options:
         if key not in OPTION_NAMES:
             raise SourceError(where, f"unknown option '{key}'", f"one of {list(OPTION_NAMES)}")
@@ -511,17 +455,6 @@ def _orders_and_lines(
     return orders, lines
 
 
-def _create_schema(conn: sqlite3.Connection) -> None:
-    for _, ddl in (*TABLE_DDL, *VIEW_DDL):
-        conn.execute(ddl)
-
-
-def _insert(conn: sqlite3.Connection, table: str, rows: Sequence[Sequence[Any]]) -> None:
-    if rows:
-        marks = ", ".join("?" * len(rows[0]))
-        conn.executemany(f"INSERT INTO {quote_ident(table)} VALUES ({marks})", rows)
-
-
 def build_embedded(target: Path, *, seed: int, options: Mapping[str, Any]) -> None:
     """Write a synthetic, schema-faithful Northwind to `target`; same seed and options => same bytes."""
     n_orders = _check_options(options)
@@ -532,130 +465,27 @@ def build_embedded(target: Path, *, seed: int, options: Mapping[str, Any]) -> No
     territories = _employee_territories(rng)
     orders, lines = _orders_and_lines(rng, n_orders, customers, products)
     with new_database(target) as conn:
-        _create_schema(conn)
-        _insert(conn, "Categories", [(i, n, d, None) for i, (n, d, _) in enumerate(CATEGORIES, start=1)])
-        _insert(conn, "Customers", customers)
-        _insert(conn, "Employees", _employees())
-        _insert(conn, "Regions", [(i, r) for i, r in enumerate(REGIONS, start=1)])
-        _insert(conn, "Territories", list(TERRITORIES))
-        _insert(conn, "EmployeeTerritories", territories)
-        _insert(conn, "Shippers", [(i, n, p) for i, (n, p) in enumerate(SHIPPERS, start=1)])
-        _insert(conn, "Suppliers", suppliers)
-        _insert(conn, "Products", products)
-        _insert(conn, "Orders", orders)
-        _insert(conn, "Order Details", lines)
+        create_schema(conn)
+        insert_rows(conn, "Categories", [(i, n, d, None) for i, (n, d, _) in enumerate(CATEGORIES, start=1)])
+        insert_rows(conn, "Customers", customers)
+        insert_rows(conn, "Employees", _employees())
+        insert_rows(conn, "Regions", [(i, r) for i, r in enumerate(NORTHWIND_REGIONS, start=1)])
+        insert_rows(conn, "Territories", list(TERRITORIES))
+        insert_rows(conn, "EmployeeTerritories", territories)
+        insert_rows(conn, "Shippers", [(i, n, p) for i, (n, p) in enumerate(SHIPPERS, start=1)])
+        insert_rows(conn, "Suppliers", suppliers)
+        insert_rows(conn, "Products", products)
+        insert_rows(conn, "Orders", orders)
+        insert_rows(conn, "Order Details", lines)
         write_meta(
             conn,
             {
                 "kind": "embedded",
                 "synthetic": True,
-                "source": SOURCE,
-                "builder_version": BUILDER_VERSION,
+                "source": NORTHWIND_SOURCE,
+                "builder_version": NORTHWIND_BUILDER_VERSION,
                 "seed": seed,
                 "options": {"orders": n_orders},
                 "date_format": "YYYY-MM-DD",
             },
         )
-
-
-# ---------------------------------------------------------------------------------------------
-# Real-data adapter
-# ---------------------------------------------------------------------------------------------
-
-
-def build_real(target: Path, input_path: Path) -> None:
-    """Build from the real `northwind.db`, or from a folder with upstream's create.sql + update.sql."""
-    input_path = Path(input_path)
-    expected = "northwind.db, or a folder with jpwhite3's create.sql and update.sql"
-    if not input_path.exists():
-        raise SourceError(input_path, "does not exist", expected)
-    if input_path.is_dir():
-        db = input_path / "northwind.db"
-        if db.is_file():
-            _build_from_db(target, db)
-            return
-        for name in ("create.sql", "update.sql"):
-            if not (input_path / name).is_file():
-                raise SourceError(input_path / name, f"'{name}' is missing from the folder", expected)
-        _build_from_dump(target, input_path / "create.sql", input_path / "update.sql")
-    else:
-        _build_from_db(target, input_path)
-
-
-def _build_from_dump(target: Path, create_sql: Path, update_sql: Path) -> None:
-    scripts = [(create_sql, _read_sql(create_sql)), (update_sql, _read_sql(update_sql))]
-    with new_database(target) as conn:
-        for path, text in scripts:
-            # executescript commits first and runs statement by statement, as the sqlite3 shell of
-            # upstream's makefile does; a transaction is reopened for new_database's final COMMIT.
-            try:
-                conn.executescript(text)
-            except sqlite3.Error as exc:
-                raise SourceError(path, f"SQL script failed: {exc}", "jpwhite3's Northwind SQL dump") from exc
-            if not conn.in_transaction:
-                conn.execute("BEGIN")
-        require_tables(conn, create_sql, REQUIRED)
-        write_meta(
-            conn,
-            {
-                "kind": "real",
-                "synthetic": False,
-                "source": SOURCE,
-                "builder_version": BUILDER_VERSION,
-                "inputs": [create_sql.name, update_sql.name],
-                "input_format": "sql_dump",
-                "input_sha256": {p.name: sha256_file(p) for p, _ in scripts},
-            },
-        )
-
-
-def _build_from_db(target: Path, db: Path) -> None:
-    src = open_readonly(db)
-    try:
-        require_tables(src, db, REQUIRED)
-        objects = src.execute(
-            "SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL "
-            "AND name NOT LIKE 'sqlite_%' AND substr(name, 1, 7) != '_memsql' ORDER BY rowid"
-        ).fetchall()
-        has_sequence = src.execute("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_sequence'").fetchone()
-        with new_database(target) as conn:
-            tables = [(name, sql) for kind, name, sql in objects if kind == "table"]
-            for _, sql in tables:
-                conn.execute(sql)
-            for name, _ in tables:
-                cols = [r[1] for r in src.execute(f"PRAGMA table_info({quote_ident(name)})")]
-                col_list = ", ".join(quote_ident(c) for c in cols)
-                cursor = src.execute(f"SELECT {col_list} FROM {quote_ident(name)}")
-                conn.executemany(
-                    f"INSERT INTO {quote_ident(name)} ({col_list}) VALUES ({', '.join('?' * len(cols))})", cursor
-                )
-            if has_sequence:
-                # AUTOINCREMENT counters as in the source, not as re-derived by our inserts
-                conn.execute("DELETE FROM sqlite_sequence")
-                conn.executemany(
-                    "INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)",
-                    src.execute("SELECT name, seq FROM sqlite_sequence ORDER BY rowid"),
-                )
-            # indexes, triggers, views after the data: triggers must not fire on the copy
-            for kind, _, sql in objects:
-                if kind != "table":
-                    conn.execute(sql)
-            require_tables(conn, db, REQUIRED)
-            write_meta(
-                conn,
-                {
-                    "kind": "real",
-                    "synthetic": False,
-                    "source": SOURCE,
-                    "builder_version": BUILDER_VERSION,
-                    "inputs": [db.name],
-                    "input_format": "sqlite",
-                    "input_sha256": {db.name: sha256_file(db)},
-                },
-            )
-    except sqlite3.Error as exc:
-        raise SourceError(
-            db, f"cannot copy the database: {exc}", "a readable Northwind SQLite database"
-        ) from exc
-    finally:
-        src.close()

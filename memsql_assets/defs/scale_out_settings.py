@@ -32,7 +32,7 @@ POSTGRES_URL_ENV = "MEMSQL_POSTGRES_URL"  # read by deploy/dagster.yaml ({env: .
 BROKER_URL_ENV = "MEMSQL_CELERY_BROKER"
 QUEUE_ENV = "MEMSQL_CELERY_QUEUE"
 DEFAULT_QUEUE = "memsql"
-CONNECT_TIMEOUT_S = 3.0
+SERVICE_CHECK_TIMEOUT_S = 3.0
 
 
 class ServiceUnreachableError(MemsqlError):
@@ -127,7 +127,7 @@ def check_postgres(url: str) -> None:
 
     try:  # libpq takes the URL without SQLAlchemy's +driver
         psycopg2.connect(
-            re.sub(r"^postgres(ql)?\+\w+://", "postgresql://", url), connect_timeout=int(CONNECT_TIMEOUT_S)
+            re.sub(r"^postgres(ql)?\+\w+://", "postgresql://", url), connect_timeout=int(SERVICE_CHECK_TIMEOUT_S)
         ).close()
     except (psycopg2.Error, ValueError) as exc:
         raise unreachable(POSTGRES, url, exc) from exc
@@ -137,8 +137,8 @@ def check_broker(url: str) -> None:
     from kombu import Connection
 
     try:
-        with Connection(url, connect_timeout=CONNECT_TIMEOUT_S) as conn:
-            conn.ensure_connection(max_retries=1, timeout=CONNECT_TIMEOUT_S)
+        with Connection(url, connect_timeout=SERVICE_CHECK_TIMEOUT_S) as conn:
+            conn.ensure_connection(max_retries=1, timeout=SERVICE_CHECK_TIMEOUT_S)
     except Exception as exc:  # kombu wraps socket, AMQP and URL errors in many types
         raise unreachable(BROKER, url, exc) from exc
 
@@ -148,7 +148,7 @@ def check_redis(url: str) -> None:
 
     try:
         client = redis.Redis.from_url(
-            url, socket_connect_timeout=CONNECT_TIMEOUT_S, socket_timeout=CONNECT_TIMEOUT_S
+            url, socket_connect_timeout=SERVICE_CHECK_TIMEOUT_S, socket_timeout=SERVICE_CHECK_TIMEOUT_S
         )
         try:
             client.ping()
@@ -165,9 +165,9 @@ def check_chroma(url: str) -> None:
         host, port = parts.hostname, parts.port or (443 if parts.scheme == "https" else 8000)
         if not host:
             raise ValueError("no host in the URL")
-        socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S).close()
+        socket.create_connection((host, port), timeout=SERVICE_CHECK_TIMEOUT_S).close()
         base = f"{parts.scheme or 'http'}://{parts.netloc}"
-        with urllib.request.urlopen(f"{base}/api/v2/heartbeat", timeout=CONNECT_TIMEOUT_S) as resp:
+        with urllib.request.urlopen(f"{base}/api/v2/heartbeat", timeout=SERVICE_CHECK_TIMEOUT_S) as resp:
             resp.read()
     except (OSError, ValueError) as exc:
         raise unreachable(CHROMA, url, exc) from exc
