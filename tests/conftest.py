@@ -86,6 +86,45 @@ def shared_data():
 
 
 @pytest.fixture(scope="session")
+def history_checks() -> Callable[[list[dict]], None]:
+    """`history_checks(turns)`: the checks an extended benchmark's analysts' histories pass, on the
+    embedded data and on the real data alike (docs/specification.md section 6): its GX suites (every
+    cross-session turn answerable from its analyst's earlier sessions and not from its own), at least
+    240 cross-session turns with every kind in every source, their mean guess_rate at most the floor,
+    each history session in a later wave than the one it continues at W up to 11, and samples that
+    keep every history whole."""
+    from collections import Counter
+
+    from memsql_assets.lib.benchmark.sample import sample_sessions
+    from memsql_assets.lib.harness.schedule import twins_reachable_pct
+    from memsql_assets.lib.quality import frames
+    from memsql_assets.lib.quality.gx_suites import validate
+    from memsql_assets.lib.vocabulary import CROSS_SESSION_TAGS, GUESS_FLOOR_MAX_PCT, REPORT_SOURCES
+
+    def check(turns: list[dict]) -> None:
+        for frame, suite, key in (
+            ("extended_turns_frame", "extended_turns", "turn_id"),
+            ("sessions_frame", "extended_sessions", "session_id"),
+        ):
+            report = validate(getattr(frames, frame)(turns), suite, key)
+            assert report.success, report.failures
+        cross = [t for t in turns if t["tag"] in CROSS_SESSION_TAGS]
+        assert len(cross) >= 240 and all(t["memory_critical"] for t in cross)
+        assert {(t["source"], t["tag"]) for t in cross} == {(s, g) for s in REPORT_SOURCES for g in CROSS_SESSION_TAGS}
+        assert 100 * sum(t["guess_rate"] for t in cross) / len(cross) <= GUESS_FLOOR_MAX_PCT
+        continued = [{**t, "twin_session_id": t["continues_session_id"]} for t in turns]
+        assert all(twins_reachable_pct(continued, w) == 100.0 for w in (1, 4, 8, 11))
+        analyst_of = {t["session_id"]: t["analyst"] for t in turns}
+        sessions_of = Counter(analyst_of.values())
+        assert 3 * sum(n for n in sessions_of.values() if n > 1) >= len(analyst_of)
+        for n in (10, 40):
+            taken = Counter(analyst_of[sid] for sid in sample_sessions(turns, n))
+            assert all(k == sessions_of[a] for a, k in taken.items()) and max(taken.values()) == 4
+
+    return check
+
+
+@pytest.fixture(scope="session")
 def small_home(tmp_path_factory, embedded_dbs, embedded_sessions):
     """A data directory with the embedded sources and every 10th session of the benchmark (30 sessions,
     all sources and tiers, incl. ten-turn ones): partitions over it take seconds, not minutes."""

@@ -112,10 +112,13 @@ PHENOMENA: tuple[str, ...] = (
     "cross_session",
     "taught_convention",
     "knowledge_update",
+    "chained",
 )
-# Memory across sessions: a turn of a session that continues an earlier session of the same analyst,
-# needing a value only that session stated (`cross_session`), a convention it taught
-# (`taught_convention`), or one this session changed since (`knowledge_update`).
-CROSS_SESSION_TAGS: tuple[str, ...] = ("cross_session", "taught_convention", "knowledge_update")
+# Memory across sessions: a turn of a session that continues earlier sessions of the same analyst (its
+# history), needing a value only those sessions stated (`cross_session`), a convention one of them
+# taught (`taught_convention`), a value one of them changed (`knowledge_update`: the old value is
+# stale), or both a convention the history's first session taught and a value a later one changed
+# (`chained`).
+CROSS_SESSION_TAGS: tuple[str, ...] = ("cross_session", "taught_convention", "knowledge_update", "chained")
 # Extended turns that may state everything they need (no refs, never memory-critical).
 SELF_CONTAINED_TAGS: tuple[str, ...] = ("baseline", "detour")

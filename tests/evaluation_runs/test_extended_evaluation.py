@@ -1,6 +1,7 @@
 """The extended benchmark evaluated through Dagster (extended_turn_results, beside turn_results), and
 its marts by phenomenon through dbt, on a home with the embedded sources and, of each source's extended
-sessions, the first eight and the last eight (each distractor session and its twin, each continuing session and the one it continues)."""
+sessions, sixteen: the first four and the last four (each distractor session and its twin) and the
+whole histories of two analysts (four sessions each, extended.layout)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from memsql_assets.lib.paths import benchmark_dir
 from memsql_assets.lib.report.dbt_cli import run_dbt
 from memsql_assets.lib.vocabulary import EXTENDED_BENCHMARK, PAPER_BENCHMARK, PHENOMENA, REFERENCE_MODELS
 
-TWINS = 8  # the first sessions of a source, and its last ones, which return to or continue them (extended.layout)
+TWINS = 8  # sessions per source: twins and returning sessions, then as many in two analysts' histories
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +35,10 @@ def extended_home(tmp_path_factory, small_home, embedded_dbs):
     profiles = {s: extract_profiles(s, p, EXTENDED_DIR) for s, p in embedded_dbs.items()}
     built = build_measured_extended_sessions(profiles, embedded_dbs)  # as the extended_sessions asset builds it
     last = max(int(s.session_id[-3:]) for s in built)
-    sessions = [s for s in built if not TWINS < int(s.session_id[-3:]) <= last - TWINS]
+    ends = [s for s in built if not TWINS // 2 < int(s.session_id[-3:]) <= last - TWINS // 2]
+    first_analysts = {s.analyst for s in built if TWINS // 2 < int(s.session_id[-3:]) <= TWINS // 2 + 2}
+    sessions = ends + [s for s in built if s.analyst in first_analysts]
+    assert len(sessions) == 3 * 2 * TWINS
     write_benchmark(benchmark_dir(home, EXTENDED_BENCHMARK), sessions, EXTENDED_TURNS_SCHEMA)
     return home
 

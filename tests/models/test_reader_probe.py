@@ -142,3 +142,47 @@ def test_a_first_key_reads_a_turn_that_pointed_to_the_start_before_the_oldest_sh
     ]
     assert read_prompt(_texts(working=window), ["first_customer"], {}, template) == {"first_customer": "ANT"}
     assert read_prompt(_texts(working=window[::2]), ["first_customer"], {}, template) == {"first_customer": "ZED"}
+
+
+OLDER_TEMPLATE = "SELECT af.value_billions FROM annual_financials af WHERE af.ticker = {ticker} AND af.fiscal_year = {older_year}"
+
+
+def test_a_convention_as_it_stands_now_reads_the_turn_that_changed_it_first():
+    """Similar past turns come by similarity, not by time: "the earlier of my years as they stand now"
+    takes the older year of the turn that said "from now on" (an analyst's knowledge update), not the
+    year of a more similar turn from before it; without the cue, the more similar turn is read."""
+    before = _turn("What was that company's revenue in the earlier of my years?", NET_INCOME_SQL.replace("2022", "2021"))
+    update = _turn(
+        "By my years I now mean 2015 and the later of those two. Pull my metric for both.",
+        "SELECT af.fiscal_year, af.value_billions FROM annual_financials af WHERE af.ticker = 'ONC' "
+        "AND af.metric = 'cash' AND af.fiscal_year IN (2015, 2022) ORDER BY af.fiscal_year",
+    )
+    now = _texts(episodic=[before, update], question="And its revenue in the earlier of my years as they stand now?")
+    assert read_prompt(now, ["ticker", "older_year"], {}, OLDER_TEMPLATE) == {"ticker": "ONC", "older_year": 2015}
+    plain = _texts(episodic=[before, update], question="And its revenue in the earlier of my years?")
+    assert read_prompt(plain, ["ticker", "older_year"], {}, OLDER_TEMPLATE) == {"ticker": "ONC", "older_year": 2021}
+
+
+def test_the_later_of_my_years_names_one_year_of_the_pair():
+    """A shown turn about "the earlier of my years" that compared one year stated the older one; the
+    newer one is inferred as the adjacent year, as for "the older year"."""
+    earlier = _turn("What was that company's revenue in the earlier of my years?", NET_INCOME_SQL.replace("2022", "2021"))
+    texts = _texts(episodic=[earlier], question="And in the later of my years?")
+    newer = OLDER_TEMPLATE.replace("older_year", "newer_year")
+    assert read_prompt(texts, ["ticker", "newer_year"], {}, newer) == {"ticker": "ONC", "newer_year": 2022}
+
+
+def test_a_year_stated_further_back_beats_the_adjacent_guess():
+    """After "my years" moved to 2015 and 2022, "the later of my years" reads 2022 where a shown turn
+    states it, not 2016, the year after the most recent "earlier of my years"."""
+    moved = _turn("And its revenue in the earlier of my years as they stand now?", NET_INCOME_SQL.replace("2022", "2015"))
+    update = _turn(
+        "By my years I now mean 2015 and the later of those two. Pull my metric for both.",
+        "SELECT af.fiscal_year, af.value_billions FROM annual_financials af WHERE af.ticker = 'ONC' "
+        "AND af.metric = 'cash' AND af.fiscal_year IN (2015, 2022) ORDER BY af.fiscal_year",
+    )
+    newer = OLDER_TEMPLATE.replace("older_year", "newer_year")
+    texts = _texts(working=[moved], episodic=[update], question="And in the later of my years?")
+    assert read_prompt(texts, ["ticker", "newer_year"], {}, newer) == {"ticker": "ONC", "newer_year": 2022}
+    alone = _texts(working=[moved], question="And in the later of my years?")
+    assert read_prompt(alone, ["ticker", "newer_year"], {}, newer) == {"ticker": "ONC", "newer_year": 2016}

@@ -40,9 +40,16 @@ Cues in the current question (its `Question:` line), as a careful LLM reads them
   skipped: it may be the one that opened the thread.
 
 Inferences about a year pair (`YEAR_PAIR`), as a careful LLM makes them: "the older of the two
-years" is the smaller of the pair the SQL stated; a turn whose question named "the newer year" and
-whose SQL compared one year stated that one; a turn about "both years" whose prompt shows only one of
-them takes the other to be the adjacent year.
+years" is the smaller of the pair the SQL stated; a turn whose question named "the newer year" (or
+"the later of my years") and whose SQL compared one year stated that one; a turn about "both years"
+whose prompt shows only one of them takes the other to be the adjacent year, unless a turn shown later
+in its reading order states that one itself.
+
+A convention as it holds now ("my years as they stand now", "my segment as I define it now", the
+extended benchmark's knowledge updates across sessions) is read first from the shown turns whose
+question changed it ("From now on, by my segment I mean ...", "By my years I now mean ..."), then as
+any other value: a careful LLM takes the latest definition, where the order of the Similar past turns
+(by similarity) says nothing about which came last.
 
 What it cannot do, where a careful LLM can: read values stated only in a question's words and never
 in any SQL shown (a company name in a question whose SQL failed), read `Result:` lines, a summary a
@@ -68,10 +75,10 @@ from memsql_assets.lib.sql.filters import Filter, entity_subquery, filters, slot
 YEAR_PAIR = ("older_year", "newer_year")
 # What reader-probe writes for a value it did not find: the SQL fails, and names no key.
 UNFOUND = "{?}"
-# How a question names one year of the pair, older first.
+# How a question names one year of the pair, older first ("the older year", "the earlier of my years").
 YEAR_CUES = (
-    re.compile(r"\b(older|earlier|first) year\b", re.IGNORECASE),
-    re.compile(r"\b(newer|later|second|recent) year\b", re.IGNORECASE),
+    re.compile(r"\b(older|earlier|first) (?:year\b|of (?:my|the|those|these|our) (?:two )?years\b)", re.IGNORECASE),
+    re.compile(r"\b(newer|later|second|recent) (?:year\b|of (?:my|the|those|these|our) (?:two )?years\b)", re.IGNORECASE),
 )
 # A key the wording points back to the start of the conversation with ("the company we began with").
 FIRST_PREFIX = "first_"
@@ -79,6 +86,10 @@ FIRST_PREFIX = "first_"
 SIDE_QUESTION_RE = re.compile(r"^\s*(separately|as an aside|aside|by the way|unrelated)\b", re.IGNORECASE)
 # A question that says it returns to something: it resumes the conversation's thread, past a digression.
 RETURN_CUE_RE = re.compile(r"\b(back to|return(?:ing)? to|go(?:ing)? back)\b", re.IGNORECASE)
+# A question that asks for a convention as it holds now ("my years as they stand now"), and one that
+# changed a convention ("from now on, my segment is ..."): the first reads the second's SQL first.
+NOW_CUE_RE = re.compile(r"\bas (?:they|it) stands? now\b|\bas I define (?:it|them) now\b", re.IGNORECASE)
+UPDATE_RE = re.compile(r"\bfrom now on\b|\bI now mean\b", re.IGNORECASE)
 
 
 class SqlFragment(str):
@@ -233,14 +244,18 @@ def _named(slot: _Slot, turns: Iterable[PastTurn], question: str) -> dict[str, A
     return {slot.keys[0]: hits[0]} if len(hits) == 1 else {}
 
 
-def _read(slot: _Slot, turns: Iterable[PastTurn]) -> dict[str, Any]:
+def _read(slot: _Slot, turns: Iterable[PastTurn], wanted: list[str]) -> dict[str, Any]:
+    """The first turn's statement of a `wanted` key; else the first turn's of the slot's other key (the
+    other year of a pair, from which adjacent_year infers the wanted one)."""
+    other: dict[str, Any] = {}
     for turn in turns:
         if SIDE_QUESTION_RE.match(turn.question):
             continue
         found = _stated(slot, turn)
-        if found:
+        if any(k in found for k in wanted):
             return found
-    return {}
+        other = other or found
+    return other
 
 
 def read_prompt(
@@ -266,7 +281,9 @@ def read_prompt(
             if first
             else [*thread, *summary, *similar]
         )
-        stated = _named(slot, [*recent, *summary, *similar], question) or _read(slot, order)
+        if NOW_CUE_RE.search(question):  # the convention as it stands now: the turn that changed it first
+            order = [t for t in order if UPDATE_RE.search(t.question)] + order
+        stated = _named(slot, [*recent, *summary, *similar], question) or _read(slot, order, wanted)
         found.update({k: v for k, v in stated.items() if k in wanted})
         pair.update({k: v for k, v in stated.items() if k not in wanted})  # the other year of a pair
     return {**found, **adjacent_year(keys, {**pair, **found})}
