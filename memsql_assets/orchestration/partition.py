@@ -4,7 +4,6 @@ embedded default), in a run worker of `memsql run`, or queued on the shared inst
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import sys
 from collections.abc import Iterator
@@ -120,22 +119,3 @@ def stdout_to_stderr() -> Iterator[None]:
         sys.stdout.flush()
         os.dup2(saved, 1)
         os.close(saved)
-
-
-@contextlib.contextmanager
-def console_without_failures() -> Iterator[None]:
-    """Dagster's console logger, created during the run, leaves out records at ERROR and above (a
-    failure's stack trace): `memsql eval` prints the cause in one line, and the UI keeps the rest."""
-    base = logging.getLoggerClass()
-
-    class Console(base):  # type: ignore[misc, valid-type]
-        def __init__(self, name: str, level: int | str = logging.NOTSET) -> None:
-            super().__init__(name, level)
-            if name == "dagster":  # the console logger's name; other loggers are left alone
-                self.addFilter(lambda record: record.levelno < logging.ERROR)
-
-    logging.setLoggerClass(Console)
-    try:
-        yield
-    finally:
-        logging.setLoggerClass(base)

@@ -69,7 +69,7 @@ class _Recording(PartitionRunner):
         self.started: list[tuple[str, int]] = []
         self.fail_before_sending: set[str] = set()
 
-    async def _run_turn(self, turn, sent=None):  # type: ignore[no-untyped-def]
+    async def run_turn(self, turn, sent=None):  # type: ignore[no-untyped-def]
         self.started.append((turn["session_id"], turn["turn_index"]))
         if turn["session_id"] in self.fail_before_sending:
             raise RuntimeError(f"{turn['session_id']} failed before its first request")

@@ -20,7 +20,6 @@ from typing import Any
 import memsql_assets.lib.reference  # noqa: F401  (registers the built-in models with the gateway)
 from memsql_assets.lib.agent.limits import AgentLimits
 from memsql_assets.lib.atomic import sha256_file
-from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.benchmark.sample import allowed_range, sample_turns
 from memsql_assets.lib.benchmark.store import read_turns, turn_id
 from memsql_assets.lib.conditions import Condition, get_condition
@@ -44,7 +43,7 @@ from memsql_assets.lib.models.registry import ModelEntry, Registry, load_registr
 from memsql_assets.lib.models.request_store import RequestStore, evaluation_cell, redact
 from memsql_assets.lib.paths import benchmark_dir, source_db_path, turns_file
 from memsql_assets.lib.sql.schema import schema_text
-from memsql_assets.lib.vocabulary import PAPER_BENCHMARK, History, context_mode, history
+from memsql_assets.lib.vocabulary import PAPER_BENCHMARK, SOURCE_BY_PREFIX, History, context_mode, history
 
 log = logging.getLogger(__name__)
 
@@ -203,19 +202,22 @@ def evaluate_partition(
         rows, model_key, condition.name, time.monotonic() - started, reasoning_expected=entry.reasoning.expected
     )
     summary = PartitionSummary(
-        **{**scores, "epochs": epochs},
-        benchmark=benchmark,
-        benchmark_version=run.version,
-        retried_turns=sum(1 for r in rows if r["retries"]),
-        **_gateway_fields(gateway, model_key),
-        model_fingerprint=entry.fingerprint(),
-        share_identical_prompts=settings.share_identical_prompts,
-        **_coverage(turns, all_turns, sample, fixed),
-        # Rows of a shared memory (C, D) are a function of W (runner.py); per-session memory has no waves.
-        wave_size=runner.wave_size if runner.shared else None,
-        twins_reachable_pct=twins_reachable_pct(turns, runner.wave_size) if runner.shared else None,
-        **_memory_fields(condition, benchmark, told),
-        **_epoch_counts(stats_by_epoch),
+        **scores.model_dump()
+        | dict(
+            epochs=epochs,
+            benchmark=benchmark,
+            benchmark_version=run.version,
+            retried_turns=sum(1 for r in rows if r["retries"]),
+            **_gateway_fields(gateway, model_key),
+            model_fingerprint=entry.fingerprint(),
+            share_identical_prompts=settings.share_identical_prompts,
+            **_coverage(turns, all_turns, sample, fixed),
+            # Rows of a shared memory (C, D) are a function of W (runner.py); per-session memory has no waves.
+            wave_size=runner.wave_size if runner.shared else None,
+            twins_reachable_pct=twins_reachable_pct(turns, runner.wave_size) if runner.shared else None,
+            **_memory_fields(condition, benchmark, told),
+            **_epoch_counts(stats_by_epoch),
+        )
     )
     path = runner.finish(rows, summary)
     return PartitionOutcome(summary=summary.model_dump(), result_path=path, rows=rows)

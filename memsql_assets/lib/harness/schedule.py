@@ -61,7 +61,7 @@ def whole_waves(chains: Mapping[str, list[list[str]]], done: Mapping[str, Any]) 
 class Schedule:
     """When each session of a run starts and when finished sessions are committed: each chain's
     waves one after another, a wave's sessions staggered, all of them through one priority gate.
-    What a turn does is the runner's turn pipeline (`PartitionRunner._run_session`)."""
+    What a turn does is the runner's turn pipeline (`PartitionRunner.run_session`)."""
 
     runner: PartitionRunner
     sessions: Mapping[str, Sequence[Mapping[str, Any]]]
@@ -78,7 +78,7 @@ class Schedule:
             if self.committed is not None:  # commits stay in order, and the run ends after the last
                 await self.committed
         if self.batch:
-            await self.runner._commit([(s, self.done[s]) for s in self.batch])
+            await self.runner.commit([(s, self.done[s]) for s in self.batch])
 
     async def chain(self, chain: list[list[str]]) -> None:
         """One source's waves, one after another; the other sources' chains fill the free slots
@@ -112,12 +112,12 @@ class Schedule:
         if after is not None:
             await after.wait()  # never set by a session that failed first: the wave stops starting
         async with self.gate.slot(-urgency):
-            self.done[sid] = await self.runner._run_session(self.sessions[sid], self.stats, sent)
+            self.done[sid] = await self.runner.run_session(self.sessions[sid], self.stats, sent)
             if not self.runner.shared:
-                await self.runner._commit([(sid, self.done[sid])])
+                await self.runner.commit([(sid, self.done[sid])])
         sent.set()
 
     async def _commit_after(self, previous: asyncio.Task[None] | None, finished: list[str]) -> None:
         if previous is not None:
             await previous
-        await self.runner._commit([(s, self.done[s]) for s in finished])
+        await self.runner.commit([(s, self.done[s]) for s in finished])

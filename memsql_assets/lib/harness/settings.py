@@ -6,6 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memsql_assets.lib.agent.limits import DEFAULT_MAX_STEPS, DEFAULT_TURN_TIME_S
 from memsql_assets.lib.errors import MemsqlError
+from memsql_assets.lib.sql.execute import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S
 
 
 class EpochsError(MemsqlError):
@@ -33,8 +34,8 @@ class EvalSettings(BaseModel):
         default=None, description="ChromaDB server; unset: $MEMSQL_CHROMA_URL, else a local persistent client."
     )
     episodic_k: int = Field(default=3, description="Similar past turns retrieved by conditions C and D.")
-    sql_timeout_s: float = Field(default=10.0, description="Time limit of one generated query, in seconds.")
-    row_cap: int = Field(default=100_000, description="Rows fetched at most from one query.")
+    sql_timeout_s: float = Field(default=DEFAULT_TIMEOUT_S, description="Time limit of one generated query, in seconds.")
+    row_cap: int = Field(default=DEFAULT_ROW_CAP, description="Rows fetched at most from one query.")
     retry_errors: bool = Field(
         default=False,
         description="Ask the model again for every turn whose recorded reply is a failure (deterministic ones "
