@@ -78,9 +78,10 @@ def evaluate_partition_run(
     return decode_run(instance, run_id, model, condition, benchmark, summary_dir)
 
 
-def wave_size_now(model: str, requested: int | None) -> int:
-    """The W a C/D partition of `model` would run with now (`requested`, else its concurrency)."""
-    return resolve_wave_size(requested, load_registry().get(model).max_concurrency)
+def wave_size_now(model: str, requested: int | None, reach: int | None = None) -> int:
+    """The W a C/D partition of `model` would run with now (`requested`, else its concurrency, at most
+    `reach`: the benchmark's schedule.history_reach)."""
+    return resolve_wave_size(requested, load_registry().get(model).max_concurrency, reach)
 
 
 def evaluate_here(

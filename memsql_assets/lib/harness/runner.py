@@ -68,7 +68,7 @@ from memsql_assets.lib.harness.results import (
     write_results,
     write_session_checkpoint,
 )
-from memsql_assets.lib.harness.schedule import WAVES, Schedule, waves, whole_waves
+from memsql_assets.lib.harness.schedule import WAVES, Schedule, history_reach, waves, whole_waves
 from memsql_assets.lib.harness.settings import resolve_wave_size
 from memsql_assets.lib.harness.summary import PartitionSummary
 from memsql_assets.lib.harness.turn_result import SCHEMA_VERSION, TurnResult
@@ -231,6 +231,7 @@ class PartitionRunner:
     history: History = History.MODEL  # whose answers memory stores (lib/history.py)
 
     def __post_init__(self) -> None:
+        self.requested_wave_size = self.wave_size
         self.wave_size = resolve_wave_size(self.wave_size, self.concurrency)
         self.condition = self.agent.condition
         # Memory shared by a source's sessions runs in waves (W); per-session memory runs sessions freely.
@@ -345,6 +346,7 @@ class PartitionRunner:
         for t in turns:
             sessions[t["session_id"]].append(t)
         order = sorted(sessions)
+        self.wave_size = resolve_wave_size(self.requested_wave_size, self.concurrency, history_reach(turns))
         done = self._prepare_progress()
         if self.shared:
             chains = waves(order, self.wave_size, {s: sessions[s][0]["source"] for s in order})

@@ -45,6 +45,23 @@ def twins_reachable_pct(turns: Sequence[Mapping[str, Any]], size: int) -> float 
     return round(100.0 * reached / len(twinned), 2)
 
 
+def history_reach(turns: Sequence[Mapping[str, Any]]) -> int | None:
+    """The largest wave size at which every session that continues an earlier one (the extended
+    benchmark's analysts' histories) runs in a later wave than it, so that a memory shared across
+    sessions can reach it. None when no session continues another (the paper's benchmark)."""
+    source = {t["session_id"]: t["source"] for t in turns}
+    continues = {t["session_id"]: t["continues_session_id"] for t in turns if t.get("continues_session_id")}
+    if not continues:
+        return None
+    chains: dict[str, list[str]] = defaultdict(list)
+    for sid in sorted(source):
+        chains[source[sid]].append(sid)
+    position = {sid: i for chain in chains.values() for i, sid in enumerate(chain)}
+    # A session outside `turns` (a sample without its history) constrains nothing.
+    pairs = [(position[me], position[them]) for me, them in continues.items() if them in position]
+    return next(size for size in range(len(source), 0, -1) if all(j // size < i // size for i, j in pairs))
+
+
 def whole_waves(chains: Mapping[str, list[list[str]]], done: Mapping[str, Any]) -> dict[str, Any]:
     """The checkpointed sessions that count as done: a wave is done only if it and every earlier
     wave of its chain were wholly checkpointed."""

@@ -95,14 +95,16 @@ class EvalSettings(BaseModel):
     wave_size: int | None = Field(
         default=None,
         description="Conditions C and D run sessions in waves of this many; a session never sees a session of "
-        "its own wave (`memsql eval --wave-size`). Unset: the model's max_concurrency. 1: the paper's "
+        "its own wave (`memsql eval --wave-size`). Unset: the model's max_concurrency, at most the benchmark's history reach "
+        "(lib/harness/schedule.history_reach). 1: the paper's "
         "strictly sequential order.",
     )
 
 
-def resolve_wave_size(requested: int | None, concurrency: int) -> int:
-    """W for cross-session conditions: `requested`, else the model's concurrency; below 1 is an error."""
-    size = concurrency if requested is None else requested
+def resolve_wave_size(requested: int | None, concurrency: int, reach: int | None = None) -> int:
+    """W for cross-session conditions: `requested`, else the model's concurrency, at most `reach` (the
+    largest W at which every analyst's history stays reachable, schedule.history_reach); below 1 is an error."""
+    size = min(concurrency, reach or concurrency) if requested is None else requested
     if isinstance(size, bool) or not isinstance(size, int) or size < 1:
         raise MemsqlError(
             f"wave size must be an integer >= 1 (1 runs sessions strictly one after another), got {size!r}"
