@@ -74,6 +74,7 @@ HARNESS_CODE = (
 BUILTIN_CODE = (
     "lib/reference/builtins.py",
     "lib/models/builtin_names.py",
+    "lib/models/replies.py",  # message_text: the text a built-in reads and counts
     "lib/reference/reader_probe.py",
     "lib/sql/filters.py",
     "lib/reference/reference_agent.py",
