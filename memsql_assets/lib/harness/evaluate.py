@@ -158,6 +158,21 @@ def _retries(
     return retry_counts(home, model_key, condition_name, settings.only_failed, benchmark, told)
 
 
+def _run_epochs(
+    run: _PartitionRun, epochs: int, turns: list[dict[str, Any]], retries: Mapping[int, Mapping[str, int]]
+) -> tuple[PartitionRunner, list[dict[str, Any]], list[RunStats]]:
+    """Epoch by epoch, each with its own memory and checkpoints: a finished epoch is resumed from its
+    checkpoints, or re-run from the request store (no model call) when its partition was published.
+    Returns the last epoch's runner, every epoch's rows and each epoch's stats."""
+    rows: list[dict[str, Any]] = []
+    stats_by_epoch: list[RunStats] = []
+    for epoch in range(1, epochs + 1):
+        runner, epoch_rows, stats = run.epoch(epoch, turns, retries.get(epoch, {}))
+        rows += epoch_rows
+        stats_by_epoch.append(stats)
+    return runner, rows, stats_by_epoch
+
+
 def evaluate_partition(
     home: Path,
     model_key: str,
@@ -190,14 +205,7 @@ def evaluate_partition(
         home, entry, condition, settings, benchmark, progress, trajectory_factory, gateway, limits, registry, told
     )
     started = time.monotonic()
-    rows: list[dict[str, Any]] = []
-    stats_by_epoch: list[RunStats] = []
-    # Epoch by epoch, each with its own memory and checkpoints: a finished epoch is resumed from its
-    # checkpoints, or re-run from the request store (no model call) when its partition was published.
-    for epoch in range(1, epochs + 1):
-        runner, epoch_rows, stats = run.epoch(epoch, turns, retries.get(epoch, {}))
-        rows += epoch_rows
-        stats_by_epoch.append(stats)
+    runner, rows, stats_by_epoch = _run_epochs(run, epochs, turns, retries)
     scores = summarize(
         rows, model_key, condition.name, time.monotonic() - started, reasoning_expected=entry.reasoning.expected
     )
