@@ -33,7 +33,6 @@ from typing import Any
 import _common as c
 
 from memsql_assets.lib.benchmark.extended import EXTENDED_DIR
-from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.benchmark.pipeline import build_measured_extended_sessions, extract_all_profiles
 from memsql_assets.lib.harness.schedule import twins_reachable_pct
 from memsql_assets.lib.reference.builtins import answer
@@ -42,7 +41,7 @@ from memsql_assets.lib.sources.config import SOURCE_NAMES, load_sources
 from memsql_assets.lib.sql.compare import strict_equal
 from memsql_assets.lib.sql.execute import run_query
 from memsql_assets.lib.sql.sandbox import open_readonly
-from memsql_assets.lib.vocabulary import CROSS_SESSION_TAGS, GUESS_PROBE
+from memsql_assets.lib.vocabulary import CROSS_SESSION_TAGS, GUESS_PROBE, SOURCE_BY_PREFIX
 
 WAVE_SIZES = (1, 4, 8, 16, 32)
 HISTORY_WAVE_SIZES = (1, 4, 8, 11, 12, 32)  # a history's stride is 11 (extended.layout)
@@ -132,7 +131,7 @@ def main() -> None:
                 sys.exit("--data real needs --real-data DIR or $MEMSQL_REAL_DATA")
             dbs = real_dbs(args.real_data.resolve(), Path(tmp))
         else:
-            dbs = c._embedded_sources(c.cache_root())
+            dbs = c.embedded_sources(c.cache_root())
         profiles = extract_all_profiles(dbs, EXTENDED_DIR)
         turns = [dict(t.__dict__) for s in build_measured_extended_sessions(profiles, dbs) for t in s.turns]
         print(f"The extended benchmark on the {args.data} data\n")

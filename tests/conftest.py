@@ -128,37 +128,23 @@ def history_checks() -> Callable[[list[dict]], None]:
 def small_home(tmp_path_factory, embedded_dbs, embedded_sessions):
     """A data directory with the embedded sources and every 10th session of the benchmark (30 sessions,
     all sources and tiers, incl. ten-turn ones): partitions over it take seconds, not minutes."""
-    from memsql_assets.lib.benchmark.store import write_benchmark
-    from memsql_assets.lib.memory.chroma import chroma_client
-    from memsql_assets.lib.memory.semantic import seed_semantic_memory
-    from memsql_assets.lib.paths import benchmark_dir, source_db_path
+    from memsql_assets.lib.harness.homes import build_home, every_kth
 
-    home = tmp_path_factory.mktemp("small_home")
-    for name, path in embedded_dbs.items():
-        target = source_db_path(home, name)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, target)
-    subset = [s for i, s in enumerate(embedded_sessions) if i % 10 == 0]
-    write_benchmark(benchmark_dir(home), subset)
-    seed_semantic_memory(chroma_client(home))
-    return home
+    return build_home(tmp_path_factory.mktemp("small_home"), embedded_dbs, every_kth(embedded_sessions, 10))
 
 
 TRAJECTORY_BUDGET = 12  # synthetic questions of a test home's trajectory store: enough for E to retrieve from
 
 
 def build_trajectory_store(home: Path, budget: int = TRAJECTORY_BUDGET) -> Path:
-    """`home` with its own trajectory store and composite tools (what E and E_prompt read): the
-    synthetic_questions and trajectory_store assets materialized on it, in a throwaway instance."""
-    import dagster as dg
+    """`home` with its own trajectory store and composite tools (what E and E_prompt read), built as
+    the trajectory_store asset builds it, leaving out the home's benchmark questions."""
+    from memsql_assets.lib.benchmark.store import read_turns
+    from memsql_assets.lib.paths import benchmark_dir
+    from memsql_assets.lib.trajectories.store import StoreSettings, build_home_store
 
-    from memsql_assets.defs.resources import MemsqlSettings
-    from memsql_assets.defs.trajectories.assets import synthetic_questions, trajectory_store
-    from memsql_assets.defs.trajectories.resources import TrajectorySettings
-
-    resources = {"memsql": MemsqlSettings(home=str(home)), "trajectories": TrajectorySettings(budget=budget)}
-    with dg.instance_for_test() as instance:
-        assert dg.materialize([synthetic_questions, trajectory_store], instance=instance, resources=resources).success
+    own = frozenset(t["question"] for t in read_turns(benchmark_dir(home)))
+    build_home_store(home, StoreSettings(budget=budget), own)
     return home
 
 

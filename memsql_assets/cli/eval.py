@@ -100,10 +100,16 @@ def command(
             return print_plans([plan], max_cost, dry_run)
         print(f"memsql eval: {plan.describe()}", file=sys.stderr)
     # The Dagster definitions, whose import warns (to the command's log file, under the data directory).
-    from memsql_assets.orchestration.partition import console_without_failures, evaluate_partition_run
+    from memsql_assets.lib.console import ProgressLine, captured, progress_to
+    from memsql_assets.orchestration.partition import evaluate_partition_run
 
     ensure_dagster_home(memsql_home())
-    with dg.DagsterInstance.get() as instance, console_without_failures():
+    log = click.get_current_context().obj  # the command's log file (cli/__init__.py): Dagster's lines go there
+    with (
+        captured("memsql eval", log) as console,
+        progress_to(ProgressLine("memsql eval", console.stream)),
+        dg.DagsterInstance.get() as instance,
+    ):
         told = History(history) if history else None
         out = evaluate_partition_run(
             instance, model, condition, sessions, epochs, only_failed, benchmark, retry_errors, wave_size,
@@ -115,7 +121,7 @@ def command(
         for warning in warnings:
             print(f"memsql eval: warning: {warning}", file=sys.stderr)
     elif out.error:
-        print(f"memsql eval {model}/{condition}: FAILED: {out.error}", file=sys.stderr)
+        print(f"memsql eval {model}/{condition}: FAILED: {out.error}  (Dagster's log: {log})", file=sys.stderr)
     else:
         print_evaluations([out])
         print(f"\nthese turns: memsql view  ({partition_url(model, condition, benchmark)})")

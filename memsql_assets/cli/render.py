@@ -186,12 +186,16 @@ def _cascade_lines(s: RunSummary, benchmark: str) -> list[str]:
 
 
 def _state(s: RunSummary) -> str:
-    state = "SUCCESS" if s.success else "FAILED"
+    """What the main job built and why: "built: sources, sessions (new home)"; one reason shared by
+    all is said once, else each after its part."""
     if s.main_job_skipped:
         return "up to date, not re-run"
-    if set(s.main_job_why.values()) == {"forced"}:
-        return state + "  (forced)"
-    return state + "  (" + ", ".join(f"{k}: {v}" for k, v in sorted(s.main_job_why.items())[:4]) + ")"
+    built = s.main_job_built
+    if len(set(built.values())) == 1:
+        what = f"{', '.join(built)} ({next(iter(built.values()))})"
+    else:
+        what = ", ".join(f"{part} ({why})" for part, why in built.items())
+    return f"built: {what}" if s.success else f"FAILED while building: {what}"
 
 
 def _checks_line(s: RunSummary) -> str:

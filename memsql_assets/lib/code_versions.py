@@ -69,12 +69,12 @@ HARNESS_CODE = (
     "lib/trajectories",
     "lib/vocabulary.py",  # each benchmark's default context mode
 )
-REPORT_CODE = ("lib/report",)
 # What a built-in model's answer is a function of, besides its request: part of its request key, so
 # that a changed reference model answers anew instead of replaying what its old code stored.
 BUILTIN_CODE = (
     "lib/reference/builtins.py",
     "lib/models/builtin_names.py",
+    "lib/models/replies.py",  # message_text: the text a built-in reads and counts
     "lib/reference/reader_probe.py",
     "lib/sql/filters.py",
     "lib/reference/reference_agent.py",

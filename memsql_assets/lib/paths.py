@@ -34,10 +34,16 @@ def benchmark_dir(home: Path, benchmark: str = PAPER_BENCHMARK) -> Path:
 
 TURNS_FILE = "turns.jsonl"  # a benchmark's turns, one JSON object a line
 TURNS_PARQUET_FILE = "turns.parquet"  # the same turns as a table (dbt and the viewer read it)
+SESSIONS_FILE = "sessions.parquet"  # a benchmark's sessions (analyst, profile, tier), one row each
+PROFILES_FILE = "profiles.json"  # the entity profiles a benchmark's sessions were built from
 
 
 def turns_file(home: Path, benchmark: str = PAPER_BENCHMARK) -> Path:
     return benchmark_dir(home, benchmark) / TURNS_FILE
+
+
+def sessions_file(home: Path, benchmark: str = PAPER_BENCHMARK) -> Path:
+    return benchmark_dir(home, benchmark) / SESSIONS_FILE
 
 
 def report_dir(home: Path) -> Path:

@@ -22,6 +22,7 @@ PAPER_CONDITIONS: tuple[str, ...] = tuple(n for n, c in CONDITIONS.items() if c.
 # Source asset name -> session-id prefix (`<PREFIX>-<tier>-<nnn>`), in source-asset order.
 SOURCE_PREFIXES: dict[str, str] = {"bird_financial": "BIRD", "sec_edgar": "SEC", "northwind": "NW"}
 SOURCE_NAMES: tuple[str, ...] = tuple(SOURCE_PREFIXES)
+SOURCE_BY_PREFIX: dict[str, str] = {prefix: name for name, prefix in SOURCE_PREFIXES.items()}
 # Prefixes in report order, and the pseudo-source of rows that pool every source.
 REPORT_SOURCES: tuple[str, ...] = tuple(
     SOURCE_PREFIXES[n] for n in ("northwind", "sec_edgar", "bird_financial")

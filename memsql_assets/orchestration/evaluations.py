@@ -16,10 +16,12 @@ from memsql_assets.defs.evaluation.partitions import partition_key
 from memsql_assets.defs.jobs import TURN_RESULTS
 from memsql_assets.defs.planning import stale_status, why_out_of_date
 from memsql_assets.defs.without_metrics import defs as evaluation_defs
+from memsql_assets.lib.benchmark.store import read_turns
 from memsql_assets.lib.harness.results import full_epochs, partition_dir
+from memsql_assets.lib.harness.schedule import history_reach
 from memsql_assets.lib.harness.summary import read_summary
 from memsql_assets.lib.memory.redis_service import redis_connection
-from memsql_assets.lib.paths import memsql_home
+from memsql_assets.lib.paths import benchmark_dir, memsql_home, turns_file
 from memsql_assets.lib.vocabulary import PAPER_BENCHMARK, History
 from memsql_assets.orchestration.budget import over_budget
 from memsql_assets.orchestration.outcome import UP_TO_DATE, EvaluationRun
@@ -132,6 +134,7 @@ def current_partitions(
     """The partitions that stay as they are, and every partition's epochs. A partition Dagster reports
     current is still re-run when it is a sample, ran in other waves or has no summary (`why` says so)."""
     home = memsql_home()
+    reach = history_reach(read_turns(benchmark_dir(home, benchmark))) if turns_file(home, benchmark).exists() else None
     out: dict[Cell, EvaluationRun] = {}
     epochs: dict[Cell, int | None] = {}
     for m, c in cells:
@@ -140,7 +143,7 @@ def current_partitions(
         epochs[(m, c)] = had if had > 1 else None
         if why[(m, c)] is not None:
             continue
-        w_now = wave_size_now(m, wave_size) if summary is not None and summary.wave_size is not None else None
+        w_now = wave_size_now(m, wave_size, reach) if summary is not None and summary.wave_size is not None else None
         if summary is None:
             why[(m, c)] = "it has no summary.json"
         elif not summary.complete:  # current, but a sample (`eval --sessions`)

@@ -4,7 +4,6 @@ embedded default), in a run worker of `memsql run`, or queued on the shared inst
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import sys
 from collections.abc import Iterator
@@ -79,9 +78,10 @@ def evaluate_partition_run(
     return decode_run(instance, run_id, model, condition, benchmark, summary_dir)
 
 
-def wave_size_now(model: str, requested: int | None) -> int:
-    """The W a C/D partition of `model` would run with now (`requested`, else its concurrency)."""
-    return resolve_wave_size(requested, load_registry().get(model).max_concurrency)
+def wave_size_now(model: str, requested: int | None, reach: int | None = None) -> int:
+    """The W a C/D partition of `model` would run with now (`requested`, else its concurrency, at most
+    `reach`: the benchmark's schedule.history_reach)."""
+    return resolve_wave_size(requested, load_registry().get(model).max_concurrency, reach)
 
 
 def evaluate_here(
@@ -120,22 +120,3 @@ def stdout_to_stderr() -> Iterator[None]:
         sys.stdout.flush()
         os.dup2(saved, 1)
         os.close(saved)
-
-
-@contextlib.contextmanager
-def console_without_failures() -> Iterator[None]:
-    """Dagster's console logger, created during the run, leaves out records at ERROR and above (a
-    failure's stack trace): `memsql eval` prints the cause in one line, and the UI keeps the rest."""
-    base = logging.getLoggerClass()
-
-    class Console(base):  # type: ignore[misc, valid-type]
-        def __init__(self, name: str, level: int | str = logging.NOTSET) -> None:
-            super().__init__(name, level)
-            if name == "dagster":  # the console logger's name; other loggers are left alone
-                self.addFilter(lambda record: record.levelno < logging.ERROR)
-
-    logging.setLoggerClass(Console)
-    try:
-        yield
-    finally:
-        logging.setLoggerClass(base)

@@ -83,6 +83,8 @@ class RunSummary(BaseModel):
     """Nothing of the main job was out of date."""
     main_job_why: dict[str, str]
     """Why each rebuilt asset was rebuilt."""
+    main_job_built: dict[str, str] = {}
+    """What the main job rebuilt, in a newcomer's words, and why."""
     sources: dict[str, SourceState]
     """The built source databases."""
     benchmarks: list[str]
@@ -177,6 +179,7 @@ def build_run_summary(
         checks=main.checks,
         main_job_skipped=main.skipped,
         main_job_why=main.why,
+        main_job_built=main.built,
         sources=sources_state(home),
         benchmarks=list(benchmarks),
         benchmark=paper_composition(home),

@@ -117,6 +117,10 @@ def test_eval_runs_one_partition_through_dagster(built_env):
     cli_env = built_env
     proc = _memsql("eval", "--model", "gold", "--condition", "A", "--json", env=cli_env)
     assert "Warning" not in proc.stderr, proc.stderr  # Dagster's BetaWarnings go to the command's log file
+    # The terminal shows memsql's own progress lines (plain ones: stderr is a pipe here), no Dagster log line.
+    progress, turns = proc.stderr.strip().splitlines(), _turns(cli_env)
+    assert progress and all(line.startswith("memsql eval: gold/A: ") for line in progress), proc.stderr
+    assert progress[-1] == f"memsql eval: gold/A: {turns}/{turns} turns, EX so far 100.0 %, ETA 0 s"
     out = json.loads(proc.stdout)
     assert out["success"] and out["model"] == "gold" and out["condition"] == "A"
     assert out["turns"] == _turns(cli_env) and out["ex_strict"] == 100.0 and out["checks"] == {"harness_integrity": True}
@@ -259,6 +263,7 @@ def test_run_materializes_only_what_dagster_reports_out_of_date(built_env, tmp_p
         _memsql("run", "--skip-eval", "--json", env=dict(cli_env, MEMSQL_SOURCES_FILE=str(sources))).stdout
     )
     assert changed["main_job_why"]["northwind"] == "has a new dependency data version: raw_northwind"
+    assert changed["main_job_built"]["sources"] == "raw_northwind changed"
     assert "bird_financial" not in changed["main_job_why"] and changed["success"]
 
 
@@ -270,7 +275,8 @@ def _assert_stages_then_summary_with_dagster_logs_in_a_file(proc: subprocess.Com
     assert any("main job: materializing" in line for line in progress)
     summary = proc.stdout.strip().splitlines()
     assert len(summary) <= 50, proc.stdout  # one screen (tests/unit/test_run_console.py: with every evaluation)
-    assert summary[0].startswith("memsql main job: SUCCESS")
+    new_home = "memsql main job: built: sources, sessions, semantic memory, trajectory store (new home)"
+    assert summary[0].startswith(new_home), summary[0]
     assert summary[1].startswith("sources: bird_financial (") and summary[2] == ""
     turns = len(read_turns(benchmark_dir(home)))
     assert summary[3].startswith(f"paper benchmark: {SMALL_BENCHMARK_SESSIONS} sessions, {turns} turns")

@@ -108,12 +108,11 @@ def guess_probe_ex(turns: list[dict], dbs: dict, home) -> float:
     import asyncio
     import contextlib
 
-    from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
     from memsql_assets.lib.reference.builtins import answer
     from memsql_assets.lib.sql.compare import strict_equal
     from memsql_assets.lib.sql.execute import run_query
     from memsql_assets.lib.sql.sandbox import open_readonly
-    from memsql_assets.lib.vocabulary import GUESS_PROBE
+    from memsql_assets.lib.vocabulary import GUESS_PROBE, SOURCE_BY_PREFIX
 
     fields = ("sql_template", "referenced_context_keys", "stated_values", "guess_values")
     correct = 0

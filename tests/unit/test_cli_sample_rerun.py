@@ -14,7 +14,7 @@ CELL = ("gold", "A")
 def _write_summary(home, **fields):
     directory = partition_dir(home, *CELL)
     directory.mkdir(parents=True, exist_ok=True)
-    write_summary(directory, PartitionSummary(**{**summarize([], *CELL, 0.0), **fields}))
+    write_summary(directory, PartitionSummary(**{**summarize([], *CELL, 0.0).model_dump(), **fields}))
 
 
 def _recorder(ran: list, record=lambda m, c, kw: (m, c)):
@@ -88,7 +88,7 @@ def test_gold_history_partitions_follow_their_own_history_sibling(tmp_path, monk
     }
     directory = partition_dir(tmp_path, *cell, EXTENDED_BENCHMARK, History.GOLD)
     directory.mkdir(parents=True)
-    write_summary(directory, PartitionSummary(**{**summarize([], *cell, 0.0), "history": "gold"}))
+    write_summary(directory, PartitionSummary(**{**summarize([], *cell, 0.0).model_dump(), "history": "gold"}))
     assert gold_histories_out_of_date([cell], {cell: None}, False, EXTENDED_BENCHMARK) == {cell: None}
     rerun = gold_histories_out_of_date([cell], {cell: "has a new code version"}, False, EXTENDED_BENCHMARK)
     assert rerun[cell].startswith("its own-history partition re-runs")

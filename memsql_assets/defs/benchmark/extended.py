@@ -20,7 +20,7 @@ from memsql_assets.lib.benchmark.store import (
 )
 from memsql_assets.lib.code_versions import BENCHMARK_CODE, code_version
 from memsql_assets.lib.memory.embeddings import EmbeddingCache
-from memsql_assets.lib.paths import benchmark_dir, embeddings_cache_dir, source_db_path
+from memsql_assets.lib.paths import PROFILES_FILE, benchmark_dir, embeddings_cache_dir, source_db_path
 from memsql_assets.lib.sources.config import SOURCE_NAMES
 from memsql_assets.lib.vocabulary import EXTENDED_BENCHMARK, PHENOMENA, REPORT_SOURCES
 
@@ -51,7 +51,7 @@ def extended_sessions(context: dg.AssetExecutionContext, memsql: MemsqlSettings)
     out = benchmark_dir(home, EXTENDED_BENCHMARK)
     db_paths = {s: source_db_path(home, s) for s in SOURCE_NAMES}
     profiles = extract_all_profiles(db_paths, EXTENDED_DIR)
-    write_profiles(out / "profiles.json", profiles)
+    write_profiles(out / PROFILES_FILE, profiles)
     built = build_measured_extended_sessions(profiles, db_paths)
     paths = write_benchmark(out, built, EXTENDED_TURNS_SCHEMA)
     turns = [t for s in built for t in s.turns]

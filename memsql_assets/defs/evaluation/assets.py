@@ -26,6 +26,7 @@ from memsql_assets.lib.code_versions import (
     code_version,
     digest,
 )
+from memsql_assets.lib.console import report_progress
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.evaluation.interval import interval_text
 from memsql_assets.lib.harness.results import comparable_rows
@@ -131,14 +132,14 @@ def _evaluate(
     last_log = [0.0]
 
     def progress(stats: RunStats) -> None:
+        label = f"{model}/{condition}" + (f" epoch {stats.epoch}" if stats.epoch > 1 else "")
+        report_progress(label, stats)
         now = time.monotonic()
         if now - last_log[0] >= 5 or stats.done_turns == stats.total_turns:
             last_log[0] = now
             eta = f"{stats.eta_s:.0f}s" if stats.eta_s is not None else "?"
-            epoch = f" epoch {stats.epoch}" if stats.epoch > 1 else ""
             context.log.info(
-                f"{model}/{condition}{epoch}: {stats.done_turns}/{stats.total_turns} turns, "
-                f"EX so far {stats.ex:.1f} %, ETA {eta}"
+                f"{label}: {stats.done_turns}/{stats.total_turns} turns, EX so far {stats.ex:.1f} %, ETA {eta}"
             )
 
     _within_budget(context, memsql.home_path, model, condition, evaluation, benchmark)

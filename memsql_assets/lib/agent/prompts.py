@@ -30,6 +30,9 @@ SYSTEM_PROMPT = (
 RESOLVED_HEADER = "Resolved context:"
 SCHEMA_HEADER = "Schema:"
 OUTPUT_REQUIREMENTS_HEADER = "Output requirements:"
+RECENT_HEADER = "Recent conversation:"
+SIMILAR_HEADER = "Similar past turns:"
+QUESTION_PREFIX = "Question: "
 # The schema block of a prompt (build_messages): a block starts the text or follows a blank line.
 _SCHEMA_BLOCK_RE = re.compile(rf"(?:\A|\n\n){re.escape(SCHEMA_HEADER)}\n")
 
@@ -82,11 +85,11 @@ def memory_blocks(parts: PromptParts) -> list[str]:
         blocks.append("Reference trajectory from a similar solved question:\n" + parts.trajectory)
     blocks += [b for b in parts.blocks if b]
     if parts.episodic:
-        blocks.append("Similar past turns:\n" + "\n\n".join(_turn_lines(p) for p in parts.episodic))
+        blocks.append(f"{SIMILAR_HEADER}\n" + "\n\n".join(_turn_lines(p) for p in parts.episodic))
     if parts.working:
         # Working memory arrives most recent first; show it in conversation order.
         history = "\n\n".join(_turn_lines(p) for p in reversed(list(parts.working)))
-        blocks.append("Recent conversation:\n" + history)
+        blocks.append(f"{RECENT_HEADER}\n{history}")
     if parts.resolved:
         blocks.append(render_resolved(parts.resolved))
     return blocks
@@ -99,7 +102,7 @@ def build_messages(parts: PromptParts) -> list[dict[str, str]]:
     guidance = "\n".join(f"- {line}" for line in guidance_lines(parts.source, parts.observed))
     blocks = [f"Source guidance:\n{guidance}", f"{SCHEMA_HEADER}\n{parts.schema}"] if parts.schema else []
     blocks += memory_blocks(parts)
-    blocks.append(f"Question: {parts.question}")
+    blocks.append(f"{QUESTION_PREFIX}{parts.question}")
     blocks.append(f"{OUTPUT_REQUIREMENTS_HEADER}\n{parts.output_requirements}")
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": "\n\n".join(blocks)}]
 

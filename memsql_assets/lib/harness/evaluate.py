@@ -20,7 +20,6 @@ from typing import Any
 import memsql_assets.lib.reference  # noqa: F401  (registers the built-in models with the gateway)
 from memsql_assets.lib.agent.limits import AgentLimits
 from memsql_assets.lib.atomic import sha256_file
-from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.benchmark.sample import allowed_range, sample_turns
 from memsql_assets.lib.benchmark.store import read_turns, turn_id
 from memsql_assets.lib.conditions import Condition, get_condition
@@ -44,7 +43,7 @@ from memsql_assets.lib.models.registry import ModelEntry, Registry, load_registr
 from memsql_assets.lib.models.request_store import RequestStore, evaluation_cell, redact
 from memsql_assets.lib.paths import benchmark_dir, source_db_path, turns_file
 from memsql_assets.lib.sql.schema import schema_text
-from memsql_assets.lib.vocabulary import PAPER_BENCHMARK, History, context_mode, history
+from memsql_assets.lib.vocabulary import PAPER_BENCHMARK, SOURCE_BY_PREFIX, History, context_mode, history
 
 log = logging.getLogger(__name__)
 
@@ -159,6 +158,21 @@ def _retries(
     return retry_counts(home, model_key, condition_name, settings.only_failed, benchmark, told)
 
 
+def _run_epochs(
+    run: _PartitionRun, epochs: int, turns: list[dict[str, Any]], retries: Mapping[int, Mapping[str, int]]
+) -> tuple[PartitionRunner, list[dict[str, Any]], list[RunStats]]:
+    """Epoch by epoch, each with its own memory and checkpoints: a finished epoch is resumed from its
+    checkpoints, or re-run from the request store (no model call) when its partition was published.
+    Returns the last epoch's runner, every epoch's rows and each epoch's stats."""
+    rows: list[dict[str, Any]] = []
+    stats_by_epoch: list[RunStats] = []
+    for epoch in range(1, epochs + 1):
+        runner, epoch_rows, stats = run.epoch(epoch, turns, retries.get(epoch, {}))
+        rows += epoch_rows
+        stats_by_epoch.append(stats)
+    return runner, rows, stats_by_epoch
+
+
 def evaluate_partition(
     home: Path,
     model_key: str,
@@ -191,14 +205,7 @@ def evaluate_partition(
         home, entry, condition, settings, benchmark, progress, trajectory_factory, gateway, limits, registry, told
     )
     started = time.monotonic()
-    rows: list[dict[str, Any]] = []
-    stats_by_epoch: list[RunStats] = []
-    # Epoch by epoch, each with its own memory and checkpoints: a finished epoch is resumed from its
-    # checkpoints, or re-run from the request store (no model call) when its partition was published.
-    for epoch in range(1, epochs + 1):
-        runner, epoch_rows, stats = run.epoch(epoch, turns, retries.get(epoch, {}))
-        rows += epoch_rows
-        stats_by_epoch.append(stats)
+    runner, rows, stats_by_epoch = _run_epochs(run, epochs, turns, retries)
     scores = summarize(
         rows,
         model_key,
@@ -208,19 +215,22 @@ def evaluate_partition(
         cross_session=cross_session_turns(turns),
     )
     summary = PartitionSummary(
-        **{**scores, "epochs": epochs},
-        benchmark=benchmark,
-        benchmark_version=run.version,
-        retried_turns=sum(1 for r in rows if r["retries"]),
-        **_gateway_fields(gateway, model_key),
-        model_fingerprint=entry.fingerprint(),
-        share_identical_prompts=settings.share_identical_prompts,
-        **_coverage(turns, all_turns, sample, fixed),
-        # Rows of a shared memory (C, D) are a function of W (runner.py); per-session memory has no waves.
-        wave_size=runner.wave_size if runner.shared else None,
-        twins_reachable_pct=twins_reachable_pct(turns, runner.wave_size) if runner.shared else None,
-        **_memory_fields(condition, benchmark, told),
-        **_epoch_counts(stats_by_epoch),
+        **scores.model_dump()
+        | dict(
+            epochs=epochs,
+            benchmark=benchmark,
+            benchmark_version=run.version,
+            retried_turns=sum(1 for r in rows if r["retries"]),
+            **_gateway_fields(gateway, model_key),
+            model_fingerprint=entry.fingerprint(),
+            share_identical_prompts=settings.share_identical_prompts,
+            **_coverage(turns, all_turns, sample, fixed),
+            # Rows of a shared memory (C, D) are a function of W (runner.py); per-session memory has no waves.
+            wave_size=runner.wave_size if runner.shared else None,
+            twins_reachable_pct=twins_reachable_pct(turns, runner.wave_size) if runner.shared else None,
+            **_memory_fields(condition, benchmark, told),
+            **_epoch_counts(stats_by_epoch),
+        )
     )
     path = runner.finish(rows, summary)
     return PartitionOutcome(summary=summary.model_dump(), result_path=path, rows=rows)

@@ -249,6 +249,7 @@ def plan_partition(
     from memsql_assets.lib.benchmark.store import read_turns
     from memsql_assets.lib.harness.evaluate import retry_counts
     from memsql_assets.lib.harness.results import full_epochs
+    from memsql_assets.lib.harness.schedule import history_reach
     from memsql_assets.lib.harness.settings import resolve_wave_size
     from memsql_assets.lib.paths import benchmark_dir, turns_file
     from memsql_assets.lib.vocabulary import context_mode
@@ -265,8 +266,9 @@ def plan_partition(
     turns = read_turns(benchmark_dir(home, benchmark))
     prompts = None
     if entry.kind != "builtin":
-        mode, wave_size = context_mode(condition, benchmark), resolve_wave_size(None, entry.max_concurrency)
         chosen = sample_turns(turns, sessions)
+        wave_size = resolve_wave_size(None, entry.max_concurrency, history_reach(chosen))
+        mode = context_mode(condition, benchmark)
         prompts = prompt_counts(home, entry.litellm_model, get_condition(condition), chosen, mode, wave_size)
     outputs = answered.outputs.get(config, [])
     return plan_run(entry, condition, turns, epochs, cells, sessions, retries, max_steps, prompts, outputs)

@@ -90,9 +90,10 @@ def summarize(
     wall_s: float,
     reasoning_expected: bool = False,
     cross_session: frozenset[tuple[str, int]] = frozenset(),
-) -> dict[str, Any]:
-    """The partition's numbers; `reasoning_expected`: the registry entry is configured to reason;
-    `cross_session`: the turns tagged cross-session (`cross_session_turns`)."""
+) -> PartitionSummary:
+    """The partition's numbers (the run's own fields at their defaults); `reasoning_expected`: the
+    registry entry is configured to reason; `cross_session`: the turns tagged cross-session
+    (`cross_session_turns`)."""
     rows = list(rows)
     warning = reasoning_warning(rows, model, condition, reasoning_expected)
     n = len(rows)
@@ -101,42 +102,39 @@ def summarize(
     critical = [r for r in rows if r["memory_critical"]]
     correct = sum(bool(r["ex_strict"]) for r in rows)
     sessions = len({r["session_id"] for r in rows})
-    return {
-        "model": model,
-        "condition": condition,
-        "turns": turns,  # distinct benchmark turns
-        "epochs": len({int(r.get("epoch") or 1) for r in rows}),
-        # Scored rows, what EX and its interval rest on (the marts' n_turns): turns x epochs.
-        "n_turns": n,
-        "sessions": sessions,
-        "ex_strict": _pct(correct, n),
-        # Wilson over sessions (lib/evaluation/interval.py), what the marts' ex_ci_lo/ex_ci_hi return.
-        "ex_strict_ci95": _interval(rows),
-        "ex_bag": _pct(sum(r["ex_bag"] for r in rows), n),
-        "ex_set": _pct(sum(r["ex_set"] for r in rows), n),
-        "ex_memory_critical": _pct(sum(r["ex_strict"] for r in critical), len(critical)),
-        "ex_memory_critical_ci95": _interval(critical),
+    return PartitionSummary(
+        model=model,
+        condition=condition,
+        turns=turns,
+        epochs=len({int(r.get("epoch") or 1) for r in rows}),
+        n_turns=n,
+        sessions=sessions,
+        ex_strict=_pct(correct, n),
+        ex_strict_ci95=_interval(rows),
+        ex_bag=_pct(sum(r["ex_bag"] for r in rows), n),
+        ex_set=_pct(sum(r["ex_set"] for r in rows), n),
+        ex_memory_critical=_pct(sum(r["ex_strict"] for r in critical), len(critical)),
+        ex_memory_critical_ci95=_interval(critical),
         **_session_split(rows, cross_session),
-        "ex_by_tier": {str(k): v for k, v in _ex_by(rows, "tier").items()},
-        "ex_by_source": _ex_by(rows, "source"),
-        "ex_by_turn_index": {int(k): v for k, v in _ex_by(rows, "turn_index").items()},
-        "error_classes": {c: classes.get(c, 0) for c in ERROR_CLASSES},
-        "contaminated": sum(bool(r["contaminated"]) for r in rows),
-        "fallback_match": sum(bool(r["fallback_match"]) for r in rows),
-        # Turns after a correction (extended benchmark) and those whose result is the overwritten state's.
-        "stale_turns": sum(r.get("stale_state") is not None for r in rows),
-        "stale_state": sum(bool(r.get("stale_state")) for r in rows),
-        "gt_errors": sum(1 for r in rows if r["gt_error"]),
-        "model_errors": dict(Counter(r["model_error_type"] for r in rows if r["model_error_type"])),
-        "calls": sum(int(r["attempts"] or 0) for r in rows),
-        "cache_hits": sum(bool(r["cache_hit"]) for r in rows),
-        "prompt_tokens": sum(int(r["prompt_tokens"] or 0) for r in rows),
-        "completion_tokens": sum(int(r["completion_tokens"] or 0) for r in rows),
-        "reasoning_tokens": sum(int(r.get("reasoning_tokens") or 0) for r in rows),
-        "warnings": [warning] if warning else [],
-        "cost_usd": round(sum(float(r["cost_usd"] or 0.0) for r in rows), 6),
-        "wall_s": round(wall_s, 2),
-    }
+        ex_by_tier={str(k): v for k, v in _ex_by(rows, "tier").items()},
+        ex_by_source=_ex_by(rows, "source"),
+        ex_by_turn_index={int(k): v for k, v in _ex_by(rows, "turn_index").items()},
+        error_classes={c: classes.get(c, 0) for c in ERROR_CLASSES},
+        contaminated=sum(bool(r["contaminated"]) for r in rows),
+        fallback_match=sum(bool(r["fallback_match"]) for r in rows),
+        stale_turns=sum(r.get("stale_state") is not None for r in rows),
+        stale_state=sum(bool(r.get("stale_state")) for r in rows),
+        gt_errors=sum(1 for r in rows if r["gt_error"]),
+        model_errors=dict(Counter(r["model_error_type"] for r in rows if r["model_error_type"])),
+        calls=sum(int(r["attempts"] or 0) for r in rows),
+        cache_hits=sum(bool(r["cache_hit"]) for r in rows),
+        prompt_tokens=sum(int(r["prompt_tokens"] or 0) for r in rows),
+        completion_tokens=sum(int(r["completion_tokens"] or 0) for r in rows),
+        reasoning_tokens=sum(int(r.get("reasoning_tokens") or 0) for r in rows),
+        warnings=[warning] if warning else [],
+        cost_usd=round(sum(float(r["cost_usd"] or 0.0) for r in rows), 6),
+        wall_s=round(wall_s, 2),
+    )
 
 
 class PartitionSummary(BaseModel):

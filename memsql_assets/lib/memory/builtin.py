@@ -42,7 +42,7 @@ from memsql_assets.lib.memory.protocol import (
 from memsql_assets.lib.memory.resolution import Payload
 from memsql_assets.lib.memory.semantic import SemanticMemory
 from memsql_assets.lib.memory.working import WorkingMemory
-from memsql_assets.lib.paths import benchmark_dir
+from memsql_assets.lib.paths import sessions_file
 
 SERVER_TOKEN_KEY = "memsql:server-token"  # never expires; a restarted server has none
 
@@ -175,7 +175,7 @@ class Episodic(Window):
             chroma, collection_name("episodic", ctx.model, ctx.condition, ctx.benchmark_version, *parts)
         )
         if self.params.scope == "analyst":
-            self.peers = analyst_peers(benchmark_dir(ctx.home, ctx.benchmark) / "sessions.parquet")
+            self.peers = analyst_peers(sessions_file(ctx.home, ctx.benchmark))
         self.semantic = None
         if self.params.semantic_top_k:
             self.semantic = SemanticMemory(chroma_client(ctx.home, ctx.chroma_url))

@@ -46,7 +46,7 @@ from memsql_assets.lib.memory.protocol import (
     Visibility,
 )
 from memsql_assets.lib.memory.resolution import Payload, resolve_from
-from memsql_assets.lib.paths import benchmark_dir
+from memsql_assets.lib.paths import sessions_file
 
 MEM0_STORE = "mem0"
 EMBEDDING_DIMS = 384  # all-MiniLM-L6-v2
@@ -150,7 +150,7 @@ class Mem0Memory(MemoryBase):
     def open(self, ctx: MemoryContext) -> None:
         super().open(ctx)
         if self.by_analyst:
-            self.peers = analyst_peers(benchmark_dir(ctx.home, ctx.benchmark) / "sessions.parquet")
+            self.peers = analyst_peers(sessions_file(ctx.home, ctx.benchmark))
         self.mem = _open_mem0(ctx)
 
     def _users(self, session_id: str) -> list[str]:

@@ -72,13 +72,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from memsql_assets.lib.agent.prompts import QUESTION_PREFIX, RECENT_HEADER, SIMILAR_HEADER
 from memsql_assets.lib.benchmark.wording import ORIGIN
 from memsql_assets.lib.memory.summary import SUMMARY_HEADER
 from memsql_assets.lib.sql.filters import Filter, entity_subquery, filters, slot_key, template_filters
 
-# Headers of the past-turn blocks (prompts.memory_blocks, summary.py) and the lines of one turn (_turn_lines).
-RECENT_HEADER = "Recent conversation:"
-SIMILAR_HEADER = "Similar past turns:"
 # The template keys of a session's compared years, older first: one implies the other (module docstring).
 YEAR_PAIR = ("older_year", "newer_year")
 # What reader-probe writes for a value it did not find: the SQL fails, and names no key.
@@ -98,8 +96,6 @@ RETURN_CUE_RE = re.compile(r"\b(back to|return(?:ing)? to|go(?:ing)? back)\b", r
 # changed a convention ("from now on, my segment is ..."): the first reads the second's SQL first.
 NOW_CUE_RE = re.compile(r"\bas (?:they|it) stands? now\b|\bas I define (?:it|them) now\b", re.IGNORECASE)
 UPDATE_RE = re.compile(r"\bfrom now on\b|\bI now mean\b", re.IGNORECASE)
-# The line of the prompt that carries the current question (prompts.build_messages).
-QUESTION_PREFIX = "Question: "
 
 
 class SqlFragment(str):

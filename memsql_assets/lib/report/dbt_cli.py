@@ -44,7 +44,6 @@ from memsql_assets.lib.vocabulary import (
 )
 
 DBT_DIR = REPO_ROOT / "dbt_project"
-MANIFEST = DBT_DIR / "target" / "manifest.json"
 # What dbt reads when it parses; target/, logs/ and the like are its output.
 PROJECT_INPUTS = (
     "dbt_project.yml",
