@@ -1,6 +1,6 @@
 """Shared pieces of the benchmarks: a reduced benchmark home, statistics, tables, JSON, the machine.
 
-Not a test module. A bench home is built like tests/conftest.py `small_home`: the three embedded
+Not a test module. A bench home is built by lib/harness/homes.py, as the tests' `small_home` is: the three embedded
 sources, a subset of the 300 sessions (every k-th, so all sources and tiers are present), the
 seeded semantic memory and, when asked, the trajectory store with the default settings (condition
 E). Homes are cached under $MEMSQL_BENCH_CACHE (default: /tmp/memsql-bench-cache) and keyed by
@@ -28,6 +28,21 @@ import memsql_assets  # noqa: F401  - applies the offline switches before litell
 REPO = Path(__file__).resolve().parents[1]
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 CACHE_ENV = "MEMSQL_BENCH_CACHE"
+# bench/smoke.py's pass (CI): every script on the smallest home, its figures written beside the cache.
+SMOKE_ENV = "MEMSQL_BENCH_SMOKE"
+SMOKE_EVERY = 100  # every 100th session: 3 sessions, one per source
+SMOKE_STORE_BUDGET = 12  # synthetic questions of a smoke home's trajectory store, as the tests' homes
+
+
+def smoke() -> bool:
+    return os.environ.get(SMOKE_ENV) == "1"
+
+
+def store_settings() -> Any:
+    """The trajectory store of a bench home: the asset's defaults, a smaller budget in a smoke pass."""
+    from memsql_assets.lib.trajectories.store import StoreSettings
+
+    return StoreSettings(budget=SMOKE_STORE_BUDGET) if smoke() else StoreSettings()
 
 
 def cache_root() -> Path:
@@ -37,7 +52,7 @@ def cache_root() -> Path:
 # ---------------------------------------------------------------- bench homes
 
 
-def _embedded_sources(root: Path) -> dict[str, Path]:
+def embedded_sources(root: Path) -> dict[str, Path]:
     from memsql_assets.lib.sources.build import build_source
     from memsql_assets.lib.sources.config import SOURCE_NAMES, load_sources
 
@@ -56,63 +71,35 @@ def all_sessions() -> list[Any]:
     """The full 300-session benchmark on the embedded sources (deterministic)."""
     from memsql_assets.lib.benchmark.pipeline import build_measured_sessions, extract_all_profiles
 
-    dbs = _embedded_sources(cache_root())
+    dbs = embedded_sources(cache_root())
     return build_measured_sessions(extract_all_profiles(dbs), dbs)
 
 
 def bench_home(every: int = 10, limit: int | None = None, trajectories: bool = False) -> Path:
-    """A data directory holding every `every`-th session (at most `limit`), ready for evaluate_partition.
+    """A data directory holding every `every`-th session (at most `limit`), ready for evaluate_partition;
+    with `trajectories`, the trajectory store and composite tools at the asset's defaults (condition E).
 
-    every=10 gives the 30 sessions of tests' small_home; every=3 gives 100 sessions.
+    every=10 gives the 30 sessions of tests' small_home; every=3 gives 100 sessions. A smoke pass
+    takes every SMOKE_EVERY-th session at most, and a store of SMOKE_STORE_BUDGET questions.
     """
-    from memsql_assets.lib.benchmark.store import write_benchmark
-    from memsql_assets.lib.memory.chroma import chroma_client
-    from memsql_assets.lib.memory.semantic import seed_semantic_memory
-    from memsql_assets.lib.paths import benchmark_dir, source_db_path
+    from memsql_assets.lib.harness.homes import build_home, every_kth
 
-    root = cache_root()
-    name = f"home-every{every}-limit{limit or 'all'}{'-traj' if trajectories else ''}"
-    home = root / name
+    every = max(every, SMOKE_EVERY) if smoke() else every
+    home = cache_root() / f"home-every{every}-limit{limit or 'all'}{'-traj' if trajectories else ''}"
     if (home / "_ready").exists():
         return home
     if home.exists():
         shutil.rmtree(home)
-    dbs = _embedded_sources(root)
     sessions = all_sessions()
-    subset = [s for i, s in enumerate(sessions) if i % every == 0][:limit]
-    for src, path in dbs.items():
-        target = source_db_path(home, src)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, target)
-    write_benchmark(benchmark_dir(home), subset)
-    client = chroma_client(home)
-    seed_semantic_memory(client)
-    if trajectories:
-        _build_trajectories(home, client, {t.question for s in sessions for t in s.turns})
+    build_home(
+        home,
+        embedded_sources(cache_root()),
+        every_kth(sessions, every, limit),
+        store=store_settings() if trajectories else None,
+        exclude_questions=frozenset(t.question for s in sessions for t in s.turns),
+    )
     (home / "_ready").write_text("ok")
     return home
-
-
-def _build_trajectories(home: Path, client: Any, exclude: set[str]) -> None:
-    """The trajectory store with the asset's default settings (TrajectorySettings)."""
-    from memsql_assets.defs.trajectories.resources import TrajectorySettings
-    from memsql_assets.lib.paths import source_db_path
-    from memsql_assets.lib.sources.config import SOURCE_NAMES
-    from memsql_assets.lib.trajectories.store import build_trajectory_store
-
-    s = TrajectorySettings()
-    dbs = {n: source_db_path(home, n) for n in SOURCE_NAMES}
-    build_trajectory_store(
-        dbs,
-        s.budget,
-        s.seed,
-        s.theta if s.theta < 1 else int(s.theta),
-        s.max_len,
-        exclude,
-        client,
-        json_dir=home / "trajectories" / "json",
-        explorer_kind=s.explorer,
-    )
 
 
 _copies = itertools.count(1)
@@ -219,7 +206,7 @@ def machine() -> dict[str, Any]:
 def write_json(name: str, payload: Mapping[str, Any]) -> Path:
     from memsql_assets.lib.atomic import write_text_atomic
 
-    path = RESULTS_DIR / f"{name}.json"
+    path = (cache_root() / "smoke-results" if smoke() else RESULTS_DIR) / f"{name}.json"
     body = {"benchmark": name, "written_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **payload}
     write_text_atomic(path, json.dumps(body, indent=2, sort_keys=False, default=str) + "\n")
     return path

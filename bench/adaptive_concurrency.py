@@ -2,9 +2,10 @@
 that takes 4 requests at once (429 with Retry-After beyond), against the same model configured at 4
 from the start.
 
-Not a test. The server is tests/models/fault_server.py (its own process, `latency` per answer); the
+Not a test. The server is lib/models/fault_server.py (its own process, `latency` per answer); the
 partition runs the whole real path (evaluate_partition, litellm, request store fresh per run,
-scoring) under condition A, after one warm-up run (the first pays litellm's import). Reported: wall time of each run, their medians and the ratio, and the
+scoring) under condition A, with the hardening tests' quick retries, after one warm-up run (the
+first pays litellm's import). Reported: wall time of each run, their medians and the ratio, and the
 adaptive run's limit range, retries and backoff time (the summary's `concurrency`).
 
     .venv/bin/python bench/adaptive_concurrency.py [--repeats 5] [--every 10] [--latency 0.05]
@@ -13,17 +14,17 @@ adaptive run's limit range, retries and backoff time (the summary's `concurrency
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import _common as c
 
-sys.path.insert(0, str(c.REPO / "tests" / "models"))
-sys.path.insert(0, str(c.REPO / "tests" / "hardening"))
-from fault_server import fault_server  # noqa: E402
-from test_fault_server import registry_for, run  # noqa: E402
+from memsql_assets.lib.harness.evaluate import evaluate_partition
+from memsql_assets.lib.harness.settings import EvalSettings
+from memsql_assets.lib.models.fault_server import MODEL, QUICK_RETRY, fault_registry, fault_server
+from memsql_assets.lib.models.gateway import ModelGateway
+from memsql_assets.lib.models.request_store import RequestStore
 
 CAP = 4
 
@@ -31,9 +32,10 @@ CAP = 4
 def one_run(home: Path, folder: Path, max_concurrency: int, latency: float) -> dict:
     folder.mkdir()
     with fault_server(folder, max_in_flight=CAP, retry_after_s=latency, latency_s=latency) as server:
-        registry = registry_for(folder / "models.yaml", server.url, max_concurrency)
+        registry = fault_registry(folder / "models.yaml", server.url, max_concurrency)
+        gateway = ModelGateway(registry, RequestStore.at_home(home), home=home, retry=QUICK_RETRY)
         started = time.monotonic()
-        out = run(home, registry)
+        out = evaluate_partition(home, MODEL, "A", EvalSettings(), registry=registry, gateway=gateway)
         wall = time.monotonic() - started
     failed = sum(1 for r in out.rows if r["model_error_type"])
     return {"max_concurrency": max_concurrency, "wall_s": round(wall, 3), "turns": len(out.rows), "failed": failed, **out.summary["concurrency"]}

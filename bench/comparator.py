@@ -27,10 +27,10 @@ from typing import Any
 
 import _common as c
 
-from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.sql.compare import COMPARATORS
 from memsql_assets.lib.sql.execute import run_query
 from memsql_assets.lib.sql.sandbox import open_readonly
+from memsql_assets.lib.vocabulary import SOURCE_BY_PREFIX
 
 Rows = list[tuple[Any, ...]]
 ORDER = ("strict", "set", "bag")

@@ -47,13 +47,13 @@ TRAJ_STEPS = ("synthetic_questions", "trajectory_store")
 PASS_ARGS = {"cold": [], "warm": [], "forced": ["--force"]}
 
 
-def run_pass(home: Path, log_dir: Path, name: str) -> dict[str, Any]:
+def run_pass(home: Path, log_dir: Path, name: str, extra: list[str]) -> dict[str, Any]:
     env = dict(os.environ, MEMSQL_HOME=str(home))
     env.pop("DAGSTER_HOME", None)
     started = time.time()
     t0 = time.perf_counter()
     proc = subprocess.run(
-        ["/usr/bin/time", "-v", str(MEMSQL), "run", "--json", *PASS_ARGS[name]],
+        ["/usr/bin/time", "-v", str(MEMSQL), "run", "--json", *PASS_ARGS[name], *extra],
         cwd=c.REPO,
         env=env,
         capture_output=True,
@@ -177,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         help="cold: empty home; warm: again (up-to-date work skipped); forced: again with --force "
         "(everything recomputed, model calls answered by the request store)",
     )
+    ap.add_argument("--skip-eval", action="store_true", help="only the main job (`memsql run --skip-eval`)")
     ap.add_argument("--out", default="e2e")
     args = ap.parse_args(argv)
     info = c.machine()
@@ -191,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for name in args.passes:
             print(f"{name} pass: memsql run --json ...", file=sys.stderr)
-            p = run_pass(home, log_dir, name)
+            p = run_pass(home, log_dir, name, ["--skip-eval"] if args.skip_eval else [])
             passes.append(p)
             split[name] = phases(home, p["started"], p["ended"])
             print(

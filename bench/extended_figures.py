@@ -5,7 +5,9 @@ and fails the build on the first contradiction), then from its turns:
 - the mean `guess_rate` of the memory-critical turns, overall, per source and per phenomenon tag;
 - guess-probe's memory-critical EX under A (its SQL, filled with the pool's most common values, against
   the ground truth, strictly, as the harness compares);
-- the share of distractor turns whose twin runs in an earlier wave, at W = 1, 4, 8, 16, 32;
+- guess-probe's EX on the cross-session turns (CROSS_SESSION_TAGS) alone;
+- the share of distractor turns whose twin runs in an earlier wave, at W = 1, 4, 8, 16, 32, and of
+  history turns whose session continues one of an earlier wave, at W = 1, 4, 8, 11, 12, 32;
 - the memory-critical turns whose farthest value was last stated more than five turns back;
 - the detours that open with an explicit marker.
 
@@ -31,7 +33,6 @@ from typing import Any
 import _common as c
 
 from memsql_assets.lib.benchmark.extended import EXTENDED_DIR
-from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.benchmark.pipeline import build_measured_extended_sessions, extract_all_profiles
 from memsql_assets.lib.harness.schedule import twins_reachable_pct
 from memsql_assets.lib.reference.builtins import answer
@@ -40,9 +41,10 @@ from memsql_assets.lib.sources.config import SOURCE_NAMES, load_sources
 from memsql_assets.lib.sql.compare import strict_equal
 from memsql_assets.lib.sql.execute import run_query
 from memsql_assets.lib.sql.sandbox import open_readonly
-from memsql_assets.lib.vocabulary import CROSS_SESSION_TAGS, GUESS_PROBE
+from memsql_assets.lib.vocabulary import CROSS_SESSION_TAGS, GUESS_PROBE, SOURCE_BY_PREFIX
 
 WAVE_SIZES = (1, 4, 8, 16, 32)
+HISTORY_WAVE_SIZES = (1, 4, 8, 11, 12, 32)  # a history's stride is 11 (extended.layout)
 WINDOW = 5  # the five-turn working memory (B_wm5): a value from further back is beyond it
 GUESS_FIELDS = ("sql_template", "referenced_context_keys", "stated_values", "guess_values")
 # Where each source's real files lie under the real-data folder (as tests/realdata reads them).
@@ -103,8 +105,14 @@ def figures(turns: list[dict[str, Any]], dbs: dict[str, Path], home: Path) -> li
         rows.append((f"... {tag}{mark}", f"{mean_pct(t['guess_rate'] for t in group):.2f} % ({len(group)} turns)"))
     right = guess_probe_correct(critical, dbs, home)
     rows.append(("guess-probe under A, memory-critical EX", f"{100 * right / len(critical):.2f} % ({right}/{len(critical)})"))
+    cross = [t for t in critical if t["tag"] in CROSS_SESSION_TAGS]
+    right = guess_probe_correct(cross, dbs, home)
+    rows.append(("guess-probe under A, cross-session EX", f"{100 * right / len(cross):.2f} % ({right}/{len(cross)})"))
     for size in WAVE_SIZES:
         rows.append((f"distractor turns whose twin is reachable, W = {size}", f"{twins_reachable_pct(turns, size)} %"))
+    continued = [{**t, "twin_session_id": t.get("continues_session_id")} for t in turns]
+    for size in HISTORY_WAVE_SIZES:
+        rows.append((f"history turns whose earlier session is reachable, W = {size}", f"{twins_reachable_pct(continued, size)} %"))
     far = sum(t["recall_distance"] > WINDOW for t in critical)
     rows.append((f"memory-critical turns needing a value beyond {WINDOW} turns", f"{far} of {len(critical)}"))
     detours = [t for t in turns if t["tag"] == "detour"]
@@ -123,7 +131,7 @@ def main() -> None:
                 sys.exit("--data real needs --real-data DIR or $MEMSQL_REAL_DATA")
             dbs = real_dbs(args.real_data.resolve(), Path(tmp))
         else:
-            dbs = c._embedded_sources(c.cache_root())
+            dbs = c.embedded_sources(c.cache_root())
         profiles = extract_all_profiles(dbs, EXTENDED_DIR)
         turns = [dict(t.__dict__) for s in build_measured_extended_sessions(profiles, dbs) for t in s.turns]
         print(f"The extended benchmark on the {args.data} data\n")

@@ -65,7 +65,6 @@ import memsql_assets.lib.memory.builtin as builtin_mod
 import memsql_assets.lib.sql.result_cache as result_cache_mod
 import memsql_assets.lib.trajectories.lookup as lookup_mod
 from memsql_assets.lib.agent.agent import Agent
-from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.benchmark.store import read_turns
 from memsql_assets.lib.harness.evaluate import EvalSettings, evaluate_partition
 from memsql_assets.lib.memory.episodic import EpisodicMemory
@@ -74,10 +73,10 @@ from memsql_assets.lib.models.gateway import ModelGateway
 from memsql_assets.lib.models.registry import load_registry
 from memsql_assets.lib.models.request_store import RequestStore
 from memsql_assets.lib.paths import benchmark_dir, source_db_path
-from memsql_assets.lib.sql.execute import run_query
+from memsql_assets.lib.sql.execute import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S, run_query
 from memsql_assets.lib.sql.result_cache import RESULTS, bare_sql
 from memsql_assets.lib.sql.sandbox import open_readonly
-from memsql_assets.lib.vocabulary import CONDITION_NAMES
+from memsql_assets.lib.vocabulary import CONDITION_NAMES, SOURCE_BY_PREFIX
 
 CONDITIONS = CONDITION_NAMES
 MODEL = "gold-seq"
@@ -141,9 +140,9 @@ def instrumented(
         patches.append((obj, name, getattr(obj, name)))
         setattr(obj, name, new)
 
-    orig_turn = runner_mod.PartitionRunner._run_turn
-    orig_session = runner_mod.PartitionRunner._run_session
-    orig_commit = runner_mod.PartitionRunner._commit
+    orig_turn = runner_mod.PartitionRunner.run_turn
+    orig_session = runner_mod.PartitionRunner.run_session
+    orig_commit = runner_mod.PartitionRunner.commit
 
     async def run_turn(self: Any, turn: Any, sent: Any = None) -> dict[str, Any]:
         rec: dict[str, float] = {}
@@ -194,9 +193,9 @@ def instrumented(
         for sid, rows in sessions:
             commit_log[sid] = {k: v * len(rows) / turns for k, v in rec.items()}
 
-    patch(runner_mod.PartitionRunner, "_run_turn", run_turn)
-    patch(runner_mod.PartitionRunner, "_run_session", run_session)
-    patch(runner_mod.PartitionRunner, "_commit", commit)
+    patch(runner_mod.PartitionRunner, "run_turn", run_turn)
+    patch(runner_mod.PartitionRunner, "run_session", run_session)
+    patch(runner_mod.PartitionRunner, "commit", commit)
     patch(Agent, "assemble", _timed_async(Agent.assemble, "assemble"))
     patch(Agent, "persist", _timed_sync(Agent.persist, "persist_agent"))
     patch(agent_mod, "build_messages", _timed_sync(agent_mod.build_messages, "prompt"))
@@ -315,7 +314,7 @@ def floor_of(db_path: Path, gt_sql: str, generated_sql: str | None, repeats: int
     for _ in range(repeats):
         t0 = time.perf_counter()
         for sql in queries:
-            run_query(conn, sql, 10.0, 100_000)
+            run_query(conn, sql, DEFAULT_TIMEOUT_S, DEFAULT_ROW_CAP)
         samples.append(time.perf_counter() - t0)
     return c.median(samples)
 
@@ -349,7 +348,7 @@ def _query_worker(db_paths: dict[str, Path], pipe: Any) -> None:
     """A scoring worker process: (source, sql) in, QueryResult out, until None arrives."""
     conns = {p: open_readonly(path) for p, path in db_paths.items()}
     while (job := pipe.recv()) is not None:
-        pipe.send(run_query(conns[job[0]], job[1], 10.0, 100_000))
+        pipe.send(run_query(conns[job[0]], job[1], DEFAULT_TIMEOUT_S, DEFAULT_ROW_CAP))
 
 
 def floor_vs(rev: str, base: Path, turns: list[dict[str, Any]], work: Path, repeats: int = 3) -> int:
@@ -381,7 +380,7 @@ def floor_vs(rev: str, base: Path, turns: list[dict[str, Any]], work: Path, repe
             order = list(sides.items()) if i % 2 == 0 else list(sides.items())[::-1]
             for side, (conns, run) in order:  # alternating, the order flipped: the same load for all
                 t0 = time.perf_counter()
-                result = run(conns[turn["source"]], turn["gt_sql"], 10.0, 100_000)
+                result = run(conns[turn["source"]], turn["gt_sql"], DEFAULT_TIMEOUT_S, DEFAULT_ROW_CAP)
                 samples[side].append(time.perf_counter() - t0)
                 assert result.ok, (side, turn["session_id"], result.error)
         for side in sides:

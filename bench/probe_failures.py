@@ -26,16 +26,17 @@ import _common as c
 
 from memsql_assets.lib.benchmark.extended import EXTENDED_DIR, build_extended_sessions
 from memsql_assets.lib.benchmark.profiles import extract_profiles
-from memsql_assets.lib.benchmark.store import EXTENDED_TURNS_SCHEMA, read_turns, write_benchmark
+from memsql_assets.lib.benchmark.store import read_turns
 from memsql_assets.lib.harness.evaluate import evaluate_partition
-from memsql_assets.lib.memory.chroma import chroma_client
-from memsql_assets.lib.memory.semantic import seed_semantic_memory
+from memsql_assets.lib.harness.homes import build_home
+from memsql_assets.lib.harness.settings import EvalSettings
 from memsql_assets.lib.models.request_store import RequestStore
-from memsql_assets.lib.paths import benchmark_dir, source_db_path
+from memsql_assets.lib.paths import benchmark_dir
 from memsql_assets.lib.trajectories.lookup import trajectory_lookup
 from memsql_assets.lib.vocabulary import EXTENDED_BENCHMARK
 
 MODEL = "reader-probe"
+SMOKE_SESSIONS = 9  # a smoke pass evaluates a sample (the smallest `memsql eval --sessions` takes)
 
 
 def templates_digest() -> str:
@@ -53,18 +54,10 @@ def extended_home(trajectories: bool) -> Path:
     if (home / "_ready").exists():
         return home
     shutil.rmtree(home, ignore_errors=True)
-    dbs = c._embedded_sources(root)
-    for name, path in dbs.items():
-        target = source_db_path(home, name)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, target)
+    dbs = c.embedded_sources(root)
     profiles = {s: extract_profiles(s, p, EXTENDED_DIR) for s, p in dbs.items()}
     sessions = build_extended_sessions(profiles)
-    write_benchmark(benchmark_dir(home, EXTENDED_BENCHMARK), sessions, EXTENDED_TURNS_SCHEMA)
-    client = chroma_client(home)
-    seed_semantic_memory(client)
-    if trajectories:
-        c._build_trajectories(home, client, {t.question for s in sessions for t in s.turns})
+    build_home(home, dbs, sessions, benchmark=EXTENDED_BENCHMARK, store=c.store_settings() if trajectories else None)
     (home / "_ready").write_text("ok")
     return home
 
@@ -78,7 +71,12 @@ def answer(home: Path, row: dict[str, Any]) -> str:
 
 def report(home: Path, condition: str, turns: dict[tuple[str, int], dict[str, Any]], show: int) -> None:
     outcome = evaluate_partition(
-        home, MODEL, condition, trajectory_factory=trajectory_lookup, benchmark=EXTENDED_BENCHMARK
+        home,
+        MODEL,
+        condition,
+        EvalSettings(sessions=SMOKE_SESSIONS if c.smoke() else None),
+        trajectory_factory=trajectory_lookup,
+        benchmark=EXTENDED_BENCHMARK,
     )
     rows = outcome.rows
     critical = [r for r in rows if r["memory_critical"]]

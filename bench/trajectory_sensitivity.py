@@ -22,7 +22,7 @@ from pathlib import Path
 
 from memsql_assets.lib.atomic import write_text_atomic
 from memsql_assets.lib.benchmark.pipeline import build_sessions, extract_all_profiles
-from memsql_assets.lib.benchmark.store import write_benchmark
+from memsql_assets.lib.harness.homes import build_home
 from memsql_assets.lib.harness.trajectory_sensitivity import (
     DEFAULT_BUDGETS,
     DEFAULT_SESSIONS,
@@ -33,7 +33,6 @@ from memsql_assets.lib.harness.trajectory_sensitivity import (
     theta_arg,
 )
 from memsql_assets.lib.memory.embeddings import embedding_function
-from memsql_assets.lib.paths import benchmark_dir, source_db_path
 from memsql_assets.lib.sources.build import build_source
 from memsql_assets.lib.sources.config import SOURCE_NAMES, load_sources
 
@@ -41,12 +40,11 @@ RESULTS = Path(__file__).resolve().parent / "results" / "trajectory_sensitivity.
 
 
 def base_home(root: Path) -> Path:
-    """The embedded sources and the paper benchmark, as `memsql run` lays them out."""
-    home = root / "home"
+    """The embedded sources and the paper benchmark, as `memsql run` lays them out (no semantic memory:
+    the sweep's work homes have their own stores)."""
     specs = load_sources(environ={})
-    dbs = {n: build_source(specs[n], source_db_path(home, n)).path for n in SOURCE_NAMES}
-    write_benchmark(benchmark_dir(home), build_sessions(extract_all_profiles(dbs)))
-    return home
+    dbs = {n: build_source(specs[n], root / "sources" / f"{n}.sqlite").path for n in SOURCE_NAMES}
+    return build_home(root / "home", dbs, build_sessions(extract_all_profiles(dbs)), semantic=False)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -86,40 +86,65 @@ def shared_data():
 
 
 @pytest.fixture(scope="session")
+def history_checks() -> Callable[[list[dict]], None]:
+    """`history_checks(turns)`: the checks an extended benchmark's analysts' histories pass, on the
+    embedded data and on the real data alike (docs/specification.md section 6): its GX suites (every
+    cross-session turn answerable from its analyst's earlier sessions and not from its own), at least
+    240 cross-session turns with every kind in every source, their mean guess_rate at most the floor,
+    each history session in a later wave than the one it continues at W up to 11, and samples that
+    keep every history whole."""
+    from collections import Counter
+
+    from memsql_assets.lib.benchmark.sample import sample_sessions
+    from memsql_assets.lib.harness.schedule import twins_reachable_pct
+    from memsql_assets.lib.quality import frames
+    from memsql_assets.lib.quality.gx_suites import validate
+    from memsql_assets.lib.vocabulary import CROSS_SESSION_TAGS, GUESS_FLOOR_MAX_PCT, REPORT_SOURCES
+
+    def check(turns: list[dict]) -> None:
+        for frame, suite, key in (
+            ("extended_turns_frame", "extended_turns", "turn_id"),
+            ("sessions_frame", "extended_sessions", "session_id"),
+        ):
+            report = validate(getattr(frames, frame)(turns), suite, key)
+            assert report.success, report.failures
+        cross = [t for t in turns if t["tag"] in CROSS_SESSION_TAGS]
+        assert len(cross) >= 240 and all(t["memory_critical"] for t in cross)
+        assert {(t["source"], t["tag"]) for t in cross} == {(s, g) for s in REPORT_SOURCES for g in CROSS_SESSION_TAGS}
+        assert 100 * sum(t["guess_rate"] for t in cross) / len(cross) <= GUESS_FLOOR_MAX_PCT
+        continued = [{**t, "twin_session_id": t["continues_session_id"]} for t in turns]
+        assert all(twins_reachable_pct(continued, w) == 100.0 for w in (1, 4, 8, 11))
+        analyst_of = {t["session_id"]: t["analyst"] for t in turns}
+        sessions_of = Counter(analyst_of.values())
+        assert 3 * sum(n for n in sessions_of.values() if n > 1) >= len(analyst_of)
+        for n in (10, 40):
+            taken = Counter(analyst_of[sid] for sid in sample_sessions(turns, n))
+            assert all(k == sessions_of[a] for a, k in taken.items()) and max(taken.values()) == 4
+
+    return check
+
+
+@pytest.fixture(scope="session")
 def small_home(tmp_path_factory, embedded_dbs, embedded_sessions):
     """A data directory with the embedded sources and every 10th session of the benchmark (30 sessions,
     all sources and tiers, incl. ten-turn ones): partitions over it take seconds, not minutes."""
-    from memsql_assets.lib.benchmark.store import write_benchmark
-    from memsql_assets.lib.memory.chroma import chroma_client
-    from memsql_assets.lib.memory.semantic import seed_semantic_memory
-    from memsql_assets.lib.paths import benchmark_dir, source_db_path
+    from memsql_assets.lib.harness.homes import build_home, every_kth
 
-    home = tmp_path_factory.mktemp("small_home")
-    for name, path in embedded_dbs.items():
-        target = source_db_path(home, name)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, target)
-    subset = [s for i, s in enumerate(embedded_sessions) if i % 10 == 0]
-    write_benchmark(benchmark_dir(home), subset)
-    seed_semantic_memory(chroma_client(home))
-    return home
+    return build_home(tmp_path_factory.mktemp("small_home"), embedded_dbs, every_kth(embedded_sessions, 10))
 
 
 TRAJECTORY_BUDGET = 12  # synthetic questions of a test home's trajectory store: enough for E to retrieve from
 
 
 def build_trajectory_store(home: Path, budget: int = TRAJECTORY_BUDGET) -> Path:
-    """`home` with its own trajectory store and composite tools (what E and E_prompt read): the
-    synthetic_questions and trajectory_store assets materialized on it, in a throwaway instance."""
-    import dagster as dg
+    """`home` with its own trajectory store and composite tools (what E and E_prompt read), built as
+    the trajectory_store asset builds it, leaving out the home's benchmark questions."""
+    from memsql_assets.lib.benchmark.store import read_turns
+    from memsql_assets.lib.paths import benchmark_dir
+    from memsql_assets.lib.trajectories.store import StoreSettings, build_home_store
 
-    from memsql_assets.defs.resources import MemsqlSettings
-    from memsql_assets.defs.trajectories.assets import synthetic_questions, trajectory_store
-    from memsql_assets.defs.trajectories.resources import TrajectorySettings
-
-    resources = {"memsql": MemsqlSettings(home=str(home)), "trajectories": TrajectorySettings(budget=budget)}
-    with dg.instance_for_test() as instance:
-        assert dg.materialize([synthetic_questions, trajectory_store], instance=instance, resources=resources).success
+    own = frozenset(t["question"] for t in read_turns(benchmark_dir(home)))
+    build_home_store(home, StoreSettings(budget=budget), own)
     return home
 
 

@@ -11,7 +11,8 @@ import click
 
 from memsql_assets.cli.options import Epochs, cost_options, json_flag, wave_size_option
 from memsql_assets.lib.conditions import CONDITIONS
-from memsql_assets.lib.vocabulary import BENCHMARKS, PAPER_BENCHMARK
+from memsql_assets.lib.history import HISTORIES
+from memsql_assets.lib.vocabulary import BENCHMARKS, PAPER_BENCHMARK, History
 
 if TYPE_CHECKING:
     from memsql_assets.lib.harness.plan import RunPlan
@@ -54,6 +55,13 @@ if TYPE_CHECKING:
     "cell; adding epochs to an evaluated partition asks only for the new ones (default: the "
     "partition's epochs; a sample: 1)",
 )
+@click.option(
+    "--history",
+    type=click.Choice(HISTORIES),
+    help="whose answers to earlier turns the memory stores: model (the model's own, the paper's protocol) "
+    "or gold (each turn's ground truth and its result, as SParC and CoSQL evaluate); published beside "
+    "the other, never over it (default: the condition's `history`, else model)",
+)
 @cost_options
 @wave_size_option
 def command(
@@ -68,16 +76,21 @@ def command(
     dry_run: bool,
     max_cost: float | None,
     wave_size: int | None,
+    history: str | None,
 ) -> int:
     import dagster as dg
 
-    from memsql_assets.cli.render import print_evaluations
+    from memsql_assets.cli.render import print_cascade, print_evaluations
     from memsql_assets.defs.instance import ensure_dagster_home
     from memsql_assets.lib.paths import memsql_home
     from memsql_assets.lib.viewer.server import partition_url
     from memsql_assets.orchestration.budget import is_builtin, plan_for
 
-    problem = sample_problem(sessions, benchmark) or (only_failed and only_failed_problem(model, condition, sessions, benchmark))
+    problem = (
+        condition_problem(condition, benchmark)
+        or sample_problem(sessions, benchmark)
+        or (only_failed and only_failed_problem(model, condition, sessions, benchmark, history))
+    )
     if problem:
         print(f"memsql eval: {problem}", file=sys.stderr)
         return 2
@@ -87,24 +100,46 @@ def command(
             return print_plans([plan], max_cost, dry_run)
         print(f"memsql eval: {plan.describe()}", file=sys.stderr)
     # The Dagster definitions, whose import warns (to the command's log file, under the data directory).
-    from memsql_assets.orchestration.partition import console_without_failures, evaluate_partition_run
+    from memsql_assets.lib.console import ProgressLine, captured, progress_to
+    from memsql_assets.orchestration.partition import evaluate_partition_run
 
     ensure_dagster_home(memsql_home())
-    with dg.DagsterInstance.get() as instance, console_without_failures():
+    log = click.get_current_context().obj  # the command's log file (cli/__init__.py): Dagster's lines go there
+    with (
+        captured("memsql eval", log) as console,
+        progress_to(ProgressLine("memsql eval", console.stream)),
+        dg.DagsterInstance.get() as instance,
+    ):
+        told = History(history) if history else None
         out = evaluate_partition_run(
-            instance, model, condition, sessions, epochs, only_failed, benchmark, retry_errors, wave_size, max_cost
-        )
+            instance, model, condition, sessions, epochs, only_failed, benchmark, retry_errors, wave_size,
+            max_cost, told,
+        )  # fmt: skip
     warnings = out.summary.warnings if out.summary else []
     if as_json:
         print(json.dumps(out.as_json(), indent=2))
         for warning in warnings:
             print(f"memsql eval: warning: {warning}", file=sys.stderr)
     elif out.error:
-        print(f"memsql eval {model}/{condition}: FAILED: {out.error}", file=sys.stderr)
+        print(f"memsql eval {model}/{condition}: FAILED: {out.error}  (Dagster's log: {log})", file=sys.stderr)
     else:
         print_evaluations([out])
         print(f"\nthese turns: memsql view  ({partition_url(model, condition, benchmark)})")
+        print_cascade(model, condition, benchmark)
     return 0 if out.success else 1
+
+
+def condition_problem(condition: str, benchmark: str) -> str | None:
+    """A condition scoped to the analyst on a benchmark whose sessions name none: one line, before Dagster."""
+    from memsql_assets.lib.memory.plugins import NoAnalystsError, check_benchmark
+
+    if condition not in CONDITIONS:
+        return None  # the run names the known ones
+    try:
+        check_benchmark(CONDITIONS[condition], benchmark)
+    except NoAnalystsError as exc:
+        return str(exc)
+    return None
 
 
 def sample_problem(n: int | None, benchmark: str) -> str | None:
@@ -124,14 +159,18 @@ def sample_problem(n: int | None, benchmark: str) -> str | None:
     return None
 
 
-def only_failed_problem(model: str, condition: str, sessions: int | None, benchmark: str) -> str | None:
+def only_failed_problem(
+    model: str, condition: str, sessions: int | None, benchmark: str, history: str | None = None
+) -> str | None:
     """What `--only-failed` (a retry of a published full evaluation) lacks, if anything."""
     from memsql_assets.lib.harness.results import RESULT_FILE, partition_dir
     from memsql_assets.lib.paths import memsql_home
+    from memsql_assets.lib.vocabulary import history as resolve_history
 
     if sessions is not None:
         return "--only-failed retries a full evaluation; it takes no --sessions"
-    if not (partition_dir(memsql_home(), model, condition, benchmark) / RESULT_FILE).exists():
+    told = resolve_history(condition, History(history) if history else None)
+    if not (partition_dir(memsql_home(), model, condition, benchmark, told) / RESULT_FILE).exists():
         return (
             f"--only-failed: {model}/{condition} has no evaluation yet; run "
             f"`memsql eval --model {model} --condition {condition}` first"

@@ -87,7 +87,7 @@ def wave_size_option(f: Callable[..., Any]) -> Callable[..., Any]:
         "--wave-size",
         type=WaveSize(),
         help="conditions C and D run sessions in waves of W, a session never seeing one of its own wave "
-        "(an integer >= 1; 1: the paper's strictly sequential order; default: the model's max_concurrency)",
+        "(an integer >= 1; 1: the paper's strictly sequential order; default: the model's max_concurrency, at most the largest W that keeps every analyst's history reachable)",
     )(f)
 
 

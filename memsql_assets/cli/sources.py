@@ -83,7 +83,7 @@ def fetch(names: tuple[str, ...], use: bool) -> int:
         print(f"{name}: fetching {len(config.plans[name].files)} files", file=sys.stderr, flush=True)
         got = fetch_source(config.plans[name], memsql_home(), downloader)
         checked = f", {got.verified} sha256-verified" if got.verified else ""
-        print(f"{name}: {got.files} files in {got.folder}{checked}; the {name} adapter accepts them "
+        print(f"{name}: {got.files} files in {got.folder} ({got.downloaded_bytes:,} bytes downloaded){checked}; the {name} adapter accepts them "
               f"({sum(got.row_counts.values()):,} rows)")  # fmt: skip
         if not use:
             print(f"  to use it: {setting_for(name, got.folder)}   (or run again with --use)")

@@ -69,7 +69,6 @@ HARNESS_CODE = (
     "lib/trajectories",
     "lib/vocabulary.py",  # each benchmark's default context mode
 )
-REPORT_CODE = ("lib/report",)
 # What a built-in model's answer is a function of, besides its request: part of its request key, so
 # that a changed reference model answers anew instead of replaying what its old code stored.
 BUILTIN_CODE = (

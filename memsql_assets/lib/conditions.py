@@ -29,6 +29,7 @@ from pydantic import AfterValidator, Field, ValidationError, model_validator
 from memsql_assets.lib.config_files import FieldProblem, Strict, config_error, read_yaml
 from memsql_assets.lib.context_mode import CONTEXT_MODES, ContextMode
 from memsql_assets.lib.errors import ConfigError, MemsqlError
+from memsql_assets.lib.history import HISTORIES, History
 
 CONDITIONS_FILE_ENV = "MEMSQL_CONDITIONS_FILE"
 BUILTIN_CONDITIONS_FILE = Path(__file__).resolve().parents[2] / "conditions.yaml"
@@ -46,6 +47,18 @@ def _context_mode(mode: str) -> str:
     if mode not in CONTEXT_MODES:
         raise FieldProblem("", f"expected one of {'|'.join(CONTEXT_MODES)}, got {mode!r}")
     return mode
+
+
+def _main_run(value: Any) -> bool | list[str]:
+    if isinstance(value, bool) or (isinstance(value, list) and value and all(isinstance(v, str) for v in value)):
+        return value
+    raise FieldProblem("", f"expected true, false or a non-empty list of benchmark names, got {value!r}")
+
+
+def _history(history: str) -> str:
+    if history not in HISTORIES:
+        raise FieldProblem("", f"expected one of {'|'.join(HISTORIES)}, got {history!r}")
+    return history
 
 
 class MemorySpec(Strict):
@@ -73,10 +86,16 @@ class ConditionSpec(Strict):
     its tools (AgentSM's setting: schemas too large for a prompt). false needs `tools: true`."""
     paper: bool = False
     """The paper evaluates this condition: its claims are checked in these (dbt var `paper_conditions`)."""
-    main_run: bool = True
-    """`memsql run` evaluates the reference models under it (conditions with tools never: `memsql eval`)."""
+    main_run: Annotated[Any, AfterValidator(_main_run)] = True
+    """`memsql run` evaluates the reference models under it (conditions with tools never: `memsql eval`):
+    on every benchmark it applies to (true), on none (false), or on those listed. A memory scoped to the
+    analyst applies only to benchmarks whose sessions name their analyst; lib/memory/plugins.py checks
+    the names (`check_conditions`)."""
     context_mode: Annotated[str, AfterValidator(_context_mode)] | None = None
     """What its memory is given (lib/context_mode.py): annotated or observed; unset: the benchmark's default."""
+    history: Annotated[str, AfterValidator(_history)] | None = None
+    """Whose earlier answers its memory stores (lib/history.py): model or gold; unset: model,
+    unless `memsql eval --history` asks."""
 
     @model_validator(mode="after")
     def _answerable(self) -> ConditionSpec:
@@ -109,8 +128,9 @@ class Condition:
     tools: bool = False  # the turn runs through the agent loop, with the exploration tools
     schema_in_prompt: bool = True  # the first message carries the source guidance and the schema
     paper: bool = False
-    main_run: bool = True
+    main_run: bool | tuple[str, ...] = True  # true, false, or the benchmarks `memsql run` evaluates it on
     context_mode: ContextMode | None = None  # None: the benchmark's default (vocabulary.context_mode)
+    history: History | None = None  # None: the run's setting, else the model's own (history.py)
     file: Path = BUILTIN_CONDITIONS_FILE  # where it is declared: errors about it name this file
 
     def field_path(self, *parts: str) -> str:
@@ -146,8 +166,9 @@ def read_conditions_file(path: Path) -> dict[str, Condition]:
             tools=spec.tools,
             schema_in_prompt=spec.schema_shown,
             paper=spec.paper,
-            main_run=spec.main_run,
+            main_run=spec.main_run if isinstance(spec.main_run, bool) else tuple(spec.main_run),
             context_mode=ContextMode(spec.context_mode) if spec.context_mode else None,
+            history=History(spec.history) if spec.history else None,
             file=path,
         )
         for name, spec in parsed.conditions.items()

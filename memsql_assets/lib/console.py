@@ -1,4 +1,5 @@
-"""What a long command shows on the terminal: one line per stage, then its summary.
+"""What a long command shows on the terminal: one line per stage (or a partition's progress line),
+then its summary.
 
 Dagster's event log lines, dbt's output and the libraries' warnings go to a log file instead (every
 process the command starts inherits the redirected descriptors: dbt, the worker processes).
@@ -11,9 +12,12 @@ import contextlib
 import os
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
+
+# Who hears a partition's progress in this process (`progress_to`): the command that runs it in-process.
+_listeners: list[Callable[[str, Any], None]] = []
 
 
 class Console:
@@ -55,6 +59,48 @@ def captured(command: str, log: Path | None) -> Iterator[Console]:
         os.close(saved_out)
         os.close(saved_err)
         terminal.close()
+
+
+class ProgressLine:
+    """A partition's progress in one line: rewritten in place on a terminal, with a bar; elsewhere (a
+    pipe, a CI log) a plain line every `every_s` seconds and at the end."""
+
+    WIDTH = 20  # the bar's characters
+
+    def __init__(self, command: str, stream: TextIO, every_s: float = 10.0):
+        self.command, self.stream, self.every_s = command, stream, every_s
+        self.live = stream.isatty()
+        self.last = float("-inf")
+
+    def __call__(self, label: str, stats: Any) -> None:
+        """`stats`: the runner's RunStats (done_turns, total_turns, ex, eta_s)."""
+        done, total = stats.done_turns, stats.total_turns
+        eta = f"{stats.eta_s:.0f} s" if stats.eta_s is not None else "?"
+        text = f"{label}: {done}/{total} turns, EX so far {stats.ex:.1f} %, ETA {eta}"
+        if self.live:
+            filled = self.WIDTH * done // max(total, 1)
+            bar = "#" * filled + "." * (self.WIDTH - filled)
+            end = "\n" if done == total else ""
+            print(f"\r{self.command} [{bar}] {text}\x1b[K", end=end, file=self.stream, flush=True)
+        elif done == total or time.monotonic() - self.last >= self.every_s:
+            self.last = time.monotonic()
+            print(f"{self.command}: {text}", file=self.stream, flush=True)
+
+
+@contextlib.contextmanager
+def progress_to(listener: Callable[[str, Any], None]) -> Iterator[None]:
+    """`listener(label, stats)` hears every progress report of the partitions run in this process
+    while the block runs (the evaluation asset reports, `memsql eval` listens)."""
+    _listeners.append(listener)
+    try:
+        yield
+    finally:
+        _listeners.remove(listener)
+
+
+def report_progress(label: str, stats: Any) -> None:
+    for listener in list(_listeners):
+        listener(label, stats)
 
 
 def table(rows: Sequence[Sequence[object]], right: Sequence[int] = ()) -> list[str]:

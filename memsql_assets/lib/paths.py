@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from memsql_assets.lib.vocabulary import PAPER_BENCHMARK
+from memsql_assets.lib.vocabulary import PAPER_BENCHMARK, History
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # What `dagster dev`, the daemon and `dagster job launch` load: the code location of definitions.py.
@@ -34,10 +34,16 @@ def benchmark_dir(home: Path, benchmark: str = PAPER_BENCHMARK) -> Path:
 
 TURNS_FILE = "turns.jsonl"  # a benchmark's turns, one JSON object a line
 TURNS_PARQUET_FILE = "turns.parquet"  # the same turns as a table (dbt and the viewer read it)
+SESSIONS_FILE = "sessions.parquet"  # a benchmark's sessions (analyst, profile, tier), one row each
+PROFILES_FILE = "profiles.json"  # the entity profiles a benchmark's sessions were built from
 
 
 def turns_file(home: Path, benchmark: str = PAPER_BENCHMARK) -> Path:
     return benchmark_dir(home, benchmark) / TURNS_FILE
+
+
+def sessions_file(home: Path, benchmark: str = PAPER_BENCHMARK) -> Path:
+    return benchmark_dir(home, benchmark) / SESSIONS_FILE
 
 
 def report_dir(home: Path) -> Path:
@@ -45,14 +51,21 @@ def report_dir(home: Path) -> Path:
     return home / "report"
 
 
-def results_root(home: Path, benchmark: str = PAPER_BENCHMARK) -> Path:
+def _rooted(home: Path, kind: str, benchmark: str, history: History) -> Path:
+    name = kind if benchmark == PAPER_BENCHMARK else f"{kind}_{benchmark}"
+    return home / (name if history == History.MODEL else f"{name}_{history}")
+
+
+def results_root(home: Path, benchmark: str = PAPER_BENCHMARK, history: History = History.MODEL) -> Path:
     """Full evaluations: results/ for the paper benchmark, results_<name>/ for another one, so
-    that neither benchmark's glob (dbt's sources, the viewer) ever reads the other's files."""
-    return home / ("results" if benchmark == PAPER_BENCHMARK else f"results_{benchmark}")
+    that neither benchmark's glob (dbt's sources, the viewer) ever reads the other's files. A gold
+    history's evaluations (lib/history.py) have a tree of their own beside it, results_gold/
+    and results_<name>_gold/: both histories of one model x condition exist side by side."""
+    return _rooted(home, "results", benchmark, history)
 
 
-def samples_root(home: Path, benchmark: str = PAPER_BENCHMARK) -> Path:
-    return home / ("samples" if benchmark == PAPER_BENCHMARK else f"samples_{benchmark}")
+def samples_root(home: Path, benchmark: str = PAPER_BENCHMARK, history: History = History.MODEL) -> Path:
+    return _rooted(home, "samples", benchmark, history)
 
 
 def trajectories_dir(home: Path) -> Path:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from memsql_assets.lib.conditions import CONDITIONS, ContextMode
+from memsql_assets.lib.conditions import CONDITIONS, ContextMode, History, get_condition
 
 # Condition names in the order of the conditions file (conditions.yaml, then the user's; conditions.py
 # holds what each one's memory is). The paper's own conditions are those the file marks `paper`.
@@ -22,6 +22,7 @@ PAPER_CONDITIONS: tuple[str, ...] = tuple(n for n, c in CONDITIONS.items() if c.
 # Source asset name -> session-id prefix (`<PREFIX>-<tier>-<nnn>`), in source-asset order.
 SOURCE_PREFIXES: dict[str, str] = {"bird_financial": "BIRD", "sec_edgar": "SEC", "northwind": "NW"}
 SOURCE_NAMES: tuple[str, ...] = tuple(SOURCE_PREFIXES)
+SOURCE_BY_PREFIX: dict[str, str] = {prefix: name for name, prefix in SOURCE_PREFIXES.items()}
 # Prefixes in report order, and the pseudo-source of rows that pool every source.
 REPORT_SOURCES: tuple[str, ...] = tuple(
     SOURCE_PREFIXES[n] for n in ("northwind", "sec_edgar", "bird_financial")
@@ -86,6 +87,9 @@ MUST_SCORE_100: tuple[str, ...] = ("gold", "paraphrase")
 # turns are tagged with the phenomenon they test (docs/specification.md, section 6).
 BENCHMARKS: tuple[str, ...] = ("paper", "extended")
 PAPER_BENCHMARK, EXTENDED_BENCHMARK = BENCHMARKS
+# The benchmarks whose sessions name their analyst (store.py EXTENDED_SESSIONS_SCHEMA): the only ones a
+# memory scoped to the analyst (`scope: analyst`) applies to.
+ANALYST_BENCHMARKS: tuple[str, ...] = (EXTENDED_BENCHMARK,)
 # Each benchmark's default context mode (lib/context_mode.py): the paper's benchmark keeps the
 # paper's annotated resolution; the extended one measures what a memory earns from the conversation.
 BENCHMARK_CONTEXT_MODES: dict[str, ContextMode] = {
@@ -97,6 +101,11 @@ BENCHMARK_CONTEXT_MODES: dict[str, ContextMode] = {
 def context_mode(condition: str, benchmark: str) -> ContextMode:
     """The context mode of a partition: the condition's own, else its benchmark's default."""
     return CONDITIONS[condition].context_mode or BENCHMARK_CONTEXT_MODES[benchmark]
+
+
+def history(condition: str, requested: History | None = None) -> History:
+    """The history of a partition run: the run's request, else the condition's own, else the model's."""
+    return requested or get_condition(condition).history or History.MODEL
 
 
 # `detour`: a turn about another entity, stated in full, between a value and the turn that needs it.
@@ -111,10 +120,20 @@ PHENOMENA: tuple[str, ...] = (
     "cross_session",
     "taught_convention",
     "knowledge_update",
+    "chained",
 )
-# Memory across sessions: a turn of a session that continues an earlier session of the same analyst,
-# needing a value only that session stated (`cross_session`), a convention it taught
-# (`taught_convention`), or one this session changed since (`knowledge_update`).
-CROSS_SESSION_TAGS: tuple[str, ...] = ("cross_session", "taught_convention", "knowledge_update")
+# Memory across sessions: a turn of a session that continues earlier sessions of the same analyst (its
+# history), needing a value only those sessions stated (`cross_session`), a convention one of them
+# taught (`taught_convention`), a value one of them changed (`knowledge_update`: the old value is
+# stale), or both a convention the history's first session taught and a value a later one changed
+# (`chained`).
+CROSS_SESSION_TAGS: tuple[str, ...] = ("cross_session", "taught_convention", "knowledge_update", "chained")
+# What separates the two figures of the extended benchmark's headline, in two lines (the report's
+# extended matrix, the console's).
+CROSS_SESSION_NOTE: tuple[str, str] = (
+    "within: memory-critical turns that need only what their own session said earlier;",
+    "across: turns that need what an earlier session of the same analyst established (a value, a taught "
+    "convention, an update), which only a memory kept across sessions can give.",
+)
 # Extended turns that may state everything they need (no refs, never memory-critical).
 SELF_CONTAINED_TAGS: tuple[str, ...] = ("baseline", "detour")

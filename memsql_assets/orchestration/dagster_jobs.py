@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 import dagster as dg
 from pydantic import BaseModel, ConfigDict
 
 from memsql_assets.defs.evaluation.automation import observe_conditions, sync_model_partitions
 from memsql_assets.defs.jobs import (
+    MAIN_GROUP_WORDS,
     MAIN_GROUPS,
     MAIN_JOB,
     OBSERVE_MODELS_JOB,
@@ -74,6 +75,8 @@ class MainJobOutcome(BaseModel):
     """Nothing was out of date."""
     why: dict[str, str]
     """Why each rebuilt asset was rebuilt."""
+    built: dict[str, str]
+    """What was rebuilt, in a newcomer's words (MAIN_GROUP_WORDS, build order), and why (`reason`)."""
 
 
 def asset_names(keys: Iterable[dg.AssetKey], shown: int = 4) -> str:
@@ -116,10 +119,35 @@ def run_main_job(
             break
     if not run_ids:
         say("main job: up to date")
+    graph, words = defs.resolve_asset_graph(), plain_reason(why, len(keys))
+    built = {}
+    for group, word in MAIN_GROUP_WORDS.items():
+        causes = [why[k.to_user_string()] for k in keys if graph.get(k).group_name == group and k.to_user_string() in why]
+        if causes:
+            built[word] = words(causes[0])
     return MainJobOutcome(
         run_id=run_ids[-1] if run_ids else None,
         success=success,
         checks=latest_checks(instance, defs, keys),
         skipped=not run_ids,
         why=why,
+        built=built,
     )
+
+
+def plain_reason(why: Mapping[str, str], assets: int) -> Callable[[str], str]:
+    """Dagster's cause of a rebuild in plain words: "new home" when every asset was missing."""
+    if len(why) == assets and set(why.values()) == {"missing"}:
+        return lambda _: "new home"
+
+    def words(cause: str) -> str:
+        if cause == "forced":
+            return "--force"
+        if cause.startswith("has a new code version"):
+            return "its code changed"
+        if cause.startswith("has a new dependency data version: "):
+            return f"{cause.rsplit(': ', 1)[1]} changed"
+        return "not built yet" if cause == "missing" else cause
+
+    return words
+

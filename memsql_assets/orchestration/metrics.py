@@ -10,13 +10,12 @@ from pydantic import BaseModel, ConfigDict
 from memsql_assets.defs.evaluation.concurrent_runs import RunWorkerError, in_run_worker
 from memsql_assets.defs.jobs import METRICS_JOB
 from memsql_assets.defs.planning import out_of_date
-from memsql_assets.lib.paths import memsql_home
-from memsql_assets.lib.report.build import REPORT_SUMMARY_FILE
+from memsql_assets.lib.paths import memsql_home, report_dir
+from memsql_assets.lib.report.build import REPORT_FILE, REPORT_SUMMARY_FILE
 from memsql_assets.orchestration.dagster_jobs import QUIET_RUN_CONFIG, group_keys, latest_checks
 from memsql_assets.orchestration.outcome import EvaluationRun
 
 METRICS_GROUP = "metrics"
-REPORT_HTML = "report.html"
 
 
 class MetricsOutcome(BaseModel):
@@ -60,7 +59,7 @@ def metrics_here(force: bool) -> MetricsOutcome:
 
 
 def report_html() -> str:
-    return str(memsql_home() / "report" / REPORT_HTML)
+    return str(report_dir(memsql_home()) / REPORT_FILE)
 
 
 def run_metrics(instance: dg.DagsterInstance, force: bool = False) -> MetricsOutcome:

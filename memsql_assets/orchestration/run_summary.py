@@ -83,6 +83,8 @@ class RunSummary(BaseModel):
     """Nothing of the main job was out of date."""
     main_job_why: dict[str, str]
     """Why each rebuilt asset was rebuilt."""
+    main_job_built: dict[str, str] = {}
+    """What the main job rebuilt, in a newcomer's words, and why."""
     sources: dict[str, SourceState]
     """The built source databases."""
     benchmarks: list[str]
@@ -93,6 +95,9 @@ class RunSummary(BaseModel):
     """The extended benchmark's composition (when chosen and built)."""
     evaluations: list[EvaluationRun] = []
     """Every partition `memsql run` evaluates, run or up to date."""
+    gold_history: list[EvaluationRun] = []
+    """The partitions it also evaluates with gold history (lib/history.py), run or up to date:
+    beside `evaluations`' own-history ones, their EX difference is the cascade."""
     report: MetricsOutcome | None = None
     """The metrics step (None: no evaluation)."""
     log: str | None = None
@@ -104,13 +109,17 @@ class RunSummary(BaseModel):
         return (
             self.success
             and all(self.checks.values())
-            and all(e.success for e in self.evaluations)
+            and all(e.success for e in self.evaluations + self.gold_history)
             and (self.report is None or self.report.success)
         )
 
     def as_json(self) -> dict[str, Any]:
         """`memsql run --json`: every field, each evaluation flat as `memsql eval --json` prints it."""
-        return {**self.model_dump(mode="json"), "evaluations": [e.as_json() for e in self.evaluations]}
+        return {
+            **self.model_dump(mode="json"),
+            "evaluations": [e.as_json() for e in self.evaluations],
+            "gold_history": [e.as_json() for e in self.gold_history],
+        }
 
 
 def sources_state(home: Path) -> dict[str, SourceState]:
@@ -161,6 +170,7 @@ def build_run_summary(
     evaluations: list[EvaluationRun],
     report: MetricsOutcome | None,
     log: Path | None,
+    gold_history: list[EvaluationRun] | None = None,
 ) -> RunSummary:
     return RunSummary(
         run_id=main.run_id,
@@ -169,11 +179,13 @@ def build_run_summary(
         checks=main.checks,
         main_job_skipped=main.skipped,
         main_job_why=main.why,
+        main_job_built=main.built,
         sources=sources_state(home),
         benchmarks=list(benchmarks),
         benchmark=paper_composition(home),
         extended_benchmark=extended_composition(home) if EXTENDED_BENCHMARK in benchmarks else None,
         evaluations=evaluations,
+        gold_history=gold_history or [],
         report=report,
         log=None if log is None else str(log),
     )

@@ -7,10 +7,10 @@ from collections import Counter
 
 import pytest
 
-from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.evaluation.score import score_turn, turn_label
 from memsql_assets.lib.sql.compare import strict_equal
 from memsql_assets.lib.sql.sandbox import open_readonly
+from memsql_assets.lib.vocabulary import SOURCE_BY_PREFIX
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,9 @@ from memsql_assets.defs.evaluation.partitions import evaluation_partitions
 from memsql_assets.defs.planning import stale_status, why_out_of_date
 from memsql_assets.lib.code_versions import HARNESS_CODE, PACKAGE_ROOT, code_version
 from memsql_assets.lib.conditions import CONDITIONS
+from memsql_assets.lib.memory.plugins import applies
 from memsql_assets.lib.sources.config import SOURCE_NAMES
+from memsql_assets.lib.vocabulary import PAPER_BENCHMARK
 
 TURN_RESULTS = dg.AssetKey("turn_results")
 REGISTRY = """
@@ -47,6 +49,9 @@ models:
     max_concurrency: 4
     enabled: ENABLED
 """
+
+# The conditions the automation evaluates on the paper benchmark: not those scoped to the analyst.
+PAPER_CELLS = {name for name, c in CONDITIONS.items() if applies(c, PAPER_BENCHMARK)}
 
 
 @pytest.fixture
@@ -112,13 +117,13 @@ def test_a_model_whose_key_is_set_later_is_evaluated_then(registry_file, monkeyp
         cursor = _tick_sensor(instance)
         assert set(instance.get_dynamic_partitions("model")) == {"gold"}, "no key, no partition"
         first = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=before.cursor)
-        assert _requested_models(first) == {"gold": set(CONDITIONS)}
+        assert _requested_models(first) == {"gold": PAPER_CELLS}
 
         monkeypatch.setenv("MEMSQL_TEST_AUTOMATION_KEY", "sk-test-0123456789")
         cursor = _tick_sensor(instance, cursor)
         assert set(instance.get_dynamic_partitions("model")) == {"gold", "keyed"}
         second = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=first.cursor)
-        assert _requested_models(second) == {"keyed": set(CONDITIONS)}, "gold was requested already"
+        assert _requested_models(second) == {"keyed": PAPER_CELLS}, "gold was requested already"
 
 
 def test_a_disabled_model_is_never_requested(registry_file):
@@ -232,7 +237,7 @@ def test_a_new_harness_code_version_makes_every_partition_stale(registry_file, s
             "has a new code version"
         ] * 2
         result = dg.evaluate_automation_conditions(defs=new_code, instance=instance, cursor=before.cursor)
-        assert _requested_models(result) == {"gold": set(CONDITIONS)}
+        assert _requested_models(result) == {"gold": PAPER_CELLS}
 
 
 def test_the_automation_skips_a_partition_whose_cost_bound_exceeds_max_cost_usd(
@@ -260,11 +265,11 @@ def test_the_automation_skips_a_partition_whose_cost_bound_exceeds_max_cost_usd(
         assert set(instance.get_dynamic_partitions("model")) == {"gold", "keyed"}
         with caplog.at_level("INFO"):
             result = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=before.cursor)
-        assert _requested_models(result) == {"gold": set(CONDITIONS)}, "keyed is over its cap"
+        assert _requested_models(result) == {"gold": PAPER_CELLS}, "keyed is over its cap"
         skipped = [r.getMessage() for r in caplog.records if "not launched" in r.getMessage()]
-        assert len(skipped) == len(CONDITIONS), skipped
+        assert len(skipped) == len(PAPER_CELLS), skipped
         assert all("keyed/" in m and "max_cost_usd $0.01" in m and "1,400 model calls" in m for m in skipped)
 
         path.write_text(text.replace("max_cost_usd: 0.01", f"max_cost_usd: {bound}"))
         again = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=before.cursor)
-        assert _requested_models(again) == {"gold": set(CONDITIONS), "keyed": set(CONDITIONS)}, "at the cap: run"
+        assert _requested_models(again) == {"gold": PAPER_CELLS, "keyed": PAPER_CELLS}, "at the cap: run"

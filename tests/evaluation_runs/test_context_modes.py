@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -28,13 +27,12 @@ from pathlib import Path
 import pytest
 
 from memsql_assets.lib.agent.turn_tools import markdown_segments
-from memsql_assets.lib.benchmark.store import write_benchmark
+from memsql_assets.lib.harness.homes import build_home
 from memsql_assets.lib.memory.chroma import chroma_client, open_collection
-from memsql_assets.lib.memory.semantic import seed_semantic_memory
 from memsql_assets.lib.models.request_store import RequestStore
-from memsql_assets.lib.paths import benchmark_dir, source_db_path
-from memsql_assets.lib.trajectories.store import DEFAULT_COLLECTION
-from tests.conftest import build_trajectory_store
+from memsql_assets.lib.trajectories.store import DEFAULT_COLLECTION, StoreSettings
+from memsql_assets.lib.vocabulary import ErrorClass
+from tests.conftest import TRAJECTORY_BUDGET
 from tests.evaluation_runs.hand_sessions import hand_sessions, never_shown
 from tests.integration.memsql_cli import home_env
 
@@ -65,13 +63,7 @@ PAYLOAD_KEYS_ANNOTATED = PAYLOAD_KEYS | {"state_updates"}
 @pytest.fixture(scope="module")
 def home(tmp_path_factory, embedded_dbs) -> Path:
     home = tmp_path_factory.mktemp("context_modes") / "home"
-    for name, path in embedded_dbs.items():
-        target = source_db_path(home, name)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, target)
-    write_benchmark(benchmark_dir(home), hand_sessions(embedded_dbs))
-    seed_semantic_memory(chroma_client(home))
-    return build_trajectory_store(home)
+    return build_home(home, embedded_dbs, hand_sessions(embedded_dbs), store=StoreSettings(budget=TRAJECTORY_BUDGET))
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +88,13 @@ def evaluate(home: Path, conditions_file: Path, tmp_path: Path, *conditions: str
         capture_output=True, text=True, env=env, timeout=900,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-4000:]
-    return json.loads(out.read_text(encoding="utf-8"))
+    got = json.loads(out.read_text(encoding="utf-8"))
+    # A memory that raised leaves its turn unasked: every check below would pass on what it never saw.
+    for condition, result in got.items():
+        rows = result.get("rows") or []
+        failed = [(r["session_id"], r["turn_index"]) for r in rows if r["error_class"] == ErrorClass.MEMORY_ERROR]
+        assert not failed, f"{condition}: the memory failed on turns {failed}"
+    return got
 
 
 def prompt(home: Path, row: dict) -> str:

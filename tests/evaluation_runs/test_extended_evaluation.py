@@ -1,6 +1,7 @@
 """The extended benchmark evaluated through Dagster (extended_turn_results, beside turn_results), and
 its marts by phenomenon through dbt, on a home with the embedded sources and, of each source's extended
-sessions, the first eight and the last eight (each distractor session and its twin, each continuing session and the one it continues)."""
+sessions, sixteen: the first four and the last four (each distractor session and its twin) and the
+whole histories of two analysts (four sessions each, extended.layout)."""
 
 from __future__ import annotations
 
@@ -17,14 +18,20 @@ from memsql_assets.defs.jobs import EXTENDED_EVALUATE_JOB
 from memsql_assets.lib.benchmark.extended import EXTENDED_DIR
 from memsql_assets.lib.benchmark.pipeline import build_measured_extended_sessions
 from memsql_assets.lib.benchmark.profiles import extract_profiles
-from memsql_assets.lib.benchmark.store import EXTENDED_TURNS_SCHEMA, write_benchmark
+from memsql_assets.lib.benchmark.store import EXTENDED_TURNS_SCHEMA, read_turns, write_benchmark
 from memsql_assets.lib.harness.evaluate import evaluate_partition
 from memsql_assets.lib.harness.results import RESULT_FILE, partition_dir, read_results
 from memsql_assets.lib.paths import benchmark_dir
 from memsql_assets.lib.report.dbt_cli import run_dbt
-from memsql_assets.lib.vocabulary import EXTENDED_BENCHMARK, PAPER_BENCHMARK, PHENOMENA, REFERENCE_MODELS
+from memsql_assets.lib.vocabulary import (
+    CROSS_SESSION_NOTE,
+    EXTENDED_BENCHMARK,
+    PAPER_BENCHMARK,
+    PHENOMENA,
+    REFERENCE_MODELS,
+)
 
-TWINS = 8  # the first sessions of a source, and its last ones, which return to or continue them (extended.layout)
+TWINS = 8  # sessions per source: twins and returning sessions, then as many in two analysts' histories
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +41,10 @@ def extended_home(tmp_path_factory, small_home, embedded_dbs):
     profiles = {s: extract_profiles(s, p, EXTENDED_DIR) for s, p in embedded_dbs.items()}
     built = build_measured_extended_sessions(profiles, embedded_dbs)  # as the extended_sessions asset builds it
     last = max(int(s.session_id[-3:]) for s in built)
-    sessions = [s for s in built if not TWINS < int(s.session_id[-3:]) <= last - TWINS]
+    ends = [s for s in built if not TWINS // 2 < int(s.session_id[-3:]) <= last - TWINS // 2]
+    first_analysts = {s.analyst for s in built if TWINS // 2 < int(s.session_id[-3:]) <= TWINS // 2 + 2}
+    sessions = ends + [s for s in built if s.analyst in first_analysts]
+    assert len(sessions) == 3 * 2 * TWINS
     write_benchmark(benchmark_dir(home, EXTENDED_BENCHMARK), sessions, EXTENDED_TURNS_SCHEMA)
     return home
 
@@ -121,3 +131,146 @@ def test_the_viewer_shows_both_benchmarks(extended_home):
     page = client.get(f"/compare?left=gold/A@{EXTENDED_BENCHMARK}&right=reader-probe/B@{EXTENDED_BENCHMARK}")
     assert page.status_code == 200 and "/turn/reader-probe/B/" in page.text and "-X-" in page.text
     assert client.get("/?benchmark=nope").status_code == 404
+
+
+def test_cross_session_figures_in_the_summary_and_the_marts(extended_home):
+    """C_analyst and C side by side: the cross-session figure with its interval over turns, in the
+    partition's summary and in agg_condition_summary alike; the analyst's own store reads what the
+    shared one misses, and only the shared one takes another analyst's values."""
+    from memsql_assets.lib.evaluation.interval import ex_interval
+    from memsql_assets.lib.harness.summary import cross_session_turns
+    from memsql_assets.lib.memory.plugins import NoAnalystsError
+
+    with pytest.raises(NoAnalystsError, match="^condition C_analyst .*scope: analyst"):
+        evaluate_partition(extended_home, "reader-probe", "C_analyst")  # the paper benchmark names no analyst
+    tagged = cross_session_turns(read_turns(benchmark_dir(extended_home, EXTENDED_BENCHMARK)))
+    assert tagged, "the sample keeps whole histories: continuing sessions with the ones they continue"
+    from memsql_assets.lib.harness.settings import EvalSettings
+
+    # One session at a time: in this small sample every analyst's sessions would share one wave of W = 32.
+    summaries = {
+        c: evaluate_partition(extended_home, "reader-probe", c, EvalSettings(wave_size=1), benchmark=EXTENDED_BENCHMARK).summary
+        for c in ("C", "C_analyst")
+    }
+    for s in summaries.values():
+        assert s["n_cross_session"] == len(tagged)
+        correct = round(s["ex_cross_session"] * len(tagged) / 100)
+        assert s["ex_cross_session_ci95"] == list(ex_interval(correct, len(tagged), len(tagged)))
+    shared, own = summaries["C"], summaries["C_analyst"]
+    assert own["ex_cross_session"] > shared["ex_cross_session"] and own["contaminated_cross_session"] == 0
+    run_dbt(extended_home, "build", "--select", "+agg_condition_summary", "--indirect-selection", "cautious")
+    cols = "ex_within_session_pct, ex_within_session_ci_lo_pct, ex_within_session_ci_hi_pct, ex_cross_session_pct, ex_cross_session_ci_lo_pct, ex_cross_session_ci_hi_pct, n_cross_session, n_cross_session_contaminated"
+    with duckdb.connect(str(extended_home / "dbt" / "memsql.duckdb"), read_only=True) as con:
+        for condition, s in summaries.items():
+            row = con.execute(
+                f"select {cols} from main.agg_condition_summary where benchmark = ? and model = 'reader-probe' and condition = ?",
+                [EXTENDED_BENCHMARK, condition],
+            ).fetchone()
+            expected = (
+                s["ex_within_session"], *s["ex_within_session_ci95"], s["ex_cross_session"], *s["ex_cross_session_ci95"],
+                s["n_cross_session"], s["contaminated_cross_session"],
+            )
+            assert row == pytest.approx(expected, abs=0.01), condition  # the summary rounds to 0.01
+
+
+def test_the_report_shows_both_figures_in_a_browser(extended_home, tmp_path):
+    """The report's extended matrix, in headless chromium: each cell within | across with the counts,
+    C_analyst's cross-session figure above C's, and the two lines that say what separates them. With
+    MEMSQL_SCREENSHOTS set, the page's top is left there as report_cross_session.png."""
+    import os
+    from pathlib import Path
+
+    from memsql_assets.lib.harness.settings import EvalSettings
+    from memsql_assets.lib.report.build import build_report
+
+    chromium = Path("/usr/bin/chromium")
+    if not chromium.exists():
+        pytest.skip(f"{chromium} is absent: apt-get install -y chromium (.ci/run does)")
+    from playwright.sync_api import sync_playwright
+
+    for condition in ("C", "C_analyst"):
+        evaluate_partition(extended_home, "reader-probe", condition, EvalSettings(wave_size=1), benchmark=EXTENDED_BENCHMARK)
+    run_dbt(extended_home, "build")
+    report = build_report(extended_home / "dbt" / "memsql.duckdb", tmp_path / "report")
+    (board,) = [b for b in report.leaderboards if b.benchmark == EXTENDED_BENCHMARK]
+    cells = dict(zip(board.conditions, dict(board.references)["reader-probe"], strict=True))
+    (headline,) = [t for t in report.tables if t.key == "extended_summary"]
+    for row in (dict(zip(headline.columns, r, strict=True)) for r in headline.rows):
+        if row["model"] == "reader-probe" and row["condition"] in ("C", "C_analyst"):
+            cell = cells[row["condition"]]
+            assert (row["EX within session %"], row["EX across sessions %"]) == (cell.value_text, cell.across.value_text)
+            assert row["across 95% CI (turns)"] == cell.across.interval_text
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(chromium), args=["--no-sandbox", "--disable-gpu"])
+        try:
+            tab = browser.new_page(viewport={"width": 1300, "height": 900})
+            tab.goto(report.html.as_uri(), wait_until="load")
+            across = {}
+            for condition in ("C", "C_analyst"):
+                td = tab.locator(f'#matrix_extended tr[data-model="reader-probe"] td[data-condition="{condition}"]')
+                assert td.locator(".within .v").inner_text() == cells[condition].value_text
+                across[condition] = td.locator(".across .v").inner_text()
+                assert across[condition] == cells[condition].across.value_text
+                cell = cells[condition]
+                counts = f"{cell.contaminated} ({cell.contaminated_across}) cont.\n{cell.stale} stale"
+                assert td.locator(".counts").inner_text() == counts
+            assert float(across["C_analyst"]) > float(across["C"])
+            assert cells["C"].contaminated_across > 0 == cells["C_analyst"].contaminated_across
+            note = tab.locator("#matrix_extended-note").inner_text().splitlines()
+            assert note == list(CROSS_SESSION_NOTE), "two lines say what separates the columns"
+            assert "the unit: turns" in tab.locator("#matrix_extended caption").inner_text()
+            if os.environ.get("MEMSQL_SCREENSHOTS"):
+                tab.locator("header#top").screenshot(path=str(Path(os.environ["MEMSQL_SCREENSHOTS"]) / "report_cross_session.png"))
+        finally:
+            browser.close()
+
+
+def test_gold_history_stores_the_ground_truths_and_the_cascade_mart(extended_home):
+    from memsql_assets.lib.benchmark.store import read_turns, turn_id
+    from memsql_assets.lib.harness.settings import EvalSettings
+    from memsql_assets.lib.models.request_store import RequestStore
+    from memsql_assets.lib.vocabulary import History
+
+    own = evaluate_partition(extended_home, "reader-probe", "B_wm5", benchmark=EXTENDED_BENCHMARK)
+    gold = evaluate_partition(
+        extended_home, "reader-probe", "B_wm5", EvalSettings(history="gold"), benchmark=EXTENDED_BENCHMARK
+    )
+    assert gold.result_path.parent == partition_dir(extended_home, "reader-probe", "B_wm5", EXTENDED_BENCHMARK, History.GOLD)
+    assert own.result_path.exists() and own.result_path != gold.result_path
+    turns = {turn_id(t): t for t in read_turns(benchmark_dir(extended_home, EXTENDED_BENCHMARK))}
+    store = RequestStore.at_home(extended_home)
+
+    def shown(row):
+        return store.get(row["request_key"])["request"]["messages"][-1]["content"]
+
+    # Every earlier turn in the window is shown with its ground truth under gold history; under the
+    # model's own, a turn the probe could not fill is shown as it wrote it.
+    for row in gold.rows:
+        previous = turns.get(f"{row['session_id']}#{row['turn_index'] - 1}")
+        assert previous is None or f"SQL: {previous['gt_sql']}" in shown(row), turn_id(row)
+    assert any("{?}" in shown(r) for r in own.rows), "the own history keeps the probe's unfilled answers"
+    run_dbt(extended_home, "build", "--select", "+agg_history_cascade", "--indirect-selection", "cautious")
+    with duckdb.connect(str(extended_home / "dbt" / "memsql.duckdb"), read_only=True) as con:
+        row = con.execute(
+            "select cascade_pp, cascade_ci_lo_pp, cascade_ci_hi_pp, ex_gold_history_pct, ex_own_history_pct "
+            "from main.agg_history_cascade where model = 'reader-probe' and condition = 'B_wm5'"
+        ).fetchone()
+    cascade, lo, hi, ex_gold, ex_own = row
+    assert abs(ex_gold - gold.summary["ex_strict"]) < 0.05 and abs(ex_own - own.summary["ex_strict"]) < 0.05
+    assert cascade > 0 and lo <= cascade <= hi
+    # The viewer shows the gold-history evaluation as a partition of its own, beside the model's own.
+    from fastapi.testclient import TestClient
+
+    from memsql_assets.lib.viewer import data
+    from memsql_assets.lib.viewer.app import create_app, turn_url
+
+    index = data.TurnIndex(extended_home)
+    keys = {p.key for p in data.partitions(extended_home)}
+    assert {f"reader-probe/B_wm5@{EXTENDED_BENCHMARK}", f"reader-probe/B_wm5@{EXTENDED_BENCHMARK}~gold"} <= keys
+    cell = {"benchmark": EXTENDED_BENCHMARK, "model": "reader-probe", "condition": "B_wm5"}
+    assert data.list_turns(index, {**cell, "history": "gold"})[0] == len(gold.rows)
+    assert data.list_turns(index, {**cell, "history": "model"})[0] == len(own.rows)
+    first = gold.rows[0]
+    url = turn_url("reader-probe", "B_wm5", first["session_id"], first["turn_index"], first["epoch"], "gold")
+    page = TestClient(create_app(extended_home)).get(url)
+    assert page.status_code == 200 and "gold history" in page.text

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 from conftest import copy_home, row_diffs
-from fault_server import fault_server
-from test_fault_server import registry_for, run
+from test_fault_server import run
 
 from memsql_assets.lib.atomic import DiskFullError
 from memsql_assets.lib.harness.results import RESULT_FILE, partition_dir, progress_dir, read_checkpoints
+from memsql_assets.lib.models.fault_server import fault_registry, fault_server
 from memsql_assets.lib.models.registry import MODELS_FILE_ENV
 from memsql_assets.lib.models.request_store import RequestStore
 from memsql_assets.lib.paths import REPO_ROOT
@@ -52,7 +52,7 @@ def test_a_full_disk_stops_the_run_in_one_line_and_the_resume_matches(small_home
     reference = copy_home(small_home, tmp_path / "reference")
     with small_disk(tmp_path / "disk") as disk, fault_server(tmp_path) as server:
         home = copy_home(small_home, disk / "home")
-        registry = registry_for(tmp_path / "models.yaml", server.url, max_concurrency=4)
+        registry = fault_registry(tmp_path / "models.yaml", server.url, max_concurrency=4)
         clean = run(reference, registry)
         filler = fill(disk, FREE_KIB)
         with pytest.raises(DiskFullError) as stopped:

@@ -6,11 +6,10 @@ registry's `max_cost_usd` without the flag; each stop is resumable, and nothing 
 from __future__ import annotations
 
 import dagster as dg
-from fault_server import fault_server
-from test_fault_server import MODEL, registry_for
 
 from memsql_assets.defs.instance import ensure_dagster_home
 from memsql_assets.lib.harness.plan import plan_partition
+from memsql_assets.lib.models.fault_server import MODEL, fault_registry, fault_server
 from memsql_assets.orchestration.evaluations import evaluate_out_of_date
 
 CELL = (MODEL, "A")
@@ -22,7 +21,7 @@ CALL_USD = (1000 * 1.0 + 3000 * 2.0) / 1e6
 
 
 def write_registry(path, url: str, max_cost_usd: float | None = None):
-    return registry_for(path, url, max_concurrency=4, max_cost_usd=max_cost_usd)
+    return fault_registry(path, url, max_concurrency=4, max_cost_usd=max_cost_usd)
 
 
 def run_partition(instance: dg.DagsterInstance, max_cost: float | None = None):

@@ -117,12 +117,54 @@ def test_eval_runs_one_partition_through_dagster(built_env):
     cli_env = built_env
     proc = _memsql("eval", "--model", "gold", "--condition", "A", "--json", env=cli_env)
     assert "Warning" not in proc.stderr, proc.stderr  # Dagster's BetaWarnings go to the command's log file
+    # The terminal shows memsql's own progress lines (plain ones: stderr is a pipe here), no Dagster log line.
+    progress, turns = proc.stderr.strip().splitlines(), _turns(cli_env)
+    assert progress and all(line.startswith("memsql eval: gold/A: ") for line in progress), proc.stderr
+    assert progress[-1] == f"memsql eval: gold/A: {turns}/{turns} turns, EX so far 100.0 %, ETA 0 s"
     out = json.loads(proc.stdout)
     assert out["success"] and out["model"] == "gold" and out["condition"] == "A"
     assert out["turns"] == _turns(cli_env) and out["ex_strict"] == 100.0 and out["checks"] == {"harness_integrity": True}
     assert {"error_classes", "calls", "cache_hits"} <= set(out)
     again = json.loads(_memsql("eval", "--model", "gold", "--condition", "A", "--json", env=cli_env).stdout)
     assert again["calls"] == 0 and again["cache_hits"] == _turns(cli_env)
+
+
+def _stored_prompts(home: Path, result_file: Path) -> list[str]:
+    """What each row's stored request showed the model (its messages), from the home's request store."""
+    from memsql_assets.lib.models.request_store import RequestStore
+
+    store = RequestStore.at_home(home)
+    records = [store.get(r["request_key"]) for r in pq.read_table(result_file).to_pylist()]
+    assert all(records), "every row's request is stored"
+    return ["\n".join(str(m["content"]) for m in r["request"]["messages"]) for r in records]
+
+
+def test_eval_history_gold_beside_the_models_own_and_observed_prompts_name_no_annotation_key(built_env):
+    from memsql_assets.lib.harness.results import RESULT_FILE, partition_dir
+    from memsql_assets.lib.vocabulary import EXTENDED_BENCHMARK, History
+
+    home = Path(built_env["MEMSQL_HOME"])
+    cell = ("--model", "reader-probe", "--condition", "B_wm5", "--benchmark", EXTENDED_BENCHMARK)
+    bad = _memsql("eval", *cell, "--history", "teacher", env=built_env, check=False)
+    assert bad.returncode == 2 and "'--history': 'teacher' is not one of 'model', 'gold'" in bad.stderr
+    own = json.loads(_memsql("eval", *cell, "--json", env=built_env).stdout)
+    printed = _memsql("eval", *cell, "--history", "gold", env=built_env).stdout
+    files = {h: partition_dir(home, "reader-probe", "B_wm5", EXTENDED_BENCHMARK, h) / RESULT_FILE for h in History}
+    assert all(f.exists() for f in files.values()), "both histories side by side"
+    gold = json.loads((files[History.GOLD].parent / "summary.json").read_text(encoding="utf-8"))
+    assert (own["history"], gold["history"]) == ("model", "gold") and gold["ex_strict"] > own["ex_strict"]
+    assert f"cascade reader-probe/B_wm5 ({EXTENDED_BENCHMARK}): +{gold['ex_strict'] - own['ex_strict']:.1f} pp" in printed
+    keys = {h: {r["request_key"] for r in pq.read_table(f).to_pylist()} for h, f in files.items()}
+    assert not keys[History.MODEL] & keys[History.GOLD], "the two histories are different cells"
+    # No annotation key name reaches an observed prompt: the snake_case keys are no column, word or
+    # value anywhere else, and the source guidance named customer_id and loan_status before.
+    turns = read_turns(benchmark_dir(home, EXTENDED_BENCHMARK))
+    named = {k for t in turns for k in t["state_updates"] if "_" in k}
+    assert {"customer_id", "loan_status", "older_year", "first_customer"} <= named
+    prompts = [p for f in files.values() for p in _stored_prompts(home, f)]
+    assert len(prompts) == 2 * len(turns)
+    leaks = sorted({k for p in prompts for k in named if k in p})
+    assert not leaks, leaks
 
 
 def test_eval_paraphrase_scores_100_under_episodic_memory(built_env):
@@ -175,6 +217,15 @@ def test_eval_epochs_below_1_is_one_line_and_writes_nothing(cli_env, n):
     assert not results.exists()
 
 
+@pytest.mark.parametrize("condition", ["C_analyst", "M0_analyst"])
+def test_eval_scope_analyst_on_the_paper_benchmark_is_one_line_naming_the_condition(cli_env, condition):
+    proc = _memsql("eval", "--model", "reader-probe", "--condition", condition, "--dry-run", env=cli_env, check=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith(f"memsql eval: condition {condition} (") and "scope: analyst" in line, line
+    assert not (Path(cli_env["MEMSQL_HOME"]) / "results" / "model=reader-probe" / f"condition={condition}").exists()
+
+
 @pytest.mark.parametrize("n", ["0", "8", "301"])
 def test_eval_sessions_out_of_range_is_one_line_and_writes_nothing(built_env, n):
     cli_env = built_env
@@ -212,6 +263,7 @@ def test_run_materializes_only_what_dagster_reports_out_of_date(built_env, tmp_p
         _memsql("run", "--skip-eval", "--json", env=dict(cli_env, MEMSQL_SOURCES_FILE=str(sources))).stdout
     )
     assert changed["main_job_why"]["northwind"] == "has a new dependency data version: raw_northwind"
+    assert changed["main_job_built"]["sources"] == "raw_northwind changed"
     assert "bird_financial" not in changed["main_job_why"] and changed["success"]
 
 
@@ -223,7 +275,8 @@ def _assert_stages_then_summary_with_dagster_logs_in_a_file(proc: subprocess.Com
     assert any("main job: materializing" in line for line in progress)
     summary = proc.stdout.strip().splitlines()
     assert len(summary) <= 50, proc.stdout  # one screen (tests/unit/test_run_console.py: with every evaluation)
-    assert summary[0].startswith("memsql main job: SUCCESS")
+    new_home = "memsql main job: built: sources, sessions, semantic memory, trajectory store (new home)"
+    assert summary[0].startswith(new_home), summary[0]
     assert summary[1].startswith("sources: bird_financial (") and summary[2] == ""
     turns = len(read_turns(benchmark_dir(home)))
     assert summary[3].startswith(f"paper benchmark: {SMALL_BENCHMARK_SESSIONS} sessions, {turns} turns")

@@ -66,3 +66,46 @@ def test_the_reader_probe_reads_the_summarys_turns_and_stops_at_the_next_block()
     turns = past_turns([m["content"] for m in messages], SUMMARY_HEADER)
     assert [(t.question, t.sql) for t in turns] == [("question 1", "SELECT 1"), ("question 2", "SELECT 2")]
     assert parse_resolved_block(messages) == {"ticker": "AAPL"}, "recall-probe reads the Resolved block"
+
+
+# One customer written three ways (DESIGN: a memory's choices depend on what an earlier SQL means).
+CUSTOMER_SQL = {
+    "id": "o.CustomerID = '{id}'",
+    "lookup": "o.CustomerID = (SELECT CustomerID FROM Customers WHERE CompanyName = '{name}')",
+    "join": "o.CustomerID IN (SELECT c.CustomerID FROM Customers c WHERE c.CompanyName = '{name}')",
+}
+JOINED = "SELECT COUNT(*) FROM Orders o JOIN Customers c ON c.CustomerID = o.CustomerID WHERE c.CompanyName = '{name}'{year}"
+
+
+def _nw_turn(i, question, customer, style, year=None):
+    id_, name = customer
+    year_sql = f" AND strftime('%Y', o.OrderDate) = '{year}'" if year else ""
+    if style == "join":
+        sql = JOINED.format(name=name, year=year_sql)
+    else:
+        sql = f"SELECT COUNT(*) FROM Orders o WHERE {CUSTOMER_SQL[style].format(id=id_, name=name)}{year_sql}"
+    return {"session_id": "NW-X-013", "turn_index": i, "source": "NW", "question": question, "sql": sql}
+
+
+def test_the_observed_summary_keeps_the_same_turns_however_the_sql_writes_the_customer():
+    from memsql_assets.lib.context_mode import ContextMode
+
+    thread, detour = ("DELAG", "Delagrange"), ("AROUT", "Around the Horn")
+    kept_by_style = {}
+    for thread_style in CUSTOMER_SQL:
+        for detour_style in CUSTOMER_SQL:
+            session = [
+                _nw_turn(1, "How many orders did Delagrange place?", thread, thread_style),
+                _nw_turn(2, "And in 1997?", thread, thread_style, 1997),
+                _nw_turn(3, "Separately: Around the Horn's orders in 1998?", detour, detour_style, 1998),
+                _nw_turn(4, "Back to Delagrange: how many in 1996?", thread, thread_style, 1996),
+            ]
+            kept: list = []
+            indexes = []
+            for t in session:
+                kept = extract(kept, t, max_turns=3, mode=ContextMode.OBSERVED)
+                indexes.append([k["turn_index"] for k in kept])
+            kept_by_style[(thread_style, detour_style)] = indexes
+    assert len({str(v) for v in kept_by_style.values()}) == 1, kept_by_style
+    # The customer is one key: the detour's customer replaces the thread's; the year, another, too.
+    assert kept_by_style[("id", "id")] == [[1], [2], [3], [4]]

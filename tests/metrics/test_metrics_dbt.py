@@ -357,7 +357,7 @@ def test_intervals_equal_the_partition_summary_and_contain_the_estimate(duckdb_p
         s = summarize(g.to_dict("records"), model, cond, 0.0)
         row = summary.loc[(model, cond)]
         assert row["n_sessions"] == g["session_id"].nunique()
-        assert [row["ex_ci_lo_pct"], row["ex_ci_hi_pct"]] == pytest.approx(s["ex_strict_ci95"], abs=1e-3)
+        assert [row["ex_ci_lo_pct"], row["ex_ci_hi_pct"]] == pytest.approx(s.ex_strict_ci95, abs=1e-3)
     gold = summary.loc[("gold", "A")]
     # 100 % of S sessions: lo = S / (S + z^2), the Wilson bound, never 100.
     assert gold["ex_pct"] == 100 and gold["ex_ci_hi_pct"] == 100

@@ -33,8 +33,8 @@ def test_two_epochs_are_one_partition_with_their_mean_and_a_session_interval(epo
     assert by_epoch[0] == 100 and by_epoch[1] < 100, "the epochs differ"
     assert row["ex_pct"] == pytest.approx(sum(by_epoch) / 2), "EX is the mean over epochs"
     s = summarize(rows, *EPOCHS, 0.0)
-    assert s["epochs"] == 2 and s["n_turns"] == 2 * turns and s["turns"] == turns
-    assert [row["ex_ci_lo_pct"], row["ex_ci_hi_pct"]] == pytest.approx(s["ex_strict_ci95"], abs=1e-3)
+    assert s.epochs == 2 and s.n_turns == 2 * turns and s.turns == turns
+    assert [row["ex_ci_lo_pct"], row["ex_ci_hi_pct"]] == pytest.approx(s.ex_strict_ci95, abs=1e-3)
     assert row["ex_ci_lo_pct"] <= row["ex_pct"] <= row["ex_ci_hi_pct"]
     for col in ("ex_memory_critical", "ex_turn1"):
         assert row[f"{col}_ci_lo_pct"] <= row[f"{col}_pct"] <= row[f"{col}_ci_hi_pct"], col

@@ -14,23 +14,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-USAGE = {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}
-
-
-def completion(content: str = "SELECT 1") -> bytes:
-    """An OpenAI chat completion answering `content`."""
-    return json.dumps(
-        {
-            "id": "chatcmpl-1",
-            "object": "chat.completion",
-            "created": 0,
-            "model": "tiny-sql",
-            "choices": [
-                {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}
-            ],
-            "usage": USAGE,
-        }
-    ).encode()
+from memsql_assets.lib.models.fault_server import completion
 
 
 @dataclass(frozen=True)

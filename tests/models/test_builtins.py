@@ -13,7 +13,6 @@ import time
 import litellm
 import pytest
 
-from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.models.gateway import ModelGateway
 from memsql_assets.lib.models.request_store import RequestStore
 from memsql_assets.lib.reference.builtins import (
@@ -25,6 +24,7 @@ from memsql_assets.lib.reference.builtins import (
 )
 from memsql_assets.lib.sql.execute import run_query
 from memsql_assets.lib.sql.sandbox import open_readonly
+from memsql_assets.lib.vocabulary import SOURCE_BY_PREFIX
 
 SYSTEM = {"role": "system", "content": "You write SQLite. The Resolved block is authoritative."}
 

@@ -141,4 +141,103 @@ def test_a_first_key_reads_a_turn_that_pointed_to_the_start_before_the_oldest_sh
         _turn("Count every order of Zed Ltd.", "SELECT COUNT(*) FROM Orders o WHERE o.CustomerID = 'ZED'"),
     ]
     assert read_prompt(_texts(working=window), ["first_customer"], {}, template) == {"first_customer": "ANT"}
-    assert read_prompt(_texts(working=window[::2]), ["first_customer"], {}, template) == {"first_customer": "ZED"}
+    # Without that turn: BEE, which the newest SQL states though no question shown names it, was carried
+    # from before the window (carried_from_before); Zed Ltd is what its own question is about.
+    assert read_prompt(_texts(working=window[::2]), ["first_customer"], {}, template) == {"first_customer": "BEE"}
+
+
+ORDERS_TEMPLATE = "SELECT COUNT(*) FROM Orders o WHERE o.CustomerID = {customer_id}"
+YEARS_TEMPLATE = (
+    "SELECT SUM(d.UnitPrice) FROM Orders o JOIN [Order Details] d ON d.OrderID = o.OrderID "
+    "WHERE strftime('%Y', o.OrderDate) IN ({older_year}, {newer_year})"
+)
+
+
+def _orders(customer, year=None):
+    when = f" AND strftime('%Y', o.OrderDate) = '{year}'" if year else ""
+    return f"SELECT COUNT(*) FROM Orders o WHERE o.CustomerID = '{customer}'{when}"
+
+
+def _years_sql(older, newer):
+    return YEARS_TEMPLATE.format(older_year=f"'{older}'", newer_year=f"'{newer}'")
+
+
+def test_a_first_key_with_no_start_phrase_in_view_reads_the_value_carried_from_before_not_an_old_detour():
+    template = ORDERS_TEMPLATE.replace("customer_id", "first_customer")
+    window = [  # most recent first; the turn that opened the thread (ANT) is no longer shown
+        _turn("And its freight?", _orders("BEE")),
+        _turn("Now Bee Co. instead: its orders in 1998?", _orders("BEE", 1998)),
+        _turn("And in 1998?", _orders("ANT", 1998)),
+        _turn("What is Zed Ltd's total order count?", _orders("ZED")),  # an unmarked detour, the oldest shown
+    ]
+    got = read_prompt(_texts(working=window), ["first_customer"], {}, template)
+    assert got == {"first_customer": "ANT"}, "stated without being named, and by no older turn shown"
+
+
+def test_a_return_cue_skips_a_digression_in_a_summary_too():
+    from memsql_assets.lib.memory.protocol import PromptBlock
+    from memsql_assets.lib.memory.summary import SUMMARY_HEADER, render_turns
+
+    kept = [  # conversation order, as the summary shows its turns
+        {"question": "How many orders did my customer place in 1996?", "sql": _orders("ANT", 1996)},
+        {"question": "How many orders did Zed Ltd place in 1998?", "sql": _orders("ZED", 1998)},  # a digression
+    ]
+    block = PromptBlock(SUMMARY_HEADER, render_turns(kept)).render()
+    texts = _texts(blocks=(block,), question="Going back to my customer: how many orders in 1997?")
+    assert read_prompt(texts, ["customer_id"], {}, ORDERS_TEMPLATE) == {"customer_id": "ANT"}
+
+
+def test_as_i_define_them_now_reads_the_similar_turn_that_redefined_them_first():
+    similar = [  # retrieval order: the older definition is the closer match
+        _turn("What were the sales of my category in my years, 1996 and 1997?", _years_sql(1996, 1997)),
+        _turn("By my years I now mean 1997 and the later of those two. Sales in both?", _years_sql(1997, 1998)),
+    ]
+    question = "Once more, what were the sales of my category in my years as I define them now?"
+    got = read_prompt(_texts(episodic=similar, question=question), ["older_year", "newer_year"], {}, YEARS_TEMPLATE)
+    assert got == {"older_year": "1997", "newer_year": "1998"}
+    plain = read_prompt(_texts(episodic=similar, question="Sales in my years?"), ["older_year"], {}, YEARS_TEMPLATE)
+    assert plain == {"older_year": "1996"}, "without the cue, retrieval order"
+
+
+OLDER_TEMPLATE = "SELECT af.value_billions FROM annual_financials af WHERE af.ticker = {ticker} AND af.fiscal_year = {older_year}"
+
+
+def test_a_convention_as_it_stands_now_reads_the_turn_that_changed_it_first():
+    """Similar past turns come by similarity, not by time: "the earlier of my years as they stand now"
+    takes the older year of the turn that said "from now on" (an analyst's knowledge update), not the
+    year of a more similar turn from before it; without the cue, the more similar turn is read."""
+    before = _turn("What was that company's revenue in the earlier of my years?", NET_INCOME_SQL.replace("2022", "2021"))
+    update = _turn(
+        "By my years I now mean 2015 and the later of those two. Pull my metric for both.",
+        "SELECT af.fiscal_year, af.value_billions FROM annual_financials af WHERE af.ticker = 'ONC' "
+        "AND af.metric = 'cash' AND af.fiscal_year IN (2015, 2022) ORDER BY af.fiscal_year",
+    )
+    now = _texts(episodic=[before, update], question="And its revenue in the earlier of my years as they stand now?")
+    assert read_prompt(now, ["ticker", "older_year"], {}, OLDER_TEMPLATE) == {"ticker": "ONC", "older_year": 2015}
+    plain = _texts(episodic=[before, update], question="And its revenue in the earlier of my years?")
+    assert read_prompt(plain, ["ticker", "older_year"], {}, OLDER_TEMPLATE) == {"ticker": "ONC", "older_year": 2021}
+
+
+def test_the_later_of_my_years_names_one_year_of_the_pair():
+    """A shown turn about "the earlier of my years" that compared one year stated the older one; the
+    newer one is inferred as the adjacent year, as for "the older year"."""
+    earlier = _turn("What was that company's revenue in the earlier of my years?", NET_INCOME_SQL.replace("2022", "2021"))
+    texts = _texts(episodic=[earlier], question="And in the later of my years?")
+    newer = OLDER_TEMPLATE.replace("older_year", "newer_year")
+    assert read_prompt(texts, ["ticker", "newer_year"], {}, newer) == {"ticker": "ONC", "newer_year": 2022}
+
+
+def test_a_year_stated_further_back_beats_the_adjacent_guess():
+    """After "my years" moved to 2015 and 2022, "the later of my years" reads 2022 where a shown turn
+    states it, not 2016, the year after the most recent "earlier of my years"."""
+    moved = _turn("And its revenue in the earlier of my years as they stand now?", NET_INCOME_SQL.replace("2022", "2015"))
+    update = _turn(
+        "By my years I now mean 2015 and the later of those two. Pull my metric for both.",
+        "SELECT af.fiscal_year, af.value_billions FROM annual_financials af WHERE af.ticker = 'ONC' "
+        "AND af.metric = 'cash' AND af.fiscal_year IN (2015, 2022) ORDER BY af.fiscal_year",
+    )
+    newer = OLDER_TEMPLATE.replace("older_year", "newer_year")
+    texts = _texts(working=[moved], episodic=[update], question="And in the later of my years?")
+    assert read_prompt(texts, ["ticker", "newer_year"], {}, newer) == {"ticker": "ONC", "newer_year": 2022}
+    alone = _texts(working=[moved], question="And in the later of my years?")
+    assert read_prompt(alone, ["ticker", "newer_year"], {}, newer) == {"ticker": "ONC", "newer_year": 2016}

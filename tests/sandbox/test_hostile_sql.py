@@ -18,12 +18,12 @@ import pytest
 import yaml
 
 from memsql_assets.lib.atomic import sha256_file
-from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.evaluation.extract import PLAIN, Extraction
 from memsql_assets.lib.evaluation.taxonomy import ErrorClass, classify
 from memsql_assets.lib.sql.execute import first_keyword, run_query, split_statements
 from memsql_assets.lib.sql.sandbox import open_readonly
 from memsql_assets.lib.sql.schema import row_counts
+from memsql_assets.lib.vocabulary import SOURCE_BY_PREFIX
 
 CORPUS = yaml.safe_load((Path(__file__).with_name("hostile_sql.yaml")).read_text(encoding="utf-8"))
 HOSTILE: list[dict] = CORPUS["hostile"]

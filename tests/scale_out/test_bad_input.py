@@ -13,7 +13,6 @@ import subprocess
 import sys
 
 import pytest
-from deployment import BROKER_URL, POSTGRES_ADMIN_URL, REDIS_SERVER_URL, REPO, SCRUBBED, free_port
 
 from memsql_assets.defs.scale_out_settings import (
     BROKER,
@@ -28,6 +27,14 @@ from memsql_assets.defs.scale_out_settings import (
     check_broker,
     check_postgres,
     check_redis,
+)
+from memsql_assets.lib.paths import REPO_ROOT
+from memsql_assets.orchestration.local_deployment import (
+    BROKER_URL,
+    POSTGRES_ADMIN_URL,
+    REDIS_SERVER_URL,
+    SCRUBBED,
+    free_port,
 )
 
 MACHINE = {
@@ -46,12 +53,12 @@ CLOSED = {
 def _memsql_eval(tmp_path, urls: dict) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k not in SCRUBBED}
     env.update(
-        {s.env: url for s, url in urls.items()}, PYTHONPATH=str(REPO), MEMSQL_HOME=str(tmp_path / "home")
+        {s.env: url for s, url in urls.items()}, PYTHONPATH=str(REPO_ROOT), MEMSQL_HOME=str(tmp_path / "home")
     )
     env[PROFILE_ENV] = SCALE_OUT
     return subprocess.run(
         [sys.executable, "-m", "memsql_assets.cli", "eval", "--model", "gold", "--condition", "A", "--json"],
-        cwd=REPO,
+        cwd=REPO_ROOT,
         env=env,
         capture_output=True,
         text=True,

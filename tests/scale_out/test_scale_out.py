@@ -14,8 +14,6 @@ import json
 import time
 
 import pytest
-from deployment import BIN, Deployment
-from embedded_reference import CELLS, SLOW_MODEL
 
 from memsql_assets.defs.evaluation.partitions import partition_key
 from memsql_assets.defs.jobs import EVALUATE_JOB
@@ -27,6 +25,7 @@ from memsql_assets.lib.harness.results import (
     read_results,
 )
 from memsql_assets.lib.paths import WORKSPACE_FILE
+from memsql_assets.orchestration.local_deployment import BIN, CELLS, SLOW_MODEL, Deployment
 
 RUN_TIMEOUT_S = 600.0
 DONE = ("SUCCESS", "FAILURE", "CANCELED")

@@ -261,3 +261,17 @@ def test_a_session_reads_working_memory_once_then_from_each_append_reply():
     working.clear = lambda session_id: None
     memory.forget(TURN["session_id"])  # the runner emptied the session's memory: nothing to read
     assert asyncio.run(agent.assemble(turns[0])).working == [] and working.recalls == 5
+
+
+@pytest.mark.parametrize("source", REPORT_SOURCES)
+def test_observed_prompts_leave_out_the_resolved_context_line_annotated_ones_keep_it_verbatim(source):
+    from memsql_assets.lib.agent.prompts import build_messages
+    from memsql_assets.lib.sources.guidance import RESOLVED_CONTEXT_LINE, SOURCE_GUIDANCE
+
+    (line,) = [g for g in SOURCE_GUIDANCE[source] if g.startswith(RESOLVED_CONTEXT_LINE)]
+    parts = {"source": source, "schema": "CREATE TABLE t (x)", "question": "q", "output_requirements": "one row"}
+    annotated = build_messages(PromptParts(**parts))[1]["content"]
+    observed = build_messages(PromptParts(**parts, observed=True))[1]["content"]
+    assert f"- {line}\n" in annotated
+    assert RESOLVED_CONTEXT_LINE not in observed
+    assert annotated.replace(f"- {line}\n", "") == observed, "nothing else differs"

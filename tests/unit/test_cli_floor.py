@@ -8,7 +8,7 @@ from memsql_assets.orchestration.outcome import EvaluationRun
 
 
 def _row(model: str, condition: str, mc: float) -> EvaluationRun:
-    fields = {**summarize([], model, condition, 0.0), "ex_strict": 50.0, "ex_memory_critical": mc, "calls": 1}
+    fields = {**summarize([], model, condition, 0.0).model_dump(), "ex_strict": 50.0, "ex_memory_critical": mc, "calls": 1}
     return EvaluationRun(model=model, condition=condition, success=True, summary=PartitionSummary(**fields))
 
 

@@ -14,7 +14,7 @@ CELL = ("gold", "A")
 def _write_summary(home, **fields):
     directory = partition_dir(home, *CELL)
     directory.mkdir(parents=True, exist_ok=True)
-    write_summary(directory, PartitionSummary(**{**summarize([], *CELL, 0.0), **fields}))
+    write_summary(directory, PartitionSummary(**{**summarize([], *CELL, 0.0).model_dump(), **fields}))
 
 
 def _recorder(ran: list, record=lambda m, c, kw: (m, c)):
@@ -71,3 +71,30 @@ def test_a_partition_without_a_summary_is_evaluated(tmp_path, monkeypatch):
     ran: list = []
     out = evaluate_out_of_date(None, [CELL], {CELL: None}, run=_recorder(ran))[0]
     assert ran == [CELL] and out.why == "it has no summary.json"
+
+
+def test_gold_history_partitions_follow_their_own_history_sibling(tmp_path, monkeypatch):
+    from memsql_assets.lib.vocabulary import EXTENDED_BENCHMARK, PAPER_BENCHMARK, History
+    from memsql_assets.orchestration.evaluations import gold_histories_out_of_date
+    from memsql_assets.orchestration.selection import gold_history_cells
+
+    monkeypatch.setenv("MEMSQL_HOME", str(tmp_path))
+    cells = [("reader-probe", "A"), ("reader-probe", "B_wm5"), ("gold", "A")]
+    assert gold_history_cells(EXTENDED_BENCHMARK, cells) == [("reader-probe", "B_wm5")], "A keeps no turn"
+    assert gold_history_cells(PAPER_BENCHMARK, cells) == []
+    cell = ("reader-probe", "B_wm5")
+    assert gold_histories_out_of_date([cell], {cell: None}, False, EXTENDED_BENCHMARK) == {
+        cell: "it has no gold-history evaluation"
+    }
+    directory = partition_dir(tmp_path, *cell, EXTENDED_BENCHMARK, History.GOLD)
+    directory.mkdir(parents=True)
+    write_summary(directory, PartitionSummary(**{**summarize([], *cell, 0.0).model_dump(), "history": "gold"}))
+    assert gold_histories_out_of_date([cell], {cell: None}, False, EXTENDED_BENCHMARK) == {cell: None}
+    rerun = gold_histories_out_of_date([cell], {cell: "has a new code version"}, False, EXTENDED_BENCHMARK)
+    assert rerun[cell].startswith("its own-history partition re-runs")
+    ran: list = []
+    run = _recorder(ran, record=lambda m, c, kw: kw["history"])
+    out = evaluate_out_of_date(None, [cell], rerun, benchmark=EXTENDED_BENCHMARK, run=run, history=History.GOLD)
+    assert ran == [History.GOLD] and out[0].success
+    kept = evaluate_out_of_date(None, [cell], {cell: None}, benchmark=EXTENDED_BENCHMARK, run=run, history=History.GOLD)
+    assert kept[0].skipped == "up to date" and ran == [History.GOLD], "its own summary, not the model history's"

@@ -12,9 +12,13 @@ from memsql_assets.lib import vocabulary
 from memsql_assets.lib.conditions import BUILTIN_CONDITIONS_FILE, CONDITIONS, load_conditions
 from memsql_assets.lib.context_mode import ContextMode
 from memsql_assets.lib.errors import ConfigError
+from memsql_assets.lib.history import History, HistoryError, check_history
 from memsql_assets.lib.memory.plugins import (
     BUILTIN_MEMORIES,
+    NoAnalystsError,
     build_memory,
+    check_benchmark,
+    check_condition,
     check_conditions,
     condition_fingerprint,
     memory_class,
@@ -22,6 +26,7 @@ from memsql_assets.lib.memory.plugins import (
 )
 from memsql_assets.lib.memory.protocol import Memory, Visibility
 from memsql_assets.lib.report.dbt_cli import dbt_vars
+from memsql_assets.orchestration.selection import main_run_cells
 
 
 def _file(tmp_path: Path, body: str) -> Path:
@@ -80,6 +85,11 @@ def test_a_users_file_adds_conditions_after_the_built_in_ones(tmp_path):
             "conditions.Z.context_mode",
             "expected one of annotated|observed, got 'sometimes'",
         ),
+        (
+            "conditions:\n  Z:\n    memory: {implementation: none}\n    history: teacher\n",
+            "conditions.Z.history",
+            "expected one of model|gold, got 'teacher'",
+        ),
     ],
 )
 def test_a_malformed_file_names_the_file_and_the_field(tmp_path, body, field, cause):
@@ -119,6 +129,16 @@ def test_the_fingerprint_follows_what_the_results_depend_on(tmp_path):
     assert condition_fingerprint(three) == condition_fingerprint(load_conditions(_file(tmp_path, base % 3))["Z"])
     observed = load_conditions(_file(tmp_path, base % 3 + "    context_mode: observed\n"))["Z"]
     assert condition_fingerprint(observed) != condition_fingerprint(three), "the mode makes its partitions stale"
+    gold = load_conditions(_file(tmp_path, base % 3 + "    history: gold\n"))["Z"]
+    assert gold.history == History.GOLD
+    assert condition_fingerprint(gold) != condition_fingerprint(three), "the history makes its partitions stale"
+
+
+def test_a_runs_history_else_the_models():
+    assert vocabulary.history("B_wm5") == History.MODEL
+    assert vocabulary.history("B_wm5", History.GOLD) == History.GOLD
+    with pytest.raises(HistoryError, match=r"^history 'teacher': expected one of model\|gold$"):
+        check_history("teacher")
 
 
 def test_a_conditions_mode_else_the_benchmarks_default(tmp_path):
@@ -129,7 +149,7 @@ def test_a_conditions_mode_else_the_benchmarks_default(tmp_path):
 
 def test_the_shipped_file_documents_every_field():
     text = BUILTIN_CONDITIONS_FILE.read_text(encoding="utf-8")
-    for name in ("description", "memory", "tools", "paper", "main_run", "context_mode"):
+    for name in ("description", "memory", "tools", "paper", "main_run", "context_mode", "history"):
         assert f"#   {name} " in text, name
 
 
@@ -169,3 +189,36 @@ def test_agent_conditions_leave_the_schema_out_unless_they_say_so(tmp_path):
     assert all(c.schema_in_prompt for c in CONDITIONS.values() if not c.tools)
     path = _file(tmp_path, "conditions:\n  Z:\n    memory: {implementation: none}\n    schema_in_prompt: true\n")
     assert load_conditions(path)["Z"].schema_in_prompt
+
+
+def test_memories_scoped_to_the_analyst_run_only_where_sessions_name_their_analyst():
+    """Command 1 runs C_analyst, M0_analyst and M0 on the extended benchmark beside C and D, never on
+    the paper's, whose sessions name no analyst (M0 by its `main_run: [extended]`)."""
+    scoped = {"C_analyst", "M0_analyst", "M0"}
+    paper = {c for _, c in main_run_cells(vocabulary.PAPER_BENCHMARK, CONDITIONS)}
+    extended = {(m, c) for m, c in main_run_cells(vocabulary.EXTENDED_BENCHMARK, CONDITIONS)}
+    assert not scoped & paper and {"C", "D"} <= paper
+    assert {("reader-probe", c) for c in scoped | {"C", "D"}} <= extended
+    assert CONDITIONS["M0"].main_run == (vocabulary.EXTENDED_BENCHMARK,)
+    assert CONDITIONS["C_analyst"].description and CONDITIONS["M0_analyst"].description
+
+
+@pytest.mark.parametrize("name", ["C_analyst", "M0_analyst"])
+def test_scope_analyst_on_a_benchmark_without_analysts_is_one_line_naming_the_condition(name):
+    with pytest.raises(NoAnalystsError) as raised:
+        check_benchmark(CONDITIONS[name], vocabulary.PAPER_BENCHMARK)
+    text = str(raised.value)
+    assert text.startswith(f"condition {name} (") and "scope: analyst" in text and "\n" not in text, text
+    check_benchmark(CONDITIONS[name], vocabulary.EXTENDED_BENCHMARK)
+
+
+def test_main_run_names_benchmarks_the_condition_applies_to(tmp_path):
+    scoped = "conditions:\n  Z:\n    memory: {implementation: episodic, params: {window: 5, scope: analyst}}\n"
+    with pytest.raises(NoAnalystsError, match="^condition Z .*the paper benchmark's sessions name no analyst"):
+        check_condition(load_conditions(_file(tmp_path, scoped + "    main_run: [paper]\n"))["Z"])
+    path = _file(tmp_path, scoped + "    main_run: [extended, papers]\n")
+    with pytest.raises(ConfigError, match=r"field 'conditions.Z.main_run': expected true, false or a list .* got 'papers'"):
+        check_condition(load_conditions(path)["Z"])
+    with pytest.raises(ConfigError, match=r"field 'conditions.Z.main_run'"):
+        load_conditions(_file(tmp_path, scoped + "    main_run: []\n"))
+    check_condition(load_conditions(_file(tmp_path, scoped + "    main_run: [extended]\n"))["Z"])

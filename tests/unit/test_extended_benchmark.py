@@ -17,6 +17,7 @@ from memsql_assets.lib.benchmark.extended import (
     layout,
     load_extended_template,
     phrasing_index,
+    stride,
 )
 from memsql_assets.lib.errors import TemplateError
 from memsql_assets.lib.vocabulary import CROSS_SESSION_TAGS, GUESS_FLOOR_MAX_PCT, PHENOMENA
@@ -59,28 +60,39 @@ def _session_turns():
 
 
 def _continuing_turns():
-    """A hand-built variant continuing v0's session: a and b from last time (cross_session), b as the
-    convention it taught (taught_convention), b changed to b0 (knowledge_update), then used again."""
+    """A hand-built variant continuing v0's session: a as taught last time (taught_convention), then b
+    changed to b0 (knowledge_update): each needs a key its own session has not stated."""
     return [
-        _turn("cross_session", refs=["a", "b"], question="picking up from last time: both"),
-        _turn("taught_convention", refs=["a", "b"], question="both, as I defined b"),
-        {**_turn("knowledge_update", refs=["a"], binds={"b": "b0"}, overwrites=["b"], question="from now on b is {b0}"),
-         "sql": "SELECT {a} AS a, {b0} AS b", "paraphrase": "SELECT {b0} AS b2, {a} AS a2"},
-        _turn("knowledge_update", refs=["a", "b"], question="both, with b as it is now"),
+        {**_turn("taught_convention", refs=["a"], question="a as I said last time"),
+         "sql": "SELECT {a} AS a", "paraphrase": "SELECT {a} AS a2"},
+        {**_turn("knowledge_update", refs=["b"], binds={"b": "b0"}, overwrites=["b"], question="from now on b is {b0}"),
+         "sql": "SELECT {b} AS was, {b0} AS b", "paraphrase": "SELECT {b0} AS b2, {b} AS was2"},
     ]
 
 
-def _write(tmp_path: Path, source: str, turns, n_variants: int = 6, continuing=None, **top) -> Path:
+def _chain_turns():
+    """A hand-built third session, continuing vc's: a from last time, then a (v0's) with b as vc changed it."""
+    return [
+        {**_turn("cross_session", refs=["a"], question="picking up from last time: a"),
+         "sql": "SELECT {a} AS a", "paraphrase": "SELECT {a} AS a2"},
+        _turn("chained", refs=["a", "b"], question="both, with b as it is now"),
+    ]
+
+
+def _write(tmp_path: Path, source: str, turns, n_variants: int = 6, continuing=None, chain=None, **top) -> Path:
+    """Six variants of `turns`, vc continuing v0 and vd continuing vc: one history (the layout: session 1
+    the twin, then the history's three sessions one apart, last the returning session)."""
     directory = tmp_path / "extended"
     directory.mkdir(exist_ok=True)
     doc = {
         "source": source,
         "profile": "p",
-        "sessions": 4,
+        "sessions": 5,
         "returning": 1,
-        "continuing": 1,
+        "histories": 1,
         "variants": [{"id": f"v{i}", "turns": turns} for i in range(n_variants)]
-        + [{"id": "vc", "continues": "v0", "turns": continuing or _continuing_turns()}],
+        + [{"id": "vc", "continues": "v0", "turns": continuing or _continuing_turns()}]
+        + [{"id": "vd", "continues": "vc", "turns": chain or _chain_turns()}],
         **top,
     }
     (directory / f"{source}.yaml").write_text(yaml.safe_dump(doc), encoding="utf-8")
@@ -93,7 +105,7 @@ PROFILES = {"p": [{"a0": 1, "b0": 2, "a1": 3, "b1": 4, "z": 5}, {"a0": 6, "b0": 
 def test_each_phenomenon_on_a_hand_built_session(tmp_path):
     template = load_extended_template("sec_edgar", _write(tmp_path, "sec_edgar", _session_turns()))
     sessions = generate_extended_source(template, PROFILES)
-    first, twin = sessions[2], sessions[0]  # the returning session (profile 0), and its twin two before
+    first, twin = sessions[4], sessions[0]  # the returning session (profile 0), and its twin four before
     by_tag = {t.tag: t for t in first.turns}
     assert set(by_tag) == set(PHENOMENA) - set(CROSS_SESSION_TAGS)
     assert not by_tag["baseline"].memory_critical and not by_tag["detour"].memory_critical
@@ -113,38 +125,80 @@ def test_each_phenomenon_on_a_hand_built_session(tmp_path):
         for t in first.turns[:-1]
     ]
     assert by_tag["distractor"].twin_session_id == twin.session_id == "SEC-X-001"
-    assert [t.tag for s in sessions[:3] if s is not first for t in s.turns].count("distractor") == 0
+    assert [t.tag for s in sessions[:4] for t in s.turns].count("distractor") == 0
 
 
-def test_each_cross_session_tag_on_a_hand_built_continuing_session(tmp_path):
-    """Session 4 continues session 2 (v0, profile 0, without its distractor: it ended with a=a1=3,
-    b=b1=4), as the same analyst; its values come only from there, and the knowledge update makes the
-    old convention the stale ground truth."""
-    template = load_extended_template("sec_edgar", _write(tmp_path, "sec_edgar", _session_turns()))
-    sessions = generate_extended_source(template, PROFILES)
-    continued, later = sessions[1], sessions[3]
-    assert (continued.variant_id, later.variant_id) == ("v0", "vc")
-    assert later.analyst == continued.analyst != sessions[0].analyst
-    assert {t.continues_session_id for t in later.turns} == {continued.session_id}
-    cross, taught, update, use = later.turns
-    assert (cross.tag, taught.tag, update.tag, use.tag) == ("cross_session", "taught_convention", "knowledge_update", "knowledge_update")
-    # turn 1 needs memory: its values were bound only by the continued session
-    assert cross.memory_critical and cross.gt_sql == taught.gt_sql == "SELECT 3 AS a, 4 AS b"
-    assert cross.fallback_sql == "SELECT 8 AS a, 9 AS b"  # the neighbouring profile's continuation
-    assert update.gt_sql == "SELECT 3 AS a, 2 AS b" and update.stale_gt_sql is None
-    assert use.gt_sql == "SELECT 3 AS a, 2 AS b" and use.stale_gt_sql == "SELECT 3 AS a, 4 AS b"
+def test_each_cross_session_tag_on_a_hand_built_history(tmp_path):
+    """Sessions 2, 3 and 4 are one analyst's history (v0, vc, vd; profile 0: v0 without its distractor
+    ends with a=a1=3, b=b1=4); vc changes b to b0=2, and vd's chained turn needs v0's a with vc's b: its
+    stale ground truth is the one with the b that vc's update replaced."""
+    directory = _write(tmp_path, "sec_edgar", _session_turns())
+    sessions = generate_extended_source(load_extended_template("sec_edgar", directory), PROFILES)
+    first, second, third = sessions[1:4]
+    assert [s.variant_id for s in sessions] == ["v0", "v0", "vc", "vd", "v0"]
+    assert first.analyst == second.analyst == third.analyst != sessions[0].analyst != sessions[4].analyst
+    assert {t.continues_session_id for t in second.turns} == {first.session_id}
+    assert {t.continues_session_id for t in third.turns} == {second.session_id}
+    cross, update = second.turns
+    assert (cross.tag, update.tag) == ("taught_convention", "knowledge_update")
+    # turn 1 needs memory: its value was bound only by the first session
+    assert cross.memory_critical and cross.gt_sql == "SELECT 3 AS a"
+    assert cross.fallback_sql == "SELECT 8 AS a"  # the neighbouring profile's continuation
+    # v0's own correction (b0=2 to b1=4) reaches it: the stale ground truth keeps b0
+    assert update.gt_sql == "SELECT 4 AS was, 2 AS b" and update.stale_gt_sql == "SELECT 2 AS was, 2 AS b"
+    resume, chained = third.turns
+    assert resume.gt_sql == "SELECT 3 AS a" and resume.stale_gt_sql is None
+    assert chained.tag == "chained" and chained.memory_critical
+    assert chained.gt_sql == "SELECT 3 AS a, 2 AS b" and chained.stale_gt_sql == "SELECT 3 AS a, 4 AS b"
     assert extended_violations([dict(t.__dict__) for s in sessions for t in s.turns]) == []
 
 
 def test_a_continuation_of_a_later_session_or_another_analyst_fails(tmp_path):
     template = load_extended_template("sec_edgar", _write(tmp_path, "sec_edgar", _session_turns()))
     slots = layout(template)
-    later = [*slots[:1], replace(slots[3], continues=2), slots[2], slots[1]]
-    with pytest.raises(TemplateError, match=r"sec_edgar.yaml: variant vc, turn 1: SEC-X-002 refers to SEC-X-003, which comes later"):
+    later = [slots[0], replace(slots[3], continues=2), slots[2], slots[1], slots[4]]
+    with pytest.raises(TemplateError, match=r"sec_edgar.yaml: variant vd, turn 1: SEC-X-002 refers to SEC-X-003, which comes later"):
         generate_extended_source(template, PROFILES, later)
-    stranger = [*slots[:3], replace(slots[3], analyst=99)]
-    with pytest.raises(TemplateError, match=r"variant vc, turn 1: SEC-X-004 \(SEC-A099\) refers to SEC-X-002 of another analyst"):
+    stranger = [*slots[:3], replace(slots[3], analyst=99), slots[4]]
+    with pytest.raises(TemplateError, match=r"variant vd, turn 1: SEC-X-004 \(SEC-A099\) refers to SEC-X-003 of another analyst"):
         generate_extended_source(template, PROFILES, stranger)
+
+
+def test_a_cross_session_turn_its_own_session_answers_fails_loading(tmp_path):
+    """vd's turn 2 needs only a, which its turn 1 already states: nothing across sessions is measured."""
+    chain = [_chain_turns()[0], {**_chain_turns()[0], "tag": "chained", "phrasings": ["a again", "a once more", "a, again"]}]
+    with pytest.raises(TemplateError) as err:
+        load_extended_template("sec_edgar", _write(tmp_path, "sec_edgar", _session_turns(), chain=chain))
+    message = str(err.value)
+    assert "\n" not in message and "sec_edgar.yaml: variant vd, turn 2.refs: a chained turn answerable inside its own session" in message
+
+
+def test_a_history_that_branches_fails_loading(tmp_path):
+    """Two variants continuing v0 would give one analyst two next sessions: a history is one chain."""
+    directory = _write(tmp_path, "sec_edgar", _session_turns())
+    path = directory / "sec_edgar.yaml"
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    doc["variants"].append({"id": "ve", "continues": "v0", "turns": _continuing_turns()})
+    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    with pytest.raises(TemplateError, match=r"variants\[8\].continues: 'v0' is not a variant listed before it that no other continues"):
+        load_extended_template("sec_edgar", directory)
+
+
+def test_the_built_turns_are_checked_value_by_value(tmp_path):
+    """history_violations reads values, not templates: a cross-session turn whose own session came to state
+    its value, or whose value no earlier session of its analyst states, is reported by session and turn."""
+    from memsql_assets.lib.benchmark.extended import history_violations
+
+    sessions = generate_extended_source(load_extended_template("sec_edgar", _write(tmp_path, "sec_edgar", _session_turns())), PROFILES)
+    by_session = {s.session_id: [dict(t.__dict__) for t in s.turns] for s in sessions}
+    assert history_violations(by_session) == {}
+    third = by_session["SEC-X-004"]
+    third[0]["question"] = "picking up from last time: a is 3, and b is 2"  # now it states b (2) itself
+    assert history_violations(by_session) == {("SEC-X-004", 2): "a chained turn answerable inside its own session"}
+    for turn in by_session["SEC-X-002"] + by_session["SEC-X-003"]:  # the history no longer holds a=3
+        turn["state_updates"] = {}
+        turn["gt_sql"] = turn["question"] = "SELECT 0"
+    assert history_violations(by_session)[("SEC-X-003", 1)] == "no earlier turn of its analyst states ['a']"
 
 
 def test_last_time_outside_a_continuing_variant_fails_loading(tmp_path):
@@ -239,10 +293,11 @@ def test_an_origin_phrase_is_checked_against_turn_one(tmp_path):
 
 
 def test_phrasings_are_spread_evenly_over_a_turns_sessions():
-    """Per shipped (variant, turn), the sessions using each phrasing differ in number by at most one."""
+    """Per shipped (variant, turn), the sessions using each phrasing differ in number by at most one (a
+    returning session, worded as its twin by design, counted with it)."""
     for source in ("sec_edgar", "northwind", "bird_financial"):
         cells: dict[tuple[str, int], Counter] = {}
-        for slot in layout(load_extended_template(source, EXTENDED_DIR)):
+        for slot in (s for s in layout(load_extended_template(source, EXTENDED_DIR)) if s.twin is None):
             for index, turn in enumerate(slot.variant.turns, start=1):
                 phrasing = phrasing_index(slot.wording, turn, index)
                 cells.setdefault((slot.variant.id, index), Counter({p: 0 for p in range(len(turn.phrasings))}))[
@@ -251,28 +306,57 @@ def test_phrasings_are_spread_evenly_over_a_turns_sessions():
         assert all(max(c.values()) - min(c.values()) <= 1 for c in cells.values()), source
 
 
+def _slot_turns(slots, field):
+    """Per slot, a turn row naming the earlier session `field` ("twin" or "continues") points to."""
+    return [
+        {
+            "session_id": f"S-X-{i + 1:03d}",
+            "source": "S",
+            "twin_session_id": None if getattr(slot, field) is None else f"S-X-{getattr(slot, field) + 1:03d}",
+        }
+        for i, slot in enumerate(slots)
+    ]
+
+
 def test_every_distractor_turn_reaches_its_twin_up_to_w_32():
-    """The shipped layout: each returning session's twin is 32 positions earlier, in an earlier wave at
-    W = 1, 4, 8 and 32 (the runner's own waves), and only returning sessions ask a distractor turn."""
+    """The shipped layout: each returning session's twin is `sessions - returning` positions earlier, in
+    an earlier wave at W = 1, 4, 8 and 32 (the runner's own waves), and only returning sessions ask a
+    distractor turn."""
     from memsql_assets.lib.harness.schedule import twins_reachable_pct
 
     for source in ("sec_edgar", "northwind", "bird_financial"):
         template = load_extended_template(source, EXTENDED_DIR)
         slots = layout(template)
-        turns = [
-            {
-                "session_id": f"S-X-{i + 1:03d}",
-                "source": "S",
-                "twin_session_id": None if slot.twin is None else f"S-X-{slot.twin + 1:03d}",
-            }
-            for i, slot in enumerate(slots)
-        ]
+        turns = _slot_turns(slots, "twin")
         assert sum(slot.variant.turns[-1].tag == "distractor" for slot in slots) == template.returning
-        gap = template.sessions - template.returning - template.continuing
-        assert [t for t in turns if t["twin_session_id"]] == turns[gap : gap + template.returning]
+        gap = template.sessions - template.returning
+        assert [t for t in turns if t["twin_session_id"]] == turns[gap:]
         for w in (1, 4, 8, 32):
             assert twins_reachable_pct(turns, w) == 100.0, (source, w)
-        assert twins_reachable_pct(turns, 33) < 90.0  # beyond the gap, a twin shares a wave
+
+
+def test_every_history_session_reaches_the_one_before_up_to_its_stride():
+    """The shipped histories: an analyst's sessions lie `stride` (11) positions apart, so at every W up to
+    it each ran in a later wave than the one it continues (the runner's waves), and at W = 12 some do not;
+    at least a third of the sessions belong to a history of 3 to 6 sessions, interleaved with other
+    analysts' sessions of the same variants."""
+    from memsql_assets.lib.harness.schedule import twins_reachable_pct
+
+    for source in ("sec_edgar", "northwind", "bird_financial"):
+        template = load_extended_template(source, EXTENDED_DIR)
+        slots = layout(template)
+        assert stride(template) == 11
+        turns = _slot_turns(slots, "continues")
+        for w in (1, 4, 8, 11):
+            assert twins_reachable_pct(turns, w) == 100.0, (source, w)
+        assert twins_reachable_pct(turns, 12) < 100.0
+        sizes = Counter(slot.analyst for slot in slots)
+        in_history = [slot for slot in slots if sizes[slot.analyst] > 1]
+        assert all(3 <= sizes[slot.analyst] <= 6 for slot in in_history)
+        assert 3 * len(in_history) >= len(slots)
+        mine = [i for i, slot in enumerate(slots) if slot.analyst == in_history[0].analyst]
+        between = {slots[i].analyst for i in range(mine[0] + 1, mine[1])}
+        assert len(between) >= 3 and in_history[0].analyst not in between
 
 
 def test_shipped_templates_load_and_cover_every_phenomenon(tmp_path):
@@ -284,7 +368,7 @@ def test_shipped_templates_load_and_cover_every_phenomenon(tmp_path):
 
 
 @pytest.mark.slow
-def test_extended_benchmark_on_embedded_data(embedded_dbs):
+def test_extended_benchmark_on_embedded_data(embedded_dbs, history_checks):
     """The wording check passes on every turn (the build raises otherwise), every memory-critical turn has
     its guess_rate and their mean stays under the guess-floor target, and most detours carry no marker."""
     from memsql_assets.lib.benchmark.answer_check import check_answers
@@ -301,8 +385,12 @@ def test_extended_benchmark_on_embedded_data(embedded_dbs):
     assert all(t["guess_rate"] is not None for t in critical)
     assert 100 * sum(t["guess_rate"] for t in critical) / len(critical) <= GUESS_FLOOR_MAX_PCT
     assert all(set(t["guess_values"]) == set(t["referenced_context_keys"]) for t in turns)
-    detours = [t for t in turns if t["tag"] == "detour"]
+    # a history's sessions mark every aside ("Separately: ..."); elsewhere most detours are unmarked
+    sessions_of = Counter(a for _, a in {(t["session_id"], t["analyst"]) for t in turns})
+    detours = [t for t in turns if t["tag"] == "detour" and sessions_of[t["analyst"]] == 1]
     assert 0 < sum(t["explicit_marker"] for t in detours) < len(detours) / 2
+    assert all(t["explicit_marker"] for t in turns if t["tag"] == "detour" and sessions_of[t["analyst"]] > 1)
+    history_checks(turns)
     assert check_ground_truth(turns, embedded_dbs).ok
     assert check_answers(turns, embedded_dbs).ok
 
@@ -317,8 +405,8 @@ def test_contamination_counts_only_another_analysts_values(tmp_path):
     directory = _write(tmp_path, "sec_edgar", _session_turns())
     sessions = generate_extended_source(load_extended_template("sec_edgar", directory), PROFILES)
     table = other_profile_table(sessions, extended_walk(directory)).to_pylist()
-    continued, other, later = sessions[1], sessions[0], sessions[3]
+    continued, other, later = sessions[1], sessions[0], sessions[2]
     walked = {r["session_id"]: r["sql"] for r in table if r["variant_id"] == "vc" and r["turn_index"] == 1}
     assert walked[continued.session_id] == later.turns[0].gt_sql
-    assert walked[other.session_id] == "SELECT 8 AS a, 9 AS b" != later.turns[0].gt_sql
+    assert walked[other.session_id] == "SELECT 8 AS a" != later.turns[0].gt_sql
     assert other.analyst != later.analyst

@@ -10,12 +10,11 @@ from collections import defaultdict
 
 import pytest
 
-from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.reference.builtins import answer
 from memsql_assets.lib.sql.compare import strict_equal
 from memsql_assets.lib.sql.execute import run_query
 from memsql_assets.lib.sql.sandbox import open_readonly
-from memsql_assets.lib.vocabulary import GUESS_FLOOR_MAX_PCT, GUESS_PROBE, SOURCE_PREFIXES
+from memsql_assets.lib.vocabulary import GUESS_FLOOR_MAX_PCT, GUESS_PROBE, SOURCE_BY_PREFIX, SOURCE_PREFIXES
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,7 @@ from memsql_assets.lib.benchmark.sample import (
     sample_turns,
     strata,
 )
+from memsql_assets.lib.vocabulary import REPORT_SOURCES
 
 
 def _turns(sizes):
@@ -61,3 +62,26 @@ def test_sample_turns_keeps_whole_sessions():
 def test_sizes_outside_the_range_name_it(n):
     with pytest.raises(SampleSizeError, match=rf"sessions {n}: expected 9 to {sum(SIZES.values())}"):
         sample_sessions(_turns(SIZES), n)
+
+
+def test_an_analysts_history_is_sampled_whole():
+    """Extended-shaped turns: per source, 40 sessions, of which 7 analysts have a history of four (8 apart,
+    as extended.layout lays them out) and the rest an analyst of their own. Every sample takes a history
+    with all its sessions or none, and holds at most three sessions per stratum more than asked."""
+    turns = []
+    for src in REPORT_SOURCES:
+        for i in range(40):
+            h = i - 4
+            analyst = f"{src}-A{5 + h % 8:03d}" if 0 <= h < 32 and h % 8 < 7 else f"{src}-A{i + 1:03d}"
+            turns += [{"session_id": f"{src}-X-{i + 1:03d}", "source": src, "tier": 3, "turn_index": k, "analyst": analyst}
+                      for k in (1, 2)]
+    analyst_of = {t["session_id"]: t["analyst"] for t in turns}
+    history = Counter(analyst_of.values())
+    assert sorted(Counter(history.values()).items()) == [(1, 3 * 12), (4, 3 * 7)]
+    for n in (3, 6, 10, 31, 60, 120):
+        chosen = sample_sessions(turns, n)
+        assert n <= len(chosen) <= n + 3 * 3
+        per_analyst = Counter(analyst_of[sid] for sid in chosen)
+        assert all(count == history[a] for a, count in per_analyst.items()), n
+        assert {sid.split("-")[0] for sid in chosen} == set(REPORT_SOURCES)
+    assert any(history[a] == 4 for a in map(analyst_of.get, sample_sessions(turns, 10)))

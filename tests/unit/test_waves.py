@@ -13,7 +13,7 @@ from memsql_assets.lib.conditions import get_condition
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.harness.results import progress_dir
 from memsql_assets.lib.harness.runner import PartitionRunner
-from memsql_assets.lib.harness.schedule import waves
+from memsql_assets.lib.harness.schedule import history_reach, waves
 from memsql_assets.lib.harness.settings import resolve_wave_size
 from memsql_assets.lib.memory.plugins import build_memory
 
@@ -35,6 +35,29 @@ def test_wave_size_defaults_to_the_concurrency_and_below_one_is_an_error():
     for bad in (0, -1, True, 2.5, "4"):
         with pytest.raises(MemsqlError, match=r"wave size must be an integer >= 1 .*got"):
             resolve_wave_size(bad, 16)  # type: ignore[arg-type]
+
+
+def _turns(continues: dict[str, str], n: int = 24) -> list[dict[str, object]]:
+    ids = [f"NW-X-{i:03d}" for i in range(1, n + 1)]
+    return [{"session_id": s, "source": "NW", "continues_session_id": continues.get(s)} for s in ids] + [
+        {"session_id": "SEC-X-001", "source": "SEC"}
+    ]
+
+
+def test_the_wave_size_keeps_every_history_reachable():
+    # Each history step is 11 positions: W = 11 puts the three sessions in waves 0, 1, 2; W = 12 puts the first two in one.
+    turns = _turns({"NW-X-012": "NW-X-001", "NW-X-023": "NW-X-012"})
+    reach = history_reach(turns)
+    assert reach == 11
+    chains = waves(sorted({str(t["session_id"]) for t in turns}), reach, {str(t["session_id"]): str(t["source"]) for t in turns})
+    wave_of = {s: i for wave_list in chains.values() for i, w in enumerate(wave_list) for s in w}
+    assert wave_of["NW-X-001"] < wave_of["NW-X-012"] < wave_of["NW-X-023"]
+    assert history_reach(_turns({})) is None, "no history: no cap (the paper's benchmark)"
+    assert history_reach(_turns({"NW-X-005": "NW-X-099"})) == 25, "a history outside a sample constrains nothing"
+    # The cap applies to the default only: a W the user asks for stands, and a lower concurrency wins.
+    assert resolve_wave_size(None, 32, reach) == 11
+    assert resolve_wave_size(None, 4, reach) == 4
+    assert resolve_wave_size(16, 32, reach) == 16
 
 
 def _runner(home, condition: str, wave_size: int) -> PartitionRunner:
@@ -69,7 +92,7 @@ class _Recording(PartitionRunner):
         self.started: list[tuple[str, int]] = []
         self.fail_before_sending: set[str] = set()
 
-    async def _run_turn(self, turn, sent=None):  # type: ignore[no-untyped-def]
+    async def run_turn(self, turn, sent=None):  # type: ignore[no-untyped-def]
         self.started.append((turn["session_id"], turn["turn_index"]))
         if turn["session_id"] in self.fail_before_sending:
             raise RuntimeError(f"{turn['session_id']} failed before its first request")

@@ -3,7 +3,10 @@
 -- each with its n and its Wilson interval over sessions; the epochs (n_epochs; n_turns
 -- counts turns x epochs) and, for a sample run (is_sample), the sample's size in sessions (n_sessions);
 -- on every row the benchmark's guess floor (guess-probe's memory-critical EX under A), to read each
--- model's A against; the context mode the partition ran in (what its memory was given).
+-- model's A against; the context mode the partition ran in (what its memory was given). The
+-- cross-session headline: memory-critical EX within a session (turns not tagged cross-session)
+-- beside EX on the cross-session turns, each with its Wilson interval over turns (the unit: turns),
+-- and the contaminated and stale-state counts beside them.
 with turns as (
     select
         benchmark,
@@ -15,6 +18,14 @@ with turns as (
         count(*) filter (where memory_critical) as n_memory_critical,
         {{ pct('count(*) filter (where ex_strict and memory_critical)', 'count(*) filter (where memory_critical)') }}
             as ex_memory_critical_pct,
+        count(*) filter (where memory_critical and not {{ is_cross_session() }}) as n_within_session,
+        count(*) filter (where ex_strict and memory_critical and not {{ is_cross_session() }})
+            as n_within_session_correct,
+        count(*) filter (where {{ is_cross_session() }}) as n_cross_session,
+        count(*) filter (where ex_strict and {{ is_cross_session() }}) as n_cross_session_correct,
+        count(*) filter (where contaminated) as n_contaminated,
+        count(*) filter (where contaminated and {{ is_cross_session() }}) as n_cross_session_contaminated,
+        count(*) filter (where stale_state) as n_stale_state,
         count(*) filter (where turn_index = 1) as n_turn1,
         {{ pct('count(*) filter (where ex_strict and turn_index = 1)', 'count(*) filter (where turn_index = 1)') }}
             as ex_turn1_pct,
@@ -56,6 +67,12 @@ select
     p.dagster_partition_key,
     p.result_file,
     p.partition_fingerprint,
+    {{ pct('t.n_within_session_correct', 't.n_within_session') }} as ex_within_session_pct,
+    ex_ci_lo(t.n_within_session_correct, t.n_within_session, t.n_within_session) as ex_within_session_ci_lo_pct,
+    ex_ci_hi(t.n_within_session_correct, t.n_within_session, t.n_within_session) as ex_within_session_ci_hi_pct,
+    {{ pct('t.n_cross_session_correct', 't.n_cross_session') }} as ex_cross_session_pct,
+    ex_ci_lo(t.n_cross_session_correct, t.n_cross_session, t.n_cross_session) as ex_cross_session_ci_lo_pct,
+    ex_ci_hi(t.n_cross_session_correct, t.n_cross_session, t.n_cross_session) as ex_cross_session_ci_hi_pct,
     f.guess_floor_pct,
     t.ex_memory_critical_pct - f.guess_floor_pct as above_floor_pp
 from turns as t

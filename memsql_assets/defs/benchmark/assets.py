@@ -10,13 +10,13 @@ from memsql_assets.lib.atomic import sha256_file
 from memsql_assets.lib.benchmark.pipeline import build_measured_sessions, extract_all_profiles
 from memsql_assets.lib.benchmark.store import read_profiles, write_benchmark, write_profiles
 from memsql_assets.lib.code_versions import BENCHMARK_CODE, EXTENDED_ONLY_CODE, code_version
-from memsql_assets.lib.paths import benchmark_dir, source_db_path
+from memsql_assets.lib.paths import PROFILES_FILE, benchmark_dir, source_db_path
 from memsql_assets.lib.sources.config import SOURCE_NAMES
 from memsql_assets.lib.vocabulary import REPORT_SOURCES
 
 
 def profiles_path(memsql: MemsqlSettings):
-    return benchmark_dir(memsql.home_path) / "profiles.json"
+    return benchmark_dir(memsql.home_path) / PROFILES_FILE
 
 
 @dg.asset(

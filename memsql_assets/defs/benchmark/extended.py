@@ -20,7 +20,7 @@ from memsql_assets.lib.benchmark.store import (
 )
 from memsql_assets.lib.code_versions import BENCHMARK_CODE, code_version
 from memsql_assets.lib.memory.embeddings import EmbeddingCache
-from memsql_assets.lib.paths import benchmark_dir, embeddings_cache_dir, source_db_path
+from memsql_assets.lib.paths import PROFILES_FILE, benchmark_dir, embeddings_cache_dir, source_db_path
 from memsql_assets.lib.sources.config import SOURCE_NAMES
 from memsql_assets.lib.vocabulary import EXTENDED_BENCHMARK, PHENOMENA, REPORT_SOURCES
 
@@ -40,7 +40,8 @@ def _tag_table(turns: list) -> str:
     code_version=code_version(*BENCHMARK_CODE),
     description="The extended benchmark (docs/specification.md, section 6): profiles by "
     "templates/extended/profiles.yaml, then each source's tagged templates (long-range references, "
-    "corrections with their stale ground truth, entity switches, cross-session distractors, varied wording) "
+    "corrections with their stale ground truth, entity switches, cross-session distractors, varied wording, "
+    "analysts' histories of four sessions) "
     "instantiated, their wording checked (lib/benchmark/wording.py) and verified against the extended "
     "invariants; each memory-critical turn's guess_rate is measured as the paper's. Writes benchmark/extended/, and embeds its "
     "questions into the home's embedding cache for the conditions that retrieve by similarity.",
@@ -50,7 +51,7 @@ def extended_sessions(context: dg.AssetExecutionContext, memsql: MemsqlSettings)
     out = benchmark_dir(home, EXTENDED_BENCHMARK)
     db_paths = {s: source_db_path(home, s) for s in SOURCE_NAMES}
     profiles = extract_all_profiles(db_paths, EXTENDED_DIR)
-    write_profiles(out / "profiles.json", profiles)
+    write_profiles(out / PROFILES_FILE, profiles)
     built = build_measured_extended_sessions(profiles, db_paths)
     paths = write_benchmark(out, built, EXTENDED_TURNS_SCHEMA)
     turns = [t for s in built for t in s.turns]
@@ -93,7 +94,9 @@ def extended_sessions_suite(memsql: MemsqlSettings) -> dg.AssetCheckResult:
     blocking=True,
     description="GX suite expectations/extended_turns.json: the turn count, every turn tagged with a "
     "phenomenon and every phenomenon in every source, referenced keys bound earlier, a stale ground truth "
-    "only after a correction and never equal to the ground truth, long-range turns 3 to 8 turns back.",
+    "only after a correction and never equal to the ground truth, long-range turns 3 to 8 turns back, "
+    "the cross-session turns' count, each answerable from its analyst's earlier sessions' questions and SQL "
+    "and not from its own session (lib/benchmark/extended.py history_violations).",
 )
 def extended_turns_suite(memsql: MemsqlSettings) -> dg.AssetCheckResult:
     return suite_check(memsql.home_path, EXTENDED_BENCHMARK, "extended_turns_frame", "extended_turns", "turn_id")

@@ -26,6 +26,7 @@ from memsql_assets.lib.code_versions import (
     code_version,
     digest,
 )
+from memsql_assets.lib.console import report_progress
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.evaluation.interval import interval_text
 from memsql_assets.lib.harness.results import comparable_rows
@@ -36,7 +37,7 @@ from memsql_assets.lib.paths import embeddings_cache_dir, results_root
 from memsql_assets.lib.sources.config import SOURCE_NAMES
 from memsql_assets.lib.trajectories.lookup import trajectory_lookup
 from memsql_assets.lib.viewer.server import partition_url
-from memsql_assets.lib.vocabulary import EXTENDED_BENCHMARK, MUST_SCORE_100, PAPER_BENCHMARK
+from memsql_assets.lib.vocabulary import EXTENDED_BENCHMARK, MUST_SCORE_100, PAPER_BENCHMARK, History
 
 
 @dg.asset(
@@ -131,14 +132,14 @@ def _evaluate(
     last_log = [0.0]
 
     def progress(stats: RunStats) -> None:
+        label = f"{model}/{condition}" + (f" epoch {stats.epoch}" if stats.epoch > 1 else "")
+        report_progress(label, stats)
         now = time.monotonic()
         if now - last_log[0] >= 5 or stats.done_turns == stats.total_turns:
             last_log[0] = now
             eta = f"{stats.eta_s:.0f}s" if stats.eta_s is not None else "?"
-            epoch = f" epoch {stats.epoch}" if stats.epoch > 1 else ""
             context.log.info(
-                f"{model}/{condition}{epoch}: {stats.done_turns}/{stats.total_turns} turns, "
-                f"EX so far {stats.ex:.1f} %, ETA {eta}"
+                f"{label}: {stats.done_turns}/{stats.total_turns} turns, EX so far {stats.ex:.1f} %, ETA {eta}"
             )
 
     _within_budget(context, memsql.home_path, model, condition, evaluation, benchmark)
@@ -156,8 +157,8 @@ def _evaluate(
     for warning in s["warnings"]:
         context.log.warning(warning)
     check = _harness_integrity(model, s, outcome.rows)
-    if evaluation.sessions:  # the check's output is required: it checks the sample's rows
-        yield _sample_observation(context, s, outcome.result_path)
+    if evaluation.sessions or s["history"] != History.MODEL:  # the check's output is required: it checks these rows
+        yield _observation(context, s, outcome.result_path)
         yield check
         return
     yield dg.MaterializeResult(
@@ -237,18 +238,20 @@ def _metadata(s: dict[str, Any], path: Path, benchmark: str, model: str, conditi
     }
 
 
-def _sample_observation(
-    context: dg.AssetExecutionContext, s: dict[str, Any], path: Path
-) -> dg.AssetObservation:
-    """A sample run in the UI: an observation of the partition without a data version, so the
-    latest materialization (the full evaluation) stays the current one and nothing turns stale."""
+def _observation(context: dg.AssetExecutionContext, s: dict[str, Any], path: Path) -> dg.AssetObservation:
+    """A sample run, or a gold-history one, in the UI: an observation of the partition without a data
+    version, so the latest materialization (the model-history full evaluation) stays the current one
+    and nothing turns stale."""
     ci = s["ex_strict_ci95"]
-    context.log.info(f"sample of {s['sessions']} sessions x {s['epochs']} epochs: not a materialization")
+    sample = not s["complete"]
+    what = f"sample of {s['sessions']} sessions" if sample else "full evaluation"
+    context.log.info(f"{what} with {s['history']} history x {s['epochs']} epochs: not a materialization")
     return dg.AssetObservation(
         asset_key=context.asset_key,
         partition=context.partition_key,
         metadata={
-            "sample": True,
+            "sample": sample,
+            "history": s["history"],
             "sessions": s["sessions"],
             "epochs": s["epochs"],
             "n_turns": s["n_turns"],

@@ -28,6 +28,7 @@ from memsql_assets.defs.resources import model_api_keys
 from memsql_assets.lib.code_versions import digest
 from memsql_assets.lib.conditions import CONDITIONS
 from memsql_assets.lib.errors import MemsqlError
+from memsql_assets.lib.memory.plugins import applies
 from memsql_assets.lib.models.registry import Registry, load_registry
 from memsql_assets.lib.vocabulary import PAPER_BENCHMARK
 
@@ -164,6 +165,34 @@ def over_cost_cap(
     return f"{plan.describe()}: above the registry's max_cost_usd ${entry.max_cost_usd:,.2f}"
 
 
+class AppliesToBenchmark(dg.AutomationCondition):
+    """The candidate partitions whose condition applies to the asset's benchmark: a memory scoped to
+    the analyst never runs where the sessions name no analyst (lib/memory/plugins.py `applies`)."""
+
+    @property
+    def name(self) -> str:
+        return "applies_to_benchmark"
+
+    def evaluate(self, context: dg.AutomationContext) -> dg.AutomationResult:
+        candidates = context.candidate_subset
+        if candidates.is_empty:
+            return dg.AutomationResult(context, candidates)
+        benchmark = next(b for b, name in TURN_RESULTS.items() if name == context.key.to_user_string())
+        left_out = {
+            key
+            for key in candidates.expensively_compute_partition_keys()
+            if not applies(CONDITIONS[_dimensions(key)["condition"]], benchmark)
+        }
+        if not left_out:
+            return dg.AutomationResult(context, candidates)
+        skipped = candidates.compute_intersection_with_partition_keys(left_out)
+        return dg.AutomationResult(context, candidates.compute_difference(skipped))
+
+
+def _dimensions(key: str) -> dict[str, str]:
+    return evaluation_partitions.get_partition_key_from_str(key).keys_by_dimension
+
+
 class WithinCostCap(dg.AutomationCondition):
     """The candidate partitions whose run stays within their model's `max_cost_usd`; each one left
     out is logged with its bound (the count reads the request store, so only capped models pay it)."""
@@ -181,7 +210,7 @@ class WithinCostCap(dg.AutomationCondition):
         benchmark = next(b for b, name in TURN_RESULTS.items() if name == asset)
         over = set()
         for key in candidates.expensively_compute_partition_keys():
-            dims = evaluation_partitions.get_partition_key_from_str(key).keys_by_dimension
+            dims = _dimensions(key)
             reason = over_cost_cap(registry, dims["model"], dims["condition"], benchmark)
             if reason is not None:
                 context.log.info(f"{asset} {key} not launched: {reason}")
@@ -204,8 +233,12 @@ EVALUATE_WHEN_OUT_OF_DATE = (
     & ~dg.AutomationCondition.any_deps_missing()
     & ~dg.AutomationCondition.any_deps_in_progress()
     & ~dg.AutomationCondition.in_progress()
+    & AppliesToBenchmark()
     & WithinCostCap()
-).with_label("missing, new code version or new input data version, within the model's max_cost_usd")
+).with_label(
+    "missing, new code version or new input data version, its condition applying to the benchmark, "
+    "within the model's max_cost_usd"
+)
 
 automation_sensor = dg.AutomationConditionSensorDefinition(
     "memsql_automation",

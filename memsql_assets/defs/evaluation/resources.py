@@ -5,6 +5,7 @@ import dagster as dg
 from memsql_assets.lib.harness.settings import EvalSettings
 
 SAMPLE_TAG = "memsql/sample"  # on the Dagster run of a sample: its session count
+HISTORY_TAG = "memsql/history"  # on the Dagster run of a gold-history evaluation (lib/history.py)
 
 
 class EvaluationSettings(dg.ConfigurableResource, EvalSettings):

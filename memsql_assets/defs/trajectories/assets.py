@@ -25,10 +25,12 @@ from memsql_assets.lib.trajectories.store import (
     STORE_REPORT_FILE,
     QuestionPlan,
     StoreReport,
-    build_trajectory_store,
+    build_home_store,
     plan_questions,
     store_coverage,
 )
+
+QUESTIONS_FILE = "questions.json"  # synthetic_questions' plan, which trajectory_store explores
 
 
 def _dir(memsql: MemsqlSettings):
@@ -63,7 +65,7 @@ def synthetic_questions(memsql: MemsqlSettings, trajectories: TrajectorySettings
         else None
     )
     plan = plan_questions(_db_paths(memsql), trajectories.budget, trajectories.seed, exclude, propose)
-    path = _dir(memsql) / "questions.json"
+    path = _dir(memsql) / QUESTIONS_FILE
     data = plan.to_file_json()
     write_text_atomic(path, json.dumps(data, indent=2, sort_keys=True))
     info = plan.as_json()
@@ -116,31 +118,20 @@ def trajectory_store(memsql: MemsqlSettings, trajectories: TrajectorySettings):
             "trajectories.explorer is 'llm' but trajectories.explorer_model names no registry model"
         )
     report = _build_store(memsql, trajectories)
-    composites_path = composite_tools_path(memsql.home_path)
-    write_text_atomic(
-        composites_path, json.dumps([c.as_json() for c in report.composites], indent=2, sort_keys=True)
-    )
     yield _store_result(memsql, report)
-    yield _composites_result(trajectories, report, composites_path)
+    yield _composites_result(trajectories, report, composite_tools_path(memsql.home_path))
 
 
 def _build_store(memsql: MemsqlSettings, trajectories: TrajectorySettings) -> StoreReport:
     """Explore the planned synthetic questions and store their trajectories (ChromaDB + JSON)."""
-    db_paths = _db_paths(memsql)
     plan = QuestionPlan.from_file_json(
-        json.loads((_dir(memsql) / "questions.json").read_text(encoding="utf-8")), db_paths
+        json.loads((_dir(memsql) / QUESTIONS_FILE).read_text(encoding="utf-8")), _db_paths(memsql)
     )
-    return build_trajectory_store(
-        db_paths,
-        trajectories.budget,
-        trajectories.seed,
-        trajectories.theta if trajectories.theta < 1 else int(trajectories.theta),
-        trajectories.max_len,
+    return build_home_store(
+        memsql.home_path,
+        trajectories.store_settings(),
         frozenset(),
-        chroma_client(memsql.home_path),
-        json_dir=_dir(memsql) / "json",
         questions=plan,
-        explorer_kind=trajectories.explorer,
         propose=(
             trajectories.propose(memsql.home_path, trajectories.explorer_model)
             if trajectories.explorer == "llm"

@@ -9,24 +9,31 @@ from memsql_assets.defs.resources import model_api_keys
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.models.registry import load_registry
 from memsql_assets.lib.models.request_store import RequestStore
+from memsql_assets.lib.trajectories.store import StoreSettings
+
+_DEFAULTS = StoreSettings()
 
 
 class TrajectorySettings(dg.ConfigurableResource):
     """How the trajectory store is built: budget, composite-tool support and the explorer."""
 
-    budget: int = Field(default=60, description="N: synthetic questions in all.")
-    seed: int = Field(default=0, description="Seed of the deterministic question grammar and explorer.")
+    budget: int = Field(default=_DEFAULTS.budget, description="N: synthetic questions in all.")
+    seed: int = Field(default=_DEFAULTS.seed, description="Seed of the deterministic question grammar and explorer.")
     theta: float = Field(
-        default=0.25, description="Composite-tool support: a fraction of trajectories when < 1, else a count."
+        default=_DEFAULTS.theta,
+        description="Composite-tool support: a fraction of trajectories when < 1, else a count.",
     )
-    max_len: int = Field(default=3, description="Longest composite tool, in steps.")
-    explorer: str = Field(default="deterministic", description="`deterministic` or `llm`.")
+    max_len: int = Field(default=_DEFAULTS.max_len, description="Longest composite tool, in steps.")
+    explorer: str = Field(default=_DEFAULTS.explorer, description="`deterministic` or `llm`.")
     question_model: str = Field(
         default="", description="Registry key of the LLM that writes questions; empty: the grammar (offline)."
     )
     explorer_model: str = Field(
         default="", description="Registry key of the LLM that drives the llm explorer; empty: deterministic."
     )
+
+    def store_settings(self) -> StoreSettings:
+        return StoreSettings(self.budget, self.seed, self.theta, self.max_len, self.explorer)
 
     def propose(self, home: Path, model_key: str):
         """The registry model `model_key` as a messages -> text function (through the gateway)."""

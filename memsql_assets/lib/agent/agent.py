@@ -159,6 +159,7 @@ class Agent:
             trajectory=segments.get("explore") if segments else retrieval.trajectory or None,
             resolved=None if self.observed else resolution.values or None,
             blocks=tuple(b.render() for b in retrieval.blocks),
+            observed=self.observed,
         )
         messages = build_messages(parts)
         return TurnPrompt(

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memsql_assets.lib.sources.guidance import SOURCE_GUIDANCE
+from memsql_assets.lib.sources.guidance import guidance_lines
 
 SYSTEM_PROMPT = (
     "You are an expert SQLite analyst. Generate one valid SQLite query for the user’s question. "
@@ -30,6 +30,9 @@ SYSTEM_PROMPT = (
 RESOLVED_HEADER = "Resolved context:"
 SCHEMA_HEADER = "Schema:"
 OUTPUT_REQUIREMENTS_HEADER = "Output requirements:"
+RECENT_HEADER = "Recent conversation:"
+SIMILAR_HEADER = "Similar past turns:"
+QUESTION_PREFIX = "Question: "
 # The schema block of a prompt (build_messages): a block starts the text or follows a blank line.
 _SCHEMA_BLOCK_RE = re.compile(rf"(?:\A|\n\n){re.escape(SCHEMA_HEADER)}\n")
 
@@ -48,6 +51,7 @@ class PromptParts:
     trajectory: str | None = None
     resolved: Mapping[str, Any] | None = None
     blocks: Sequence[str] = ()  # a memory's other blocks, each its header line and text (a summary)
+    observed: bool = False  # observed context mode: the guidance names no annotation key (guidance.py)
 
     def __post_init__(self) -> None:
         if not self.output_requirements.strip():
@@ -81,11 +85,11 @@ def memory_blocks(parts: PromptParts) -> list[str]:
         blocks.append("Reference trajectory from a similar solved question:\n" + parts.trajectory)
     blocks += [b for b in parts.blocks if b]
     if parts.episodic:
-        blocks.append("Similar past turns:\n" + "\n\n".join(_turn_lines(p) for p in parts.episodic))
+        blocks.append(f"{SIMILAR_HEADER}\n" + "\n\n".join(_turn_lines(p) for p in parts.episodic))
     if parts.working:
         # Working memory arrives most recent first; show it in conversation order.
         history = "\n\n".join(_turn_lines(p) for p in reversed(list(parts.working)))
-        blocks.append("Recent conversation:\n" + history)
+        blocks.append(f"{RECENT_HEADER}\n{history}")
     if parts.resolved:
         blocks.append(render_resolved(parts.resolved))
     return blocks
@@ -95,10 +99,10 @@ def build_messages(parts: PromptParts) -> list[dict[str, str]]:
     """System prompt (A.1) + one user message: guidance, schema, the memory's blocks (`memory_blocks`),
     question, output requirements (the same text for every model and condition, SPEC §2 / paper §5.6).
     Guidance and schema only where the prompt has a schema."""
-    guidance = "\n".join(f"- {line}" for line in SOURCE_GUIDANCE[parts.source])
+    guidance = "\n".join(f"- {line}" for line in guidance_lines(parts.source, parts.observed))
     blocks = [f"Source guidance:\n{guidance}", f"{SCHEMA_HEADER}\n{parts.schema}"] if parts.schema else []
     blocks += memory_blocks(parts)
-    blocks.append(f"Question: {parts.question}")
+    blocks.append(f"{QUESTION_PREFIX}{parts.question}")
     blocks.append(f"{OUTPUT_REQUIREMENTS_HEADER}\n{parts.output_requirements}")
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": "\n\n".join(blocks)}]
 

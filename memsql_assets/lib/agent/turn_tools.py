@@ -57,7 +57,6 @@ class CallOutcome(StrEnum):
 class ToolUse:
     call_id: str
     tool: str
-    raw_arguments: str
     arguments: dict[str, Any] | None  # None where they did not parse or failed the schema
     observation: str  # preview, at most trace.OBSERVATION_CHARS
     error: str | None
@@ -148,7 +147,7 @@ class TurnTools:
             calls: tuple[str, ...] = (),
             content: str | None = None,
         ) -> tuple[ToolUse, str]:
-            done = ToolUse(call_id, name, raw, args, clip(obs), err and clip(err), outcome, phase, calls)
+            done = ToolUse(call_id, name, args, clip(obs), err and clip(err), outcome, phase, calls)
             return done, content or (f"error ({outcome.value}): {err}" if err else obs)
 
         spec = self.specs.get(name)

@@ -19,7 +19,6 @@ from typing import Any
 
 import sqlglot
 
-from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.benchmark.guidance_check import guidance_problems
 from memsql_assets.lib.benchmark.templates import template_path
 from memsql_assets.lib.benchmark.ties import tie_probe_sql, tied
@@ -27,7 +26,7 @@ from memsql_assets.lib.sql.compare import strict_equal
 from memsql_assets.lib.sql.result_cache import RESULTS, ResultMemo, run_cached
 from memsql_assets.lib.sql.sandbox import open_readonly
 from memsql_assets.lib.sql.summary import summarize_result
-from memsql_assets.lib.vocabulary import EXTENDED_BENCHMARK
+from memsql_assets.lib.vocabulary import EXTENDED_BENCHMARK, SOURCE_BY_PREFIX
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 

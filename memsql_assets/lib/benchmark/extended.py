@@ -8,11 +8,11 @@ truth built with the overwritten values (`stale_gt_sql`), which the scorer compa
 question's relative wording is checked against the state at its turn (wording.py). A source's last
 `returning` sessions each return to a twin `sessions - returning` positions earlier (`layout`): same variant and
 wording, the neighbouring profile, so that episodic retrieval can reach the twin, the cross-session
-distractor of the returning session's last turn. After them, the last `continuing` sessions each
-continue the session `sessions - returning - continuing` positions earlier (memory across sessions):
-a variant that `continues` another starts from the state that session left, with its profile and
-analyst; its turns tagged cross_session, taught_convention or knowledge_update need values only that
-session stated. Every other session has an analyst of its own.
+distractor of the returning session's last turn. Memory across sessions: a variant that `continues`
+another starts from the state its history left (the chain of variants it continues), with its profile
+and analyst; the `histories` analysts of a source each have one session per variant of a chain,
+`stride` positions apart (layout), and their turns tagged with a CROSS_SESSION_TAGS tag need values
+only earlier sessions of the history stated. Every other session has an analyst of its own.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -84,7 +85,7 @@ class ExtendedTemplate:
     profile: str
     sessions: int
     returning: int  # sessions returning to an earlier twin (layout)
-    continuing: int  # the last sessions, each continuing an earlier session of its analyst (layout)
+    histories: int  # analysts whose sessions form a history (layout)
     variants: tuple[ExtendedVariant, ...]
     ordered_pair: tuple[str, ...]  # the two keys "older"/"newer" compare (wording.py); () if none
     anchor: str | None  # the key "the <entity> we began with" names (wording.py)
@@ -171,9 +172,32 @@ def _parse_wording(path: Path, raw: dict[str, Any]) -> _Wording:
     return _Wording(tuple(pair), anchor)
 
 
+def lineage(variant: ExtendedVariant | None) -> list[ExtendedVariant]:
+    """`variant` and the variants it continues, first session first: an analyst's history."""
+    chain: list[ExtendedVariant] = []
+    while variant is not None:
+        chain.insert(0, variant)
+        variant = variant.continues
+    return chain
+
+
 def bound_keys(variant: ExtendedVariant | None) -> frozenset[str]:
-    """Every key a session of `variant` binds: what a session continuing it may reference."""
-    return frozenset(k for t in variant.turns for k, _ in t.base.binds) if variant else frozenset()
+    """Every key a history ending in a session of `variant` binds: what a session continuing it may reference."""
+    return frozenset(k for v in lineage(variant) for t in v.turns for k, _ in t.base.binds)
+
+
+def _own_session_answers(path: Path, variant: ExtendedVariant) -> None:
+    """A cross-session turn must need a key that no earlier turn of its own session states (in its
+    question or SQL) or binds: otherwise its own session answers it, and it measures nothing across sessions."""
+    said: set[str] = set()
+    for index, turn in enumerate(variant.turns, start=1):
+        fresh = set(turn.base.refs) - said
+        if turn.tag in CROSS_SESSION_TAGS and not fresh:
+            raise TemplateError(
+                path, f"variant {variant.id}, turn {index}.refs", f"a {turn.tag} turn answerable inside its own "
+                f"session: earlier turns of it state every key it references ({sorted(turn.base.refs)})",
+            )
+        said |= turn.base.stated_keys() | turn.base.sql_keys | {k for k, _ in turn.base.binds}
 
 
 def _validate_extended_variant(path: Path, variant: ExtendedVariant) -> None:
@@ -181,13 +205,13 @@ def _validate_extended_variant(path: Path, variant: ExtendedVariant) -> None:
     carried = bound_keys(variant.continues)
     validate_turns(path, Variant(variant.id, tuple(t.base for t in variant.turns)), free, carried)
     bound: set[str] = set(carried)
-    opening = "cross_session" if variant.continues else "baseline"
+    openings = CROSS_SESSION_TAGS if variant.continues else ("baseline",)
     for index, turn in enumerate(variant.turns, start=1):
         where = f"variant {variant.id}, turn {index}"
-        if turn.tag == "baseline" and index != 1 or index == 1 and turn.tag != opening:
+        if turn.tag == "baseline" and index != 1 or index == 1 and turn.tag not in openings:
             raise TemplateError(
-                path, f"{where}.tag", f"turn 1 is tagged {opening} (a session continuing another opens with "
-                "cross_session), and no other turn baseline",
+                path, f"{where}.tag", f"turn 1 is tagged {' or '.join(openings)} (a session continuing another "
+                "opens with a cross-session turn), and no other turn baseline",
             )
         if turn.tag in CROSS_SESSION_TAGS and not set(turn.base.refs) & carried:
             raise TemplateError(
@@ -217,6 +241,7 @@ def _validate_extended_variant(path: Path, variant: ExtendedVariant) -> None:
                 path, f"{where}.overwrites", "a correction turn overwrites keys, and only it or a knowledge_update"
             )
         bound |= binds
+    _own_session_answers(path, variant)
 
 
 def load_extended_template(source: str, directory: Path = EXTENDED_DIR) -> ExtendedTemplate:
@@ -247,14 +272,14 @@ def load_extended_template(source: str, directory: Path = EXTENDED_DIR) -> Exten
             "variants",
             f"no turn tests {', '.join(sorted(missing))}; every source covers every phenomenon",
         )
-    returning, continuing = _session_counts(path, raw, variants)
+    returning, histories = _session_counts(path, raw, variants)
     return ExtendedTemplate(
         path,
         source,
         raw["profile"],
         raw["sessions"],
         returning,
-        continuing,
+        histories,
         tuple(variants),
         wording.pair,
         wording.anchor,
@@ -282,35 +307,37 @@ def _parse_variants(path: Path, variants_raw: list[Any], wording: Any) -> list[E
 
 
 def _session_counts(path: Path, raw: dict[str, Any], variants: list[ExtendedVariant]) -> tuple[int, int]:
-    """(returning, continuing): the sessions that return to a twin and those that continue another."""
+    """(returning, histories): the sessions that return to a twin, and the analysts with a history."""
     returning = raw.get("returning")
     if not isinstance(returning, int) or not 0 < 2 * returning <= raw["sessions"]:
         raise TemplateError(
             path, "returning", f"expected the number of returning sessions, 1 to half of sessions ({raw['sessions']})"
         )
-    continuing = raw.get("continuing", 0)
-    if not isinstance(continuing, int) or continuing < 0 or 2 * (returning + continuing) > raw["sessions"]:
+    longest = max((len(lineage(v)) for v in variants), default=1)
+    room = (raw["sessions"] - 2 * returning) // longest  # a history's stride (layout)
+    count = raw.get("histories", 0)
+    if not isinstance(count, int) or not 0 <= count <= room or bool(count) != (longest > 1):
         raise TemplateError(
-            path, "continuing", "expected the number of continuing sessions, 0 to half of sessions less returning"
+            path, "histories", f"expected the number of analysts with a history, 1 to {room} (sessions less "
+            f"twice returning, over the longest history's {longest} sessions) when a variant continues another, else 0",
         )
-    if bool(continuing) != any(v.continues for v in variants):
-        raise TemplateError(
-            path, "continuing", "expected continuing sessions exactly when a variant continues another"
-        )
-    return returning, continuing
+    return returning, count
+
 
 def _continued_variant(path: Path, i: int, raw: Any, earlier: list[ExtendedVariant]) -> ExtendedVariant | None:
-    """The variant `raw` continues (`continues: <id>`, a variant listed before it that continues none)."""
+    """The variant `raw` continues (`continues: <id>`, a variant listed before it that no other continues:
+    an analyst's history is one chain of sessions)."""
     name = raw.get("continues") if isinstance(raw, dict) else None
     if name is None:
         return None
     found = next((v for v in earlier if v.id == name), None)
-    if found is None or found.continues is not None:
+    taken = {v.continues.id for v in earlier if v.continues is not None}
+    if found is None or found.id in taken:
         raise TemplateError(
             path,
             f"variants[{i}].continues",
-            f"{name!r} is not a variant listed before it that continues none "
-            f"(listed: {[v.id for v in earlier if v.continues is None]})",
+            f"{name!r} is not a variant listed before it that no other continues "
+            f"(listed: {[v.id for v in earlier if v.id not in taken]})",
         )
     return found
 
@@ -331,22 +358,41 @@ def phrasing_index(wording: int, turn: ExtendedTurnTemplate, index: int) -> int:
     return (wording + index) % len(turn.phrasings)
 
 
+@dataclass(frozen=True)
+class _Walk:
+    """Where a session starts: the state its history left, the state no correction or knowledge update
+    of it reached, and whether one did (a session's own walk, in instantiate_extended, goes on from here)."""
+
+    state: dict[str, Any]
+    stale: dict[str, Any]
+    corrected: bool
+
+
+def _history_walk(variant: ExtendedVariant, profile: Profile) -> _Walk:
+    """The walk of the sessions `variant` continues, oldest first, with the same profile (none: empty;
+    a continued session, never a returning one, ran without its variant's distractor turn)."""
+    walk = _Walk({}, {}, False)
+    for earlier in lineage(variant.continues):
+        walk = _walk(_without_distractor(earlier), profile, 0, walk)[1]
+    return walk
+
+
 def carried_state(variant: ExtendedVariant, profile: Profile) -> dict[str, Any]:
-    """The state a session of the variant `variant` continues left, with the same profile ({} if none;
-    the continued session, never a returning one, ran without its variant's distractor turn)."""
-    state: dict[str, Any] = {}
-    if variant.continues is not None:
-        for rendered in instantiate_extended(_without_distractor(variant.continues), profile, 0):
-            state.update(rendered.state_updates)
-    return state
+    """The state the sessions of `variant`'s history before it left, with the same profile."""
+    return _history_walk(variant, profile).state
 
 
 def instantiate_extended(variant: ExtendedVariant, profile: Profile, wording: int) -> list[ExtendedRendered]:
+    """A session of `variant`, starting from what its history left."""
+    return _walk(variant, profile, wording, _history_walk(variant, profile))[0]
+
+
+def _walk(
+    variant: ExtendedVariant, profile: Profile, wording: int, start: _Walk
+) -> tuple[list[ExtendedRendered], _Walk]:
     """Walk the turns with two states: the session's, and the one a correction (or a knowledge
-    update) never reached; a continuing session's start from what its continued session left."""
-    state = carried_state(variant, profile)
-    stale = dict(state)
-    corrected = False
+    update, in this session or an earlier one of its history) never reached."""
+    state, stale, corrected = dict(start.state), dict(start.stale), start.corrected
     out = []
     for index, turn in enumerate(variant.turns, start=1):
         ns = _namespace(turn.base, profile, state)
@@ -365,10 +411,12 @@ def instantiate_extended(variant: ExtendedVariant, profile: Profile, wording: in
                 stated_values={k: ns[k] for k in sorted(turn.base.stated_keys() & turn.base.sql_keys)},
             )
         )
-        state.update(updates)
+        # an overwritten key's stale value is the one it replaces (a later session's update included)
         stale.update({k: old[src] for k, src in turn.base.binds if k not in turn.overwrites})
+        stale.update({k: state[k] for k in turn.overwrites})
+        state.update(updates)
         corrected = corrected or bool(turn.overwrites)
-    return out
+    return out, _Walk(state, stale, corrected)
 
 
 def check_wording(
@@ -417,11 +465,16 @@ def _modal_values(variant: ExtendedVariant, states: list[list[dict[str, Any]]]) 
 
 
 def _states(turn: ExtendedRendered, key: str, value: Any) -> bool:
-    if key in turn.state_updates:
+    return stated(turn.question, turn.sql, turn.state_updates, key, value)
+
+
+def stated(question: str, sql: str, updates: Mapping[str, Any], key: str, value: Any) -> bool:
+    """Whether a turn states `key`'s value: binds the key, or names the value in its question or SQL."""
+    if key in updates:
         return True
     return any(
         re.search(rf"(?<![\w.]){re.escape(text)}(?![\w.])", where)
-        for text, where in ((str(value), turn.question), (sql_literal(value), turn.sql))
+        for text, where in ((str(value), question), (sql_literal(value), sql))
     )
 
 
@@ -452,22 +505,37 @@ class Slot:
 
 
 def _without_distractor(variant: ExtendedVariant) -> ExtendedVariant:
-    return ExtendedVariant(variant.id, tuple(t for t in variant.turns if t.tag != "distractor"))
+    return replace(variant, turns=tuple(t for t in variant.turns if t.tag != "distractor"))
+
+
+def histories(template: ExtendedTemplate) -> list[list[ExtendedVariant]]:
+    """Each history's variants, first session first: one per variant that continues another and that
+    no other continues."""
+    continued = {v.continues.id for v in template.variants if v.continues is not None}
+    return [lineage(v) for v in template.variants if v.continues is not None and v.id not in continued]
+
+
+def stride(template: ExtendedTemplate) -> int:
+    """Positions between consecutive sessions of a history: at every wave size W up to it, each ran in
+    an earlier wave than the next."""
+    longest = max((len(h) for h in histories(template)), default=1)
+    return (template.sessions - 2 * template.returning) // longest
 
 
 def layout(template: ExtendedTemplate) -> list[Slot]:
-    """The sessions of a source in session order. The last `returning + continuing` sessions each
-    come back to an earlier session `gap = sessions - returning - continuing` positions before them,
-    so that at every wave size W up to the gap that session ran in an earlier wave and episodic
-    retrieval can reach it. A returning session returns to its twin among the first ones (same
-    variant and wording, the neighbouring profile); only returning sessions keep their variant's
-    distractor turn. A continuing session continues the session of the variant it `continues`
-    (same profile, hence same analyst) that follows the twins."""
+    """The sessions of a source in session order. The first `returning` sessions are twins, and the
+    last `returning` return to them, `sessions - returning` positions later (same variant and
+    wording, the neighbouring profile); only returning sessions keep their variant's distractor turn.
+    Between them, the `histories` analysts' sessions (a history's variants in order, one profile)
+    lie `stride` positions apart, interleaved with one another's, so that alike-worded sessions of
+    other analysts run between an analyst's; the other positions take the self-contained variants in
+    turn. At every wave size W up to the stride, each session of a history and each returning
+    session ran in a later wave than the one it comes back to, so episodic retrieval can reach it."""
     with_distractor = [v for v in template.variants if v.turns[-1].tag == "distractor"]
-    continuing = [v for v in template.variants if v.continues is not None]
-    taught = {v.continues.id for v in continuing if v.continues is not None}
-    regular = [v for v in template.variants if v.continues is None and v.id not in taught]
-    gap = template.sessions - template.returning - template.continuing
+    chains = histories(template)
+    in_history = {v.id for h in chains for v in h}
+    regular = [v for v in template.variants if v.id not in in_history]
+    step, middle = stride(template), template.sessions - 2 * template.returning
     uses: dict[str, Counter[int]] = {}
 
     def wording(variant: ExtendedVariant, times: int = 1) -> int:
@@ -481,21 +549,26 @@ def layout(template: ExtendedTemplate) -> list[Slot]:
 
     twins = [with_distractor[k % len(with_distractor)] for k in range(template.returning)]
     offsets = [wording(v, times=2) for v in twins]
-    front = [Slot(_without_distractor(v), 2 * k + 1, 2 * k, offsets[k], None) for k, v in enumerate(twins)]
-    later = [continuing[k % len(continuing)] for k in range(template.continuing)]
-    continued = [v.continues for v in later if v.continues is not None]
-    for s in range(gap - template.returning):
-        variant = continued[s] if s < len(continued) else regular[(s - len(continued)) % len(regular)]
-        start = 2 * template.returning + 2 * s
-        front.append(Slot(_without_distractor(variant), start, start + 1, wording(variant), None))
-    back = [Slot(v, 2 * k, 2 * k + 1, offsets[k], k) for k, v in enumerate(twins)]
-    back += [
-        Slot(v, front[template.returning + k].profile, front[template.returning + k].neighbour, wording(v), None,
-             template.returning + k)
-        for k, v in enumerate(later)
+    slots: list[Slot | None] = [
+        Slot(_without_distractor(v), 2 * k + 1, 2 * k, offsets[k], None) for k, v in enumerate(twins)
     ]
-    slots = front + back
-    return [replace(s, analyst=1 + (i if s.continues is None else s.continues)) for i, s in enumerate(slots)]
+    slots += [None] * middle
+    for h in range(template.histories):
+        chain, profile = chains[h % len(chains)], 2 * template.returning + 2 * h
+        for i, variant in enumerate(chain):
+            position = template.returning + h + i * step
+            before = None if i == 0 else position - step
+            slots[position] = Slot(_without_distractor(variant), profile, profile + 1, wording(variant), None, before)
+    free = [p for p in range(template.returning, template.returning + middle) if slots[p] is None]
+    for k, position in enumerate(free):
+        variant, profile = regular[k % len(regular)], 2 * (template.returning + template.histories + k)
+        slots[position] = Slot(_without_distractor(variant), profile, profile + 1, wording(variant), None)
+    slots += [Slot(v, 2 * k, 2 * k + 1, offsets[k], k) for k, v in enumerate(twins)]
+    placed = [s for s in slots if s is not None]
+    analysts: list[int] = []
+    for i, s in enumerate(placed):
+        analysts.append(1 + i if s.continues is None else analysts[s.continues])
+    return [replace(s, analyst=a) for s, a in zip(placed, analysts, strict=True)]
 
 
 def _session_id(template: ExtendedTemplate, position: int) -> str:
@@ -620,10 +693,44 @@ def generate_extended_source(
     return [_session(template, i, slots, pool, modes) for i in range(len(slots))]
 
 
-def continued_keys(by_session: dict[str, list[dict[str, Any]]], turns: list[dict[str, Any]]) -> frozenset[str]:
-    """The keys the session that `turns` continue bound (empty for a session that continues none)."""
-    continued = turns[0].get("continues_session_id") if turns else None
-    return frozenset(k for t in by_session.get(continued, []) for k in t["state_updates"]) if continued else frozenset()
+def earlier_sessions(by_session: Mapping[str, Sequence[Mapping[str, Any]]], sid: str) -> list[str]:
+    """The sessions of `sid`'s history before it, latest first (following continues_session_id)."""
+    out: list[str] = []
+    turns = by_session.get(sid, [])
+    while turns and turns[0].get("continues_session_id") and turns[0]["continues_session_id"] not in out:
+        out.append(turns[0]["continues_session_id"])
+        turns = by_session.get(out[-1], [])
+    return out
+
+
+def continued_keys(by_session: Mapping[str, Sequence[Mapping[str, Any]]], sid: str) -> frozenset[str]:
+    """The keys the earlier sessions of `sid`'s history bound (empty for a session that continues none)."""
+    return frozenset(k for e in earlier_sessions(by_session, sid) for t in by_session.get(e, []) for k in t["state_updates"])
+
+
+def _row_states(turn: Mapping[str, Any], key: str, value: Any) -> bool:
+    updates = turn["state_updates"]
+    return updates.get(key, value) == value and stated(turn["question"], turn["gt_sql"], updates, key, value)
+
+
+def history_violations(by_session: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[tuple[str, int], str]:
+    """(session, turn index) -> what is wrong, for each cross-session turn that its analyst's earlier
+    sessions' questions and SQL (with the earlier turns of its own session) do not answer, or that its
+    own session alone answers. Read from the built turns, values and all, whatever the templates say."""
+    problems: dict[tuple[str, int], str] = {}
+    for sid, ts in sorted(by_session.items()):
+        before = [t for h in earlier_sessions(by_session, sid)[::-1] for t in by_session[h]]
+        state = {k: v for t in before for k, v in t["state_updates"].items()}
+        for i, t in enumerate(ts):
+            refs = list(t["referenced_context_keys"])
+            if t["tag"] in CROSS_SESSION_TAGS:
+                unseen = [k for k in refs if k not in state or not any(_row_states(e, k, state[k]) for e in [*before, *ts[:i]])]
+                if unseen or not refs:
+                    problems[(sid, t["turn_index"])] = f"no earlier turn of its analyst states {unseen or 'a key it needs'}"
+                elif all(any(_row_states(e, k, state[k]) for e in ts[:i]) for k in refs):
+                    problems[(sid, t["turn_index"])] = f"a {t['tag']} turn answerable inside its own session"
+            state.update(t["state_updates"])
+    return problems
 
 
 def extended_violations(turns: list[dict[str, Any]]) -> list[str]:
@@ -637,12 +744,13 @@ def extended_violations(turns: list[dict[str, Any]]) -> list[str]:
         if not EXTENDED_SESSION_ID.match(sid):
             problems.append(f"session id {sid!r} does not match PREFIX-X-NNN")
         ts.sort(key=lambda t: t["turn_index"])
-        problems.extend(_session_memory_problems(sid, ts, continued_keys(by_session, ts)))
+        problems.extend(_session_memory_problems(sid, ts, continued_keys(by_session, sid)))
         problems.extend(
             f"{sid} turn {t['turn_index']}: tag {t['tag']!r} is not a phenomenon"
             for t in ts
             if t["tag"] not in PHENOMENA
         )
+    problems.extend(f"{sid} turn {i}: {what}" for (sid, i), what in history_violations(by_session).items())
     for prefix in sorted({t["source"] for t in turns}):
         tags = {t["tag"] for t in turns if t["source"] == prefix}
         if set(PHENOMENA) - tags:

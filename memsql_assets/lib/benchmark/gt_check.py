@@ -7,11 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memsql_assets.lib.sources.config import PREFIX
 from memsql_assets.lib.sql.result_cache import RESULTS, run_cached
 from memsql_assets.lib.sql.sandbox import open_readonly
-
-SOURCE_BY_PREFIX = {prefix: name for name, prefix in PREFIX.items()}
+from memsql_assets.lib.vocabulary import SOURCE_BY_PREFIX
 
 
 @dataclass

@@ -4,7 +4,10 @@ The sample depends only on the benchmark and its size, so every model and condit
 same sessions, and a later full run finds the sampled cells' answers in the request store. Each
 stratum gets one session, the rest is shared in proportion to the strata's sizes (largest
 remainder), and inside a stratum sessions are taken in the order of sha256(SEED, session_id): a
-fixed, arbitrary order unrelated to session numbering.
+fixed, arbitrary order unrelated to session numbering. An analyst's history (the extended
+benchmark's sessions of one `analyst`) is taken whole: its sessions are ordered together, by
+sha256(SEED, analyst), and a stratum takes whole histories until it has its share, so a sample may
+hold up to a history's length less one more sessions per stratum than asked.
 
 The benchmark's size setting (MEMSQL_BENCHMARK_SESSIONS, defs/resources.py) builds the paper benchmark
 as the sample of that many sessions that `memsql eval --sessions N` takes from the whole one.
@@ -29,15 +32,24 @@ class SampleSizeError(MemsqlError):
 Stratum = tuple[str, int]  # (source prefix, tier)
 
 
-def strata(turns: Sequence[Mapping[str, Any]]) -> dict[Stratum, list[str]]:
-    """(source, tier) -> the stratum's session ids, each in the SEED's order."""
-    by_stratum: dict[Stratum, set[str]] = defaultdict(set)
+def _order(key: str) -> str:
+    return hashlib.sha256(f"{SEED}|{key}".encode()).hexdigest()
+
+
+def histories(turns: Sequence[Mapping[str, Any]]) -> dict[Stratum, list[list[str]]]:
+    """(source, tier) -> the stratum's histories (an analyst's session ids in session order; a session
+    without an analyst is a history of its own), in the SEED's order."""
+    by_stratum: dict[Stratum, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for t in turns:
-        by_stratum[(t["source"], int(t["tier"]))].add(t["session_id"])
+        by_stratum[(t["source"], int(t["tier"]))][t.get("analyst") or t["session_id"]].add(t["session_id"])
     return {
-        k: sorted(v, key=lambda sid: hashlib.sha256(f"{SEED}|{sid}".encode()).hexdigest())
-        for k, v in sorted(by_stratum.items())
+        k: [sorted(units[u]) for u in sorted(units, key=_order)] for k, units in sorted(by_stratum.items())
     }
+
+
+def strata(turns: Sequence[Mapping[str, Any]]) -> dict[Stratum, list[str]]:
+    """(source, tier) -> the stratum's session ids, history by history in the SEED's order."""
+    return {k: [sid for h in hs for sid in h] for k, hs in histories(turns).items()}
 
 
 def allowed_range(turns: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
@@ -79,9 +91,17 @@ def stratum_takes(sizes: Mapping[Stratum, int], n: int) -> dict[Stratum, int]:
 def sample_sessions(turns: Sequence[Mapping[str, Any]], n: int, name: str = "sessions") -> list[str]:
     """The n sampled session ids, sorted; SampleSizeError (naming `name`) when n is outside allowed_range."""
     check_size(turns, n, name)
-    groups = strata(turns)
-    take = stratum_takes({k: len(v) for k, v in groups.items()}, n)
-    return sorted(sid for k, sids in groups.items() for sid in sids[: take[k]])
+    groups = histories(turns)
+    take = stratum_takes({k: sum(map(len, hs)) for k, hs in groups.items()}, n)
+    chosen: list[str] = []
+    for k, hs in groups.items():
+        taken = 0
+        for h in hs:
+            if taken >= take[k]:
+                break
+            chosen += h
+            taken += len(h)
+    return sorted(chosen)
 
 
 def sample_turns(turns: Sequence[Mapping[str, Any]], n: int | None) -> list[Mapping[str, Any]]:

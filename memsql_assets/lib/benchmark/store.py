@@ -26,7 +26,7 @@ from memsql_assets.lib.benchmark.other_profiles import (
 )
 from memsql_assets.lib.benchmark.profiles import Profile
 from memsql_assets.lib.errors import SourceError
-from memsql_assets.lib.paths import TURNS_FILE, TURNS_PARQUET_FILE
+from memsql_assets.lib.paths import SESSIONS_FILE, TURNS_FILE, TURNS_PARQUET_FILE
 
 
 def turn_id(turn: Mapping[str, Any]) -> str:
@@ -124,7 +124,7 @@ def write_benchmark(
     paths = {
         "turns_jsonl": out_dir / TURNS_FILE,
         "turns_parquet": out_dir / TURNS_PARQUET_FILE,
-        "sessions_parquet": out_dir / "sessions.parquet",
+        "sessions_parquet": out_dir / SESSIONS_FILE,
         "other_profile_sql": out_dir / OTHER_PROFILES_FILE,
     }
     write_text_atomic(paths["turns_jsonl"], "".join(_dumps(t) + "\n" for t in turns))

@@ -3,8 +3,8 @@ session. `contamination_source` names that session; a turn is contaminated when 
 either of two reasons (the first that holds):
 
 - **By provenance** (annotated mode): the agent records which sessions' episodes supplied the
-  turn's resolved keys (agent/context.py). The turn's result equals its ground truth as it reads in
-  one of those sessions: the turn's variant walked with that session's profile (`OtherProfileSQL`).
+  turn's resolved keys (`Resolution.supplying_sessions`, lib/memory/resolution.py). The turn's
+  result equals its ground truth as it reads in one of those sessions: the turn's variant walked with that session's profile (`OtherProfileSQL`).
 - **By value** (either mode, `SessionValues`): the model's SQL compares with a literal
   (lib/sql/filters.py) that a session the memory retrieved for the turn bound or stated (the
   benchmark's annotations: `state_updates`, `stated_values`), where that session is another
@@ -34,7 +34,7 @@ from memsql_assets.lib.benchmark.other_profiles import OTHER_PROFILES_FILE
 from memsql_assets.lib.benchmark.store import read_turns
 from memsql_assets.lib.errors import SourceError
 from memsql_assets.lib.memory.episodic import analyst_peers
-from memsql_assets.lib.paths import TURNS_FILE
+from memsql_assets.lib.paths import SESSIONS_FILE, TURNS_FILE
 from memsql_assets.lib.sql.compare import Rows, strict_equal
 from memsql_assets.lib.sql.filters import filters
 
@@ -58,7 +58,7 @@ class OtherProfileSQL:
     """
 
     def __init__(self, bench_dir: Path):
-        self._sessions_path = bench_dir / "sessions.parquet"
+        self._sessions_path = bench_dir / SESSIONS_FILE
         self._sql_path = bench_dir / OTHER_PROFILES_FILE
         self._sessions: dict[str, dict[str, Any]] | None = None
         self._sql: dict[tuple[str, int, str], str] = {}
@@ -139,7 +139,7 @@ class SessionValues:
     def _read(self) -> dict[str, frozenset[str]]:
         with self._lock:
             if self._values is None:
-                self._peers = analyst_peers(self._bench_dir / "sessions.parquet", required=False)
+                self._peers = analyst_peers(self._bench_dir / SESSIONS_FILE, required=False)
                 found: dict[str, set[str]] = {}
                 for t in read_turns(self._bench_dir):
                     held = found.setdefault(t["session_id"], set())

@@ -59,6 +59,7 @@ class TurnScore:
     gt_error: str | None
     generated_row_count: int | None
     result_summary: str
+    gt_summary: str  # what a gold history stores of the turn (lib/history.py)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -118,6 +119,7 @@ def score_turn(
         gt_error=gt_error,
         generated_row_count=len(gen_rows) if generated is not None and gen_rows is not None else None,
         result_summary=summarize_result(generated, raw_output),
+        gt_summary=summarize_result(gt),
     )
 
 

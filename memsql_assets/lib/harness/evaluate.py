@@ -20,7 +20,6 @@ from typing import Any
 import memsql_assets.lib.reference  # noqa: F401  (registers the built-in models with the gateway)
 from memsql_assets.lib.agent.limits import AgentLimits
 from memsql_assets.lib.atomic import sha256_file
-from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.benchmark.sample import allowed_range, sample_turns
 from memsql_assets.lib.benchmark.store import read_turns, turn_id
 from memsql_assets.lib.conditions import Condition, get_condition
@@ -36,14 +35,15 @@ from memsql_assets.lib.harness.runner import PartitionRunner, Progress, RunStats
 from memsql_assets.lib.harness.schedule import twins_reachable_pct
 from memsql_assets.lib.harness.services import TrajectoryFactory, open_services
 from memsql_assets.lib.harness.settings import EvalSettings, check_epochs, resolve_wave_size
-from memsql_assets.lib.harness.summary import PartitionSummary, summarize
-from memsql_assets.lib.memory.plugins import check_conditions, check_context_mode
+from memsql_assets.lib.harness.summary import PartitionSummary, cross_session_turns, summarize
+from memsql_assets.lib.history import check_history
+from memsql_assets.lib.memory.plugins import check_benchmark, check_conditions, check_context_mode
 from memsql_assets.lib.models.gateway import ModelGateway, ModelReply
 from memsql_assets.lib.models.registry import ModelEntry, Registry, load_registry
 from memsql_assets.lib.models.request_store import RequestStore, evaluation_cell, redact
 from memsql_assets.lib.paths import benchmark_dir, source_db_path, turns_file
 from memsql_assets.lib.sql.schema import schema_text
-from memsql_assets.lib.vocabulary import PAPER_BENCHMARK, context_mode
+from memsql_assets.lib.vocabulary import PAPER_BENCHMARK, SOURCE_BY_PREFIX, History, context_mode, history
 
 log = logging.getLogger(__name__)
 
@@ -89,12 +89,15 @@ def _in_cells(
     share_identical_prompts: bool,
     epoch: int,
     retries: Mapping[str, int],
+    history: History = History.MODEL,
 ) -> Callable[..., Awaitable[ModelReply]]:
     """`call_model` that asks for the evaluation cell's own answer in `epoch`. With prompts shared,
     identical prompts share one answer within an epoch (epoch 1: the schema-1 key, no cell at all),
     and epochs stay independent samples. A turn retried n times (`retries`, by turn id) asks for
-    its cell's n-th retry: a new answer, which later runs replay."""
-    if share_identical_prompts and epoch == 1 and not retries:
+    its cell's n-th retry: a new answer, which later runs replay. A gold history's cells are their
+    own: never the model history's answer, even to an identical prompt."""
+    gold = {} if history == History.MODEL else {"history": history.value}
+    if share_identical_prompts and epoch == 1 and not retries and not gold:
         return call_model
 
     async def call(
@@ -106,11 +109,12 @@ def _in_cells(
         retry = retries.get(context["turn_id"], 0)
         offered = {"tools": tools} if tools else {}  # a call without tools is the single-shot one
         if share_identical_prompts and not retry:
-            if epoch == 1:
+            if epoch == 1 and not gold:
                 return await call_model(model_key, messages, context, **offered)
             cell: dict[str, Any] = {"epoch": epoch}
         else:
             cell = evaluation_cell(model_key, condition, context["turn_id"], epoch=epoch)
+        cell.update(gold)
         if retry:
             cell["retry"] = retry
         return await call_model(model_key, messages, context, cell=cell, **offered)
@@ -119,11 +123,16 @@ def _in_cells(
 
 
 def retry_counts(
-    home: Path, model: str, condition: str, only_failed: bool, benchmark: str = PAPER_BENCHMARK
+    home: Path,
+    model: str,
+    condition: str,
+    only_failed: bool,
+    benchmark: str = PAPER_BENCHMARK,
+    history: History = History.MODEL,
 ) -> dict[int, dict[str, int]]:
     """By epoch and turn id, how often the partition's published turns were asked again; with
     `only_failed`, one more for each turn whose recorded answer is not strictly correct."""
-    path = partition_dir(home, model, condition, benchmark) / RESULT_FILE
+    path = partition_dir(home, model, condition, benchmark, history) / RESULT_FILE
     if not path.exists():
         return {}
     try:
@@ -138,6 +147,30 @@ def retry_counts(
         if n:
             counts.setdefault(row["epoch"], {})[turn_id(row)] = n
     return counts
+
+
+def _retries(
+    home: Path, model_key: str, condition_name: str, settings: EvalSettings, benchmark: str, told: History
+) -> dict[int, dict[str, int]]:
+    """A full run's retry counts (`retry_counts`); a sample retries nothing."""
+    if settings.sessions is not None:
+        return {}
+    return retry_counts(home, model_key, condition_name, settings.only_failed, benchmark, told)
+
+
+def _run_epochs(
+    run: _PartitionRun, epochs: int, turns: list[dict[str, Any]], retries: Mapping[int, Mapping[str, int]]
+) -> tuple[PartitionRunner, list[dict[str, Any]], list[RunStats]]:
+    """Epoch by epoch, each with its own memory and checkpoints: a finished epoch is resumed from its
+    checkpoints, or re-run from the request store (no model call) when its partition was published.
+    Returns the last epoch's runner, every epoch's rows and each epoch's stats."""
+    rows: list[dict[str, Any]] = []
+    stats_by_epoch: list[RunStats] = []
+    for epoch in range(1, epochs + 1):
+        runner, epoch_rows, stats = run.epoch(epoch, turns, retries.get(epoch, {}))
+        rows += epoch_rows
+        stats_by_epoch.append(stats)
+    return runner, rows, stats_by_epoch
 
 
 def evaluate_partition(
@@ -158,44 +191,46 @@ def evaluate_partition(
     settings = settings or EvalSettings()
     api_keys = os.environ if api_keys is None else api_keys
     registry = registry or load_registry()
-    epochs = _epochs(home, model_key, condition_name, settings, benchmark)  # before anything is written
+    told = history(condition_name, check_history(settings.history) if settings.history else None)
+    epochs = _epochs(home, model_key, condition_name, settings, benchmark, told)  # before anything is written
     condition, entry = _runnable(registry, model_key, condition_name, settings, api_keys, home, benchmark)
     limits = AgentLimits(settings.agent_max_steps, settings.agent_time_limit_s)  # below 1: one line
     all_turns = read_turns(benchmark_dir(home, benchmark))
     sample = settings.sessions
     fixed = _partition_sample(entry, all_turns) if sample is None else None  # the reference agent's
     turns = sample_turns(all_turns, fixed if sample is None else sample)  # a bad size fails here
-    retries = retry_counts(home, model_key, condition_name, settings.only_failed, benchmark) if sample is None else {}
+    retries = _retries(home, model_key, condition_name, settings, benchmark, told)
     gateway = gateway or _gateway(registry, home, api_keys, settings, entry)
     run = _PartitionRun(
-        home, entry, condition, settings, benchmark, progress, trajectory_factory, gateway, limits, registry
+        home, entry, condition, settings, benchmark, progress, trajectory_factory, gateway, limits, registry, told
     )
     started = time.monotonic()
-    rows: list[dict[str, Any]] = []
-    stats_by_epoch: list[RunStats] = []
-    # Epoch by epoch, each with its own memory and checkpoints: a finished epoch is resumed from its
-    # checkpoints, or re-run from the request store (no model call) when its partition was published.
-    for epoch in range(1, epochs + 1):
-        runner, epoch_rows, stats = run.epoch(epoch, turns, retries.get(epoch, {}))
-        rows += epoch_rows
-        stats_by_epoch.append(stats)
+    runner, rows, stats_by_epoch = _run_epochs(run, epochs, turns, retries)
     scores = summarize(
-        rows, model_key, condition.name, time.monotonic() - started, reasoning_expected=entry.reasoning.expected
+        rows,
+        model_key,
+        condition.name,
+        time.monotonic() - started,
+        reasoning_expected=entry.reasoning.expected,
+        cross_session=cross_session_turns(turns),
     )
     summary = PartitionSummary(
-        **{**scores, "epochs": epochs},
-        benchmark=benchmark,
-        benchmark_version=run.version,
-        retried_turns=sum(1 for r in rows if r["retries"]),
-        **_gateway_fields(gateway, model_key),
-        model_fingerprint=entry.fingerprint(),
-        share_identical_prompts=settings.share_identical_prompts,
-        **_coverage(turns, all_turns, sample, fixed),
-        # Rows of a shared memory (C, D) are a function of W (runner.py); per-session memory has no waves.
-        wave_size=runner.wave_size if runner.shared else None,
-        twins_reachable_pct=twins_reachable_pct(turns, runner.wave_size) if runner.shared else None,
-        **_memory_fields(condition, benchmark),
-        **_epoch_counts(stats_by_epoch),
+        **scores.model_dump()
+        | dict(
+            epochs=epochs,
+            benchmark=benchmark,
+            benchmark_version=run.version,
+            retried_turns=sum(1 for r in rows if r["retries"]),
+            **_gateway_fields(gateway, model_key),
+            model_fingerprint=entry.fingerprint(),
+            share_identical_prompts=settings.share_identical_prompts,
+            **_coverage(turns, all_turns, sample, fixed),
+            # Rows of a shared memory (C, D) are a function of W (runner.py); per-session memory has no waves.
+            wave_size=runner.wave_size if runner.shared else None,
+            twins_reachable_pct=twins_reachable_pct(turns, runner.wave_size) if runner.shared else None,
+            **_memory_fields(condition, benchmark, told),
+            **_epoch_counts(stats_by_epoch),
+        )
     )
     path = runner.finish(rows, summary)
     return PartitionOutcome(summary=summary.model_dump(), result_path=path, rows=rows)
@@ -220,10 +255,10 @@ def _gateway_fields(gateway: ModelGateway, model_key: str) -> dict[str, Any]:
     }
 
 
-def _memory_fields(condition: Condition, benchmark: str) -> dict[str, str]:
-    """The partition's memory: its implementation and the context mode it was given."""
+def _memory_fields(condition: Condition, benchmark: str, told: History) -> dict[str, str]:
+    """The partition's memory: its implementation, the context mode it was given and whose history."""
     mode = context_mode(condition.name, benchmark).value
-    return {"memory_implementation": condition.implementation, "context_mode": mode}
+    return {"memory_implementation": condition.implementation, "context_mode": mode, "history": told.value}
 
 
 def _epoch_counts(stats: list[RunStats]) -> dict[str, int]:
@@ -257,11 +292,15 @@ def _partition_sample(entry: ModelEntry, turns: Sequence[Mapping[str, Any]]) -> 
     return entry.sessions
 
 
-def _epochs(home: Path, model_key: str, condition_name: str, settings: EvalSettings, benchmark: str) -> int:
+def _epochs(
+    home: Path, model_key: str, condition_name: str, settings: EvalSettings, benchmark: str, told: History
+) -> int:
     """The epochs to run: the setting, else 1 for a sample, else those of the last full evaluation."""
     requested = settings.epochs
     if requested is None:
-        requested = 1 if settings.sessions is not None else full_epochs(home, model_key, condition_name, benchmark)
+        requested = (
+            1 if settings.sessions is not None else full_epochs(home, model_key, condition_name, benchmark, told)
+        )
     return check_epochs(requested)
 
 
@@ -282,6 +321,7 @@ def _runnable(
     if not ok:
         raise ModelUnavailableError(f"model {entry.key} is unavailable: {reason}")
     check_conditions([condition.name])  # its memory imports and takes its params, before anything runs
+    check_benchmark(condition, benchmark)  # scope: analyst needs a benchmark whose sessions name their analyst
     check_context_mode(condition, context_mode(condition.name, benchmark))  # a plug-in reading withheld keys
     return condition, entry
 
@@ -300,6 +340,7 @@ class _PartitionRun:
     gateway: ModelGateway
     limits: AgentLimits
     registry: Registry
+    history: History
 
     def __post_init__(self) -> None:
         self.version = benchmark_version(self.home, self.benchmark)
@@ -311,6 +352,8 @@ class _PartitionRun:
         """A memory's question to a registry model (a summary's writer), as its own request-store cell
         of this partition and epoch; a failed call raises (the turn's memory_error)."""
         cell = {**cell, "model": model_key, "condition": self.condition.name, "epoch": epoch}
+        if self.history != History.MODEL:
+            cell["history"] = self.history.value
         self.registry.get(model_key)  # an unknown key: the registry's error, naming its file
         reply = await self.call_model(model_key, messages, {}, cell=cell)
         if not reply.ok:
@@ -337,12 +380,15 @@ class _PartitionRun:
             sample=s.sessions,
             benchmark=self.benchmark,
             ask_model=functools.partial(self.ask_model, epoch),
+            history=self.history,
         ) as services:
             self.gateway.store.make_shards()  # once the services are up: a run that cannot start writes nothing
             runner = PartitionRunner(
                 model_key=self.entry.key,
                 agent=services.agent,
-                call_model=_in_cells(self.call_model, self.condition.name, s.share_identical_prompts, epoch, retries),
+                call_model=_in_cells(
+                    self.call_model, self.condition.name, s.share_identical_prompts, epoch, retries, self.history
+                ),
                 home=self.home,
                 db_paths=self.db_paths,
                 benchmark_version=self.version,
@@ -357,6 +403,7 @@ class _PartitionRun:
                 retries=retries,
                 benchmark=self.benchmark,
                 agent_limits=self.limits,
+                history=self.history,
             )
             rows, stats = asyncio.run(runner.run(turns))
         return runner, rows, stats

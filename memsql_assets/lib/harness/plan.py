@@ -135,6 +135,8 @@ def answered_by_config(store_root: Path, retry_errors: bool = False) -> StoreInd
         cell = record.get("cell") if isinstance(record, dict) else None
         if not isinstance(cell, dict) or "condition" not in cell or not _replayable(record, retry_errors):
             continue
+        if cell.get("history"):  # a gold-history answer never answers a model-history cell (history.py)
+            continue
         config = config_key(record.get("litellm_model"), (record.get("request") or {}).get("params"))
         if not record.get("error"):
             outputs.setdefault(config, []).append(int((record.get("usage") or {}).get("completion_tokens") or 0))
@@ -247,6 +249,7 @@ def plan_partition(
     from memsql_assets.lib.benchmark.store import read_turns
     from memsql_assets.lib.harness.evaluate import retry_counts
     from memsql_assets.lib.harness.results import full_epochs
+    from memsql_assets.lib.harness.schedule import history_reach
     from memsql_assets.lib.harness.settings import resolve_wave_size
     from memsql_assets.lib.paths import benchmark_dir, turns_file
     from memsql_assets.lib.vocabulary import context_mode
@@ -263,8 +266,9 @@ def plan_partition(
     turns = read_turns(benchmark_dir(home, benchmark))
     prompts = None
     if entry.kind != "builtin":
-        mode, wave_size = context_mode(condition, benchmark), resolve_wave_size(None, entry.max_concurrency)
         chosen = sample_turns(turns, sessions)
+        wave_size = resolve_wave_size(None, entry.max_concurrency, history_reach(chosen))
+        mode = context_mode(condition, benchmark)
         prompts = prompt_counts(home, entry.litellm_model, get_condition(condition), chosen, mode, wave_size)
     outputs = answered.outputs.get(config, [])
     return plan_run(entry, condition, turns, epochs, cells, sessions, retries, max_steps, prompts, outputs)

@@ -96,11 +96,11 @@ def stand_in(turn: Turn, result_summary: str, mode: ContextMode) -> Payload:
 
 def ground_truth_summaries(home: Path, turns: Sequence[Turn]) -> dict[str, str]:
     """Each turn's ground-truth result summary, from the shared result cache (run on a miss)."""
-    from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
     from memsql_assets.lib.paths import source_db_path, sql_cache_path
     from memsql_assets.lib.sql.result_cache import RESULTS, run_cached
     from memsql_assets.lib.sql.sandbox import open_readonly
     from memsql_assets.lib.sql.summary import summarize_result
+    from memsql_assets.lib.vocabulary import SOURCE_BY_PREFIX
 
     out: dict[str, str] = {}
     for prefix in sorted({t["source"] for t in turns}):
@@ -190,9 +190,9 @@ def stand_in_messages(
 ) -> Iterator[tuple[str, list[dict[str, str]]]]:
     """Each turn's id and chat messages under `condition`, earlier turns standing in with their ground
     truths (module docstring)."""
-    from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
     from memsql_assets.lib.paths import source_db_path
     from memsql_assets.lib.sql.schema import schema_text
+    from memsql_assets.lib.vocabulary import SOURCE_BY_PREFIX
 
     shown = condition.schema_in_prompt
     schemas = {p: schema_text(source_db_path(home, name)) if shown else "" for p, name in SOURCE_BY_PREFIX.items()}
@@ -205,6 +205,7 @@ def stand_in_messages(
         parts = PromptParts(
             t["source"], schemas[t["source"]], t["question"], t["output_requirements"], got.hints,
             got.similar, got.working, None, got.resolved or None, tuple(b.render() for b in got.blocks),
+            observed=mode == ContextMode.OBSERVED,
         )  # fmt: skip
         yield turn_id(t), build_messages(parts)
 

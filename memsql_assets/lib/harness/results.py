@@ -5,7 +5,9 @@ file the marts read: one row per turn and epoch (an epoch is one independent sam
 sessions are checkpointed per epoch under `_progress/epoch=<n>/` beside it (never read by dbt),
 which is what a killed run resumes from. A sample run (`sessions`) publishes under
 `samples/model=<key>/condition=<name>/sessions=<n>/` instead, with its own checkpoints: it never
-touches the partition's file, and dbt reads it only into the sample models.
+touches the partition's file, and dbt reads it only into the sample models. A gold-history run
+(lib/history.py) publishes the same layout under results_gold/ (results_<benchmark>_gold/):
+the marts read it only for the cascade, and it never replaces the model-history file.
 
 Schema drift is checked on read, differently for the two kinds of file. A published result file
 from another schema (other columns or types, another `schema_version`) is an error naming the
@@ -33,7 +35,7 @@ from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.harness.summary import PartitionSummary, read_summary, write_summary
 from memsql_assets.lib.harness.turn_result import ADDED_COLUMNS, COLUMNS, RESULT_SCHEMA, SCHEMA_VERSION
 from memsql_assets.lib.paths import results_root, samples_root
-from memsql_assets.lib.vocabulary import PAPER_BENCHMARK
+from memsql_assets.lib.vocabulary import PAPER_BENCHMARK, History
 
 log = logging.getLogger(__name__)
 
@@ -92,39 +94,61 @@ def _version_problem(versions: Iterable[Any]) -> tuple[str, str] | None:
     return None
 
 
-def partition_dir(home: Path, model: str, condition: str, benchmark: str = PAPER_BENCHMARK) -> Path:
-    return results_root(home, benchmark) / f"model={model}" / f"condition={condition}"
+def partition_dir(
+    home: Path, model: str, condition: str, benchmark: str = PAPER_BENCHMARK, history: History = History.MODEL
+) -> Path:
+    return results_root(home, benchmark, history) / f"model={model}" / f"condition={condition}"
 
 
-def sample_dir(home: Path, model: str, condition: str, sessions: int, benchmark: str = PAPER_BENCHMARK) -> Path:
+def sample_dir(
+    home: Path,
+    model: str,
+    condition: str,
+    sessions: int,
+    benchmark: str = PAPER_BENCHMARK,
+    history: History = History.MODEL,
+) -> Path:
     """A sample run's own file, summary and checkpoints: never the partition's (dbt reads it apart)."""
-    return samples_root(home, benchmark) / f"model={model}" / f"condition={condition}" / f"sessions={sessions}"
+    return samples_root(home, benchmark, history) / f"model={model}" / f"condition={condition}" / f"sessions={sessions}"
 
 
 def output_dir(
-    home: Path, model: str, condition: str, sessions: int | None = None, benchmark: str = PAPER_BENCHMARK
+    home: Path,
+    model: str,
+    condition: str,
+    sessions: int | None = None,
+    benchmark: str = PAPER_BENCHMARK,
+    history: History = History.MODEL,
 ) -> Path:
-    """Where a run publishes: the partition's directory, or its sample's when `sessions` is set."""
+    """Where a run publishes: the partition's directory, or its sample's when `sessions` is set;
+    a gold history's in its own tree (paths.results_root)."""
     if sessions is None:
-        return partition_dir(home, model, condition, benchmark)
-    return sample_dir(home, model, condition, sessions, benchmark)
+        return partition_dir(home, model, condition, benchmark, history)
+    return sample_dir(home, model, condition, sessions, benchmark, history)
 
 
-def full_epochs(home: Path, model: str, condition: str, benchmark: str = PAPER_BENCHMARK) -> int:
+def full_epochs(
+    home: Path, model: str, condition: str, benchmark: str = PAPER_BENCHMARK, history: History = History.MODEL
+) -> int:
     """The epochs of the partition's last full evaluation: what a re-evaluation asks for unless a
     full run asks for others (1 when it has none; a file from before samples lived apart may be a
     sample, whose epochs count for nothing)."""
-    summary = read_summary(partition_dir(home, model, condition, benchmark))
+    summary = read_summary(partition_dir(home, model, condition, benchmark, history))
     if summary is None or not summary.complete:
         return 1
     return summary.epochs
 
 
 def progress_root(
-    home: Path, model: str, condition: str, sessions: int | None = None, benchmark: str = PAPER_BENCHMARK
+    home: Path,
+    model: str,
+    condition: str,
+    sessions: int | None = None,
+    benchmark: str = PAPER_BENCHMARK,
+    history: History = History.MODEL,
 ) -> Path:
     """Every epoch's checkpoints of a running partition or sample (removed once its file is published)."""
-    return output_dir(home, model, condition, sessions, benchmark) / "_progress"
+    return output_dir(home, model, condition, sessions, benchmark, history) / "_progress"
 
 
 def progress_dir(
@@ -134,8 +158,9 @@ def progress_dir(
     epoch: int = 1,
     sessions: int | None = None,
     benchmark: str = PAPER_BENCHMARK,
+    history: History = History.MODEL,
 ) -> Path:
-    return progress_root(home, model, condition, sessions, benchmark) / f"epoch={epoch}"
+    return progress_root(home, model, condition, sessions, benchmark, history) / f"epoch={epoch}"
 
 
 def write_session_checkpoint(directory: Path, session_id: str, rows: Sequence[Mapping[str, Any]]) -> None:
@@ -238,3 +263,15 @@ def read_results(path: Path) -> list[dict[str, Any]]:
         field = RESULT_SCHEMA.field(name)
         table = table.append_column(field, pa.array([ADDED_COLUMNS[name][1]] * table.num_rows, field.type))
     return table.to_pylist()
+
+
+def cascade_pair(
+    home: Path, model: str, condition: str, benchmark: str = PAPER_BENCHMARK
+) -> tuple[PartitionSummary, PartitionSummary] | None:
+    """The (gold, model) history summaries of one model x condition when both are full evaluations of
+    the same benchmark version: their EX difference is the cascade (lib/history.py)."""
+    gold = read_summary(partition_dir(home, model, condition, benchmark, History.GOLD))
+    own = read_summary(partition_dir(home, model, condition, benchmark, History.MODEL))
+    if gold is None or own is None or not (gold.complete and own.complete):
+        return None
+    return (gold, own) if gold.benchmark_version == own.benchmark_version else None

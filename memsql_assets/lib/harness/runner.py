@@ -55,7 +55,6 @@ from memsql_assets.lib.agent.limits import AgentLimits
 from memsql_assets.lib.agent.loop import AgentTrace, trace_json
 from memsql_assets.lib.agent.turn_tools import TurnTools, trajectory_tables
 from memsql_assets.lib.atomic import write_text_atomic
-from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.benchmark.store import turn_id
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.evaluation.contamination import OtherProfileSQL, SessionValues
@@ -69,7 +68,7 @@ from memsql_assets.lib.harness.results import (
     write_results,
     write_session_checkpoint,
 )
-from memsql_assets.lib.harness.schedule import WAVES, Schedule, waves, whole_waves
+from memsql_assets.lib.harness.schedule import WAVES, Schedule, history_reach, waves, whole_waves
 from memsql_assets.lib.harness.settings import resolve_wave_size
 from memsql_assets.lib.harness.summary import PartitionSummary
 from memsql_assets.lib.harness.turn_result import SCHEMA_VERSION, TurnResult
@@ -78,6 +77,7 @@ from memsql_assets.lib.memory.resolution import retrieved_sessions
 from memsql_assets.lib.models.failures import COST_CAP, ENDPOINT_FAILURES
 from memsql_assets.lib.models.gateway import ModelReply
 from memsql_assets.lib.paths import benchmark_dir, sql_cache_path
+from memsql_assets.lib.sql.execute import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S
 from memsql_assets.lib.sql.result_cache import RESULTS, DatabaseResults, NotCached
 from memsql_assets.lib.sql.sandbox import check_sqlite_file, open_readonly
 from memsql_assets.lib.sql.schema import SchemaStats, introspect
@@ -85,7 +85,7 @@ from memsql_assets.lib.trajectories.composites import CompositeTool
 from memsql_assets.lib.trajectories.lookup import load_composites
 from memsql_assets.lib.trajectories.phases import PHASES
 from memsql_assets.lib.trajectories.tools import AGENT_OBSERVATION_CHARS, DbTools
-from memsql_assets.lib.vocabulary import PAPER_BENCHMARK
+from memsql_assets.lib.vocabulary import PAPER_BENCHMARK, SOURCE_BY_PREFIX, History
 
 Progress = Callable[["RunStats"], None]
 
@@ -206,10 +206,6 @@ class FailureStreak:
             )
 
 
-class ServiceRestarted(Exception):
-    """Working memory was lost mid-session (Redis restarted): the session is redone from turn 1."""
-
-
 @dataclass
 class PartitionRunner:
     model_key: str
@@ -219,8 +215,8 @@ class PartitionRunner:
     db_paths: Mapping[str, Path]  # source prefix -> database
     benchmark_version: str
     concurrency: int = 1
-    timeout_s: float = 10.0
-    row_cap: int = 100_000
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    row_cap: int = DEFAULT_ROW_CAP
     progress: Progress | None = None
     memory: Memory | None = None  # None: the condition keeps no memory
     stop_after_failures: int = STOP_AFTER_FAILURES
@@ -232,15 +228,19 @@ class PartitionRunner:
     retries: Mapping[str, int] = field(default_factory=dict)
     benchmark: str = PAPER_BENCHMARK  # whose turns these are: its own result files and checkpoints
     agent_limits: AgentLimits = field(default_factory=AgentLimits)  # conditions with tools
+    history: History = History.MODEL  # whose answers memory stores (lib/history.py)
 
     def __post_init__(self) -> None:
+        self.requested_wave_size = self.wave_size
         self.wave_size = resolve_wave_size(self.wave_size, self.concurrency)
         self.condition = self.agent.condition
         # Memory shared by a source's sessions runs in waves (W); per-session memory runs sessions freely.
         self.shared = getattr(self.agent.memory, "visibility", Visibility.SESSION) == Visibility.WAVES
-        self.out_dir = output_dir(self.home, self.model_key, self.condition.name, self.sample, self.benchmark)
+        self.out_dir = output_dir(
+            self.home, self.model_key, self.condition.name, self.sample, self.benchmark, self.history
+        )
         self.progress_dir = progress_dir(
-            self.home, self.model_key, self.condition.name, self.epoch, self.sample, self.benchmark
+            self.home, self.model_key, self.condition.name, self.epoch, self.sample, self.benchmark, self.history
         )
         self._pools: dict[str, ConnectionPool] = {}
         self._results: dict[str, DatabaseResults] = {}
@@ -316,14 +316,23 @@ class PartitionRunner:
         use and opening a connection (its pragmas) would otherwise stall every session's loop. The
         turn's memory writes follow in the same thread: each hand-off costs milliseconds under load."""
         score = self._score(turn, raw, supplying, retrieved, execute=True)
-        return score, self.agent.persist(turn, score.extracted_sql, score.result_summary)
+        return score, self._persist(turn, score)
+
+    def _persist(self, turn: Mapping[str, Any], score: TurnScore) -> MemoryFailure | None:
+        """The finished turn into memory: the model's answer, or with a gold history the ground truth's
+        (the one place every memory, plug-ins included, is handed a turn)."""
+        if self.history == History.GOLD:
+            return self.agent.persist(turn, turn["gt_sql"], score.gt_summary)
+        return self.agent.persist(turn, score.extracted_sql, score.result_summary)
 
     def _prepare_progress(self) -> dict[str, list[dict[str, Any]]]:
         meta_path = self.progress_dir / "_meta.json"
-        # Checkpoints of another benchmark version or context mode, or (C/D) of other waves, are void.
+        # Checkpoints of another benchmark version, context mode or history, or (C/D) of other waves, are void.
         meta: dict[str, Any] = {"benchmark_version": self.benchmark_version}
         if self.agent.observed:  # annotated checkpoints predate the field: they stay valid
             meta["context_mode"] = self.agent.context_mode.value
+        if self.history != History.MODEL:  # as are those of the model's history
+            meta["history"] = self.history.value
         if self.shared:
             meta.update(wave_size=self.wave_size, waves=WAVES)
         if meta_path.exists() and json.loads(meta_path.read_text(encoding="utf-8")) != meta:
@@ -337,6 +346,7 @@ class PartitionRunner:
         for t in turns:
             sessions[t["session_id"]].append(t)
         order = sorted(sessions)
+        self.wave_size = resolve_wave_size(self.requested_wave_size, self.concurrency, history_reach(turns))
         done = self._prepare_progress()
         if self.shared:
             chains = waves(order, self.wave_size, {s: sessions[s][0]["source"] for s in order})
@@ -362,7 +372,7 @@ class PartitionRunner:
         rows = [r for sid in order for r in done[sid]]
         return rows, stats
 
-    async def _run_session(
+    async def run_session(
         self, turns: Sequence[Mapping[str, Any]], stats: RunStats, sent: asyncio.Event | None = None
     ) -> list[dict[str, Any]]:
         ordered = sorted(turns, key=lambda t: t["turn_index"])
@@ -379,7 +389,7 @@ class PartitionRunner:
                 identity = await asyncio.to_thread(fresh_start)
             rows = []
             for turn in ordered:
-                rows.append(await self._run_turn(turn, sent))
+                rows.append(await self.run_turn(turn, sent))
             if memory is not None and memory.identity() != identity:
                 stats.redone_sessions += 1  # memory vanished mid-session: results would not be faithful
                 continue
@@ -390,7 +400,7 @@ class PartitionRunner:
             self.progress(stats)
         return rows
 
-    async def _commit(self, sessions: Sequence[tuple[str, list[dict[str, Any]]]]) -> None:
+    async def commit(self, sessions: Sequence[tuple[str, list[dict[str, Any]]]]) -> None:
         """Make finished sessions durable: their memory first, then their checkpoints (a checkpoint
         must never promise memory that is not stored). Off the event loop: other sessions go on."""
         await asyncio.to_thread(self._commit_now, sessions)  # one hand-off: each costs a GIL switch
@@ -412,7 +422,7 @@ class PartitionRunner:
         with self._pools_lock:
             self._store = StoreSize(self._store.entries + size.entries, self._store.bytes + size.bytes)
 
-    async def _run_turn(self, turn: Mapping[str, Any], sent: asyncio.Event | None = None) -> dict[str, Any]:
+    async def run_turn(self, turn: Mapping[str, Any], sent: asyncio.Event | None = None) -> dict[str, Any]:
         """The turn pipeline: assemble the prompt, call the model (under a condition with tools, run
         the agent loop), score the answer, persist what memory keeps of the turn, and build its row.
         A memory that failed to retrieve leaves the model unasked (memory_error)."""
@@ -486,7 +496,7 @@ class PartitionRunner:
         score = self._score_here(turn, raw, supplying, retrieved)
         if score is None:
             return await asyncio.to_thread(self._score_and_persist, turn, raw, supplying, retrieved)
-        persist = functools.partial(self.agent.persist, turn, score.extracted_sql, score.result_summary)
+        persist = functools.partial(self._persist, turn, score)
         if getattr(self.agent.memory, "blocking", False):  # Redis: a restart can hold a write for seconds
             return score, await asyncio.to_thread(persist)
         return score, persist()

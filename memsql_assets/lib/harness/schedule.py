@@ -45,6 +45,23 @@ def twins_reachable_pct(turns: Sequence[Mapping[str, Any]], size: int) -> float 
     return round(100.0 * reached / len(twinned), 2)
 
 
+def history_reach(turns: Sequence[Mapping[str, Any]]) -> int | None:
+    """The largest wave size at which every session that continues an earlier one (the extended
+    benchmark's analysts' histories) runs in a later wave than it, so that a memory shared across
+    sessions can reach it. None when no session continues another (the paper's benchmark)."""
+    source = {t["session_id"]: t["source"] for t in turns}
+    continues = {t["session_id"]: t["continues_session_id"] for t in turns if t.get("continues_session_id")}
+    if not continues:
+        return None
+    chains: dict[str, list[str]] = defaultdict(list)
+    for sid in sorted(source):
+        chains[source[sid]].append(sid)
+    position = {sid: i for chain in chains.values() for i, sid in enumerate(chain)}
+    # A session outside `turns` (a sample without its history) constrains nothing.
+    pairs = [(position[me], position[them]) for me, them in continues.items() if them in position]
+    return next(size for size in range(len(source), 0, -1) if all(j // size < i // size for i, j in pairs))
+
+
 def whole_waves(chains: Mapping[str, list[list[str]]], done: Mapping[str, Any]) -> dict[str, Any]:
     """The checkpointed sessions that count as done: a wave is done only if it and every earlier
     wave of its chain were wholly checkpointed."""
@@ -61,7 +78,7 @@ def whole_waves(chains: Mapping[str, list[list[str]]], done: Mapping[str, Any]) 
 class Schedule:
     """When each session of a run starts and when finished sessions are committed: each chain's
     waves one after another, a wave's sessions staggered, all of them through one priority gate.
-    What a turn does is the runner's turn pipeline (`PartitionRunner._run_session`)."""
+    What a turn does is the runner's turn pipeline (`PartitionRunner.run_session`)."""
 
     runner: PartitionRunner
     sessions: Mapping[str, Sequence[Mapping[str, Any]]]
@@ -78,7 +95,7 @@ class Schedule:
             if self.committed is not None:  # commits stay in order, and the run ends after the last
                 await self.committed
         if self.batch:
-            await self.runner._commit([(s, self.done[s]) for s in self.batch])
+            await self.runner.commit([(s, self.done[s]) for s in self.batch])
 
     async def chain(self, chain: list[list[str]]) -> None:
         """One source's waves, one after another; the other sources' chains fill the free slots
@@ -112,12 +129,12 @@ class Schedule:
         if after is not None:
             await after.wait()  # never set by a session that failed first: the wave stops starting
         async with self.gate.slot(-urgency):
-            self.done[sid] = await self.runner._run_session(self.sessions[sid], self.stats, sent)
+            self.done[sid] = await self.runner.run_session(self.sessions[sid], self.stats, sent)
             if not self.runner.shared:
-                await self.runner._commit([(sid, self.done[sid])])
+                await self.runner.commit([(sid, self.done[sid])])
         sent.set()
 
     async def _commit_after(self, previous: asyncio.Task[None] | None, finished: list[str]) -> None:
         if previous is not None:
             await previous
-        await self.runner._commit([(s, self.done[s]) for s in finished])
+        await self.runner.commit([(s, self.done[s]) for s in finished])

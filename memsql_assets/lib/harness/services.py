@@ -34,7 +34,7 @@ from memsql_assets.lib.memory.episodic import turn_id
 from memsql_assets.lib.memory.plugins import build_memory
 from memsql_assets.lib.memory.protocol import Memory, MemoryContext, TrajectoryFactory, opened
 from memsql_assets.lib.paths import embeddings_cache_dir
-from memsql_assets.lib.vocabulary import PAPER_BENCHMARK, context_mode
+from memsql_assets.lib.vocabulary import PAPER_BENCHMARK, History, context_mode
 
 log = logging.getLogger(__name__)
 
@@ -86,19 +86,22 @@ def open_services(
     sample: int | None = None,
     benchmark: str = PAPER_BENCHMARK,
     ask_model: AskModel | None = None,
+    history: History = History.MODEL,
 ) -> Iterator[PartitionServices]:
     """The agent over `condition`'s memory, which the runner also manages between sessions. A sample
     run (`sample` sessions) keeps memory of its own: it never resets the full run's. A store on disk
     lives in the benchmark's own partition folder and collection (named by its version), so it only
-    ever holds, and retrieves, past sessions of the same benchmark."""
+    ever holds, and retrieves, past sessions of the same benchmark. A gold history's memory is its own
+    (run id, folder, collection): it never holds a turn of the model's history."""
     mode = context_mode(condition.name, benchmark)
-    run_name = f"{model_key}.{condition.name}.{benchmark_version}.{mode}.epoch{epoch}"
+    told = "" if history == History.MODEL else f".{history}"
+    run_name = f"{model_key}.{condition.name}.{benchmark_version}.{mode}{told}.epoch{epoch}"
     memory = build_memory(condition)
     embed = None
     if getattr(memory, "uses_vectors", False):
         embed = EmbeddingCache(store=embeddings_cache_dir(home))
         embed.warm([t["question"] for t in turns])  # one batch, fixed order: deterministic vectors
-    checkpoints = progress_dir(home, model_key, condition.name, epoch, sample, benchmark)
+    checkpoints = progress_dir(home, model_key, condition.name, epoch, sample, benchmark, history)
     ctx = MemoryContext(
         home=home,
         run_id=run_name if sample is None else f"{run_name}.sample{sample}",
@@ -108,7 +111,7 @@ def open_services(
         benchmark_version=benchmark_version,
         epoch=epoch,
         sample=sample,
-        store_dir=output_dir(home, model_key, condition.name, sample, benchmark),
+        store_dir=output_dir(home, model_key, condition.name, sample, benchmark, history),
         progress_dir=checkpoints,
         questions=[(t["source"], t["question"]) for t in turns],
         episodic_k=episodic_k,
@@ -118,6 +121,7 @@ def open_services(
         embed=embed,
         acomplete=ask_model,
         context_mode=mode,
+        history=history,
     )
     with opened(memory, ctx):
         _drop_checkpoints_without_memory(checkpoints, memory)

@@ -6,6 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memsql_assets.lib.agent.limits import DEFAULT_MAX_STEPS, DEFAULT_TURN_TIME_S
 from memsql_assets.lib.errors import MemsqlError
+from memsql_assets.lib.sql.execute import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S
 
 
 class EpochsError(MemsqlError):
@@ -33,8 +34,8 @@ class EvalSettings(BaseModel):
         default=None, description="ChromaDB server; unset: $MEMSQL_CHROMA_URL, else a local persistent client."
     )
     episodic_k: int = Field(default=3, description="Similar past turns retrieved by conditions C and D.")
-    sql_timeout_s: float = Field(default=10.0, description="Time limit of one generated query, in seconds.")
-    row_cap: int = Field(default=100_000, description="Rows fetched at most from one query.")
+    sql_timeout_s: float = Field(default=DEFAULT_TIMEOUT_S, description="Time limit of one generated query, in seconds.")
+    row_cap: int = Field(default=DEFAULT_ROW_CAP, description="Rows fetched at most from one query.")
     retry_errors: bool = Field(
         default=False,
         description="Ask the model again for every turn whose recorded reply is a failure (deterministic ones "
@@ -84,17 +85,26 @@ class EvalSettings(BaseModel):
         default=DEFAULT_TURN_TIME_S,
         description="Conditions with tools (T): the time limit of one agent turn in seconds; at least 1.",
     )
+    history: str | None = Field(
+        default=None,
+        description="Whose answers to earlier turns the memory stores: `model` (the model's own, the paper's "
+        "protocol) or `gold` (each turn's ground truth and its result, as SParC and CoSQL evaluate; "
+        "`memsql eval --history`). A gold run publishes under results_gold/ beside the model-history file "
+        "and asks the request store for cells of its own. Unset: the condition's `history`, else model.",
+    )
     wave_size: int | None = Field(
         default=None,
         description="Conditions C and D run sessions in waves of this many; a session never sees a session of "
-        "its own wave (`memsql eval --wave-size`). Unset: the model's max_concurrency. 1: the paper's "
+        "its own wave (`memsql eval --wave-size`). Unset: the model's max_concurrency, at most the benchmark's history reach "
+        "(lib/harness/schedule.history_reach). 1: the paper's "
         "strictly sequential order.",
     )
 
 
-def resolve_wave_size(requested: int | None, concurrency: int) -> int:
-    """W for cross-session conditions: `requested`, else the model's concurrency; below 1 is an error."""
-    size = concurrency if requested is None else requested
+def resolve_wave_size(requested: int | None, concurrency: int, reach: int | None = None) -> int:
+    """W for cross-session conditions: `requested`, else the model's concurrency, at most `reach` (the
+    largest W at which every analyst's history stays reachable, schedule.history_reach); below 1 is an error."""
+    size = min(concurrency, reach or concurrency) if requested is None else requested
     if isinstance(size, bool) or not isinstance(size, int) or size < 1:
         raise MemsqlError(
             f"wave size must be an integer >= 1 (1 runs sessions strictly one after another), got {size!r}"

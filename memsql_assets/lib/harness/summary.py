@@ -16,7 +16,8 @@ from memsql_assets.lib.atomic import write_text_atomic
 from memsql_assets.lib.context_mode import ContextMode
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.evaluation.interval import ex_interval
-from memsql_assets.lib.vocabulary import ERROR_CLASSES, PAPER_BENCHMARK
+from memsql_assets.lib.history import History
+from memsql_assets.lib.vocabulary import CROSS_SESSION_TAGS, ERROR_CLASSES, PAPER_BENCHMARK
 
 
 def _pct(num: int, den: int) -> float | None:
@@ -41,6 +42,34 @@ def _interval(rows: list[Mapping[str, Any]]) -> list[float] | None:
     return list(ex_interval(correct, len(rows), len({r["session_id"] for r in rows})))
 
 
+def _over_turns(rows: list[Mapping[str, Any]]) -> list[float] | None:
+    """Wilson over turns (each row one observation) of strict EX among `rows`: the unit of the
+    cross-session headline's intervals, the marts' ex_ci_lo(n_correct, n, n); None with no rows."""
+    correct = sum(bool(r["ex_strict"]) for r in rows)
+    return list(ex_interval(correct, len(rows), len(rows))) if rows else None
+
+
+def cross_session_turns(turns: Iterable[Mapping[str, Any]]) -> frozenset[tuple[str, int]]:
+    """(session_id, turn_index) of the benchmark turns tagged cross-session (the extended benchmark's)."""
+    return frozenset((t["session_id"], int(t["turn_index"])) for t in turns if t.get("tag") in CROSS_SESSION_TAGS)
+
+
+def _session_split(rows: list[Mapping[str, Any]], cross: frozenset[tuple[str, int]]) -> dict[str, Any]:
+    """The cross-session headline: memory-critical EX within a session (turns not tagged cross-session)
+    beside EX on the cross-session turns, each with its Wilson interval over turns."""
+    across = [r for r in rows if (r["session_id"], int(r["turn_index"])) in cross]
+    within = [r for r in rows if r["memory_critical"] and (r["session_id"], int(r["turn_index"])) not in cross]
+    return {
+        "n_within_session": len(within),
+        "ex_within_session": _pct(sum(bool(r["ex_strict"]) for r in within), len(within)),
+        "ex_within_session_ci95": _over_turns(within),
+        "n_cross_session": len(across),
+        "ex_cross_session": _pct(sum(bool(r["ex_strict"]) for r in across), len(across)),
+        "ex_cross_session_ci95": _over_turns(across),
+        "contaminated_cross_session": sum(bool(r["contaminated"]) for r in across),
+    }
+
+
 def reasoning_warning(rows: list[Mapping[str, Any]], model: str, condition: str, expected: bool) -> str | None:
     """A warning when an entry configured to reason answered without a single reasoning token over
     the whole partition: the provider's default may be no reasoning at all."""
@@ -55,9 +84,16 @@ def reasoning_warning(rows: list[Mapping[str, Any]], model: str, condition: str,
 
 
 def summarize(
-    rows: Iterable[Mapping[str, Any]], model: str, condition: str, wall_s: float, reasoning_expected: bool = False
-) -> dict[str, Any]:
-    """The partition's numbers; `reasoning_expected`: the registry entry is configured to reason."""
+    rows: Iterable[Mapping[str, Any]],
+    model: str,
+    condition: str,
+    wall_s: float,
+    reasoning_expected: bool = False,
+    cross_session: frozenset[tuple[str, int]] = frozenset(),
+) -> PartitionSummary:
+    """The partition's numbers (the run's own fields at their defaults); `reasoning_expected`: the
+    registry entry is configured to reason; `cross_session`: the turns tagged cross-session
+    (`cross_session_turns`)."""
     rows = list(rows)
     warning = reasoning_warning(rows, model, condition, reasoning_expected)
     n = len(rows)
@@ -66,41 +102,39 @@ def summarize(
     critical = [r for r in rows if r["memory_critical"]]
     correct = sum(bool(r["ex_strict"]) for r in rows)
     sessions = len({r["session_id"] for r in rows})
-    return {
-        "model": model,
-        "condition": condition,
-        "turns": turns,  # distinct benchmark turns
-        "epochs": len({int(r.get("epoch") or 1) for r in rows}),
-        # Scored rows, what EX and its interval rest on (the marts' n_turns): turns x epochs.
-        "n_turns": n,
-        "sessions": sessions,
-        "ex_strict": _pct(correct, n),
-        # Wilson over sessions (lib/evaluation/interval.py), what the marts' ex_ci_lo/ex_ci_hi return.
-        "ex_strict_ci95": _interval(rows),
-        "ex_bag": _pct(sum(r["ex_bag"] for r in rows), n),
-        "ex_set": _pct(sum(r["ex_set"] for r in rows), n),
-        "ex_memory_critical": _pct(sum(r["ex_strict"] for r in critical), len(critical)),
-        "ex_memory_critical_ci95": _interval(critical),
-        "ex_by_tier": {str(k): v for k, v in _ex_by(rows, "tier").items()},
-        "ex_by_source": _ex_by(rows, "source"),
-        "ex_by_turn_index": {int(k): v for k, v in _ex_by(rows, "turn_index").items()},
-        "error_classes": {c: classes.get(c, 0) for c in ERROR_CLASSES},
-        "contaminated": sum(bool(r["contaminated"]) for r in rows),
-        "fallback_match": sum(bool(r["fallback_match"]) for r in rows),
-        # Turns after a correction (extended benchmark) and those whose result is the overwritten state's.
-        "stale_turns": sum(r.get("stale_state") is not None for r in rows),
-        "stale_state": sum(bool(r.get("stale_state")) for r in rows),
-        "gt_errors": sum(1 for r in rows if r["gt_error"]),
-        "model_errors": dict(Counter(r["model_error_type"] for r in rows if r["model_error_type"])),
-        "calls": sum(int(r["attempts"] or 0) for r in rows),
-        "cache_hits": sum(bool(r["cache_hit"]) for r in rows),
-        "prompt_tokens": sum(int(r["prompt_tokens"] or 0) for r in rows),
-        "completion_tokens": sum(int(r["completion_tokens"] or 0) for r in rows),
-        "reasoning_tokens": sum(int(r.get("reasoning_tokens") or 0) for r in rows),
-        "warnings": [warning] if warning else [],
-        "cost_usd": round(sum(float(r["cost_usd"] or 0.0) for r in rows), 6),
-        "wall_s": round(wall_s, 2),
-    }
+    return PartitionSummary(
+        model=model,
+        condition=condition,
+        turns=turns,
+        epochs=len({int(r.get("epoch") or 1) for r in rows}),
+        n_turns=n,
+        sessions=sessions,
+        ex_strict=_pct(correct, n),
+        ex_strict_ci95=_interval(rows),
+        ex_bag=_pct(sum(r["ex_bag"] for r in rows), n),
+        ex_set=_pct(sum(r["ex_set"] for r in rows), n),
+        ex_memory_critical=_pct(sum(r["ex_strict"] for r in critical), len(critical)),
+        ex_memory_critical_ci95=_interval(critical),
+        **_session_split(rows, cross_session),
+        ex_by_tier={str(k): v for k, v in _ex_by(rows, "tier").items()},
+        ex_by_source=_ex_by(rows, "source"),
+        ex_by_turn_index={int(k): v for k, v in _ex_by(rows, "turn_index").items()},
+        error_classes={c: classes.get(c, 0) for c in ERROR_CLASSES},
+        contaminated=sum(bool(r["contaminated"]) for r in rows),
+        fallback_match=sum(bool(r["fallback_match"]) for r in rows),
+        stale_turns=sum(r.get("stale_state") is not None for r in rows),
+        stale_state=sum(bool(r.get("stale_state")) for r in rows),
+        gt_errors=sum(1 for r in rows if r["gt_error"]),
+        model_errors=dict(Counter(r["model_error_type"] for r in rows if r["model_error_type"])),
+        calls=sum(int(r["attempts"] or 0) for r in rows),
+        cache_hits=sum(bool(r["cache_hit"]) for r in rows),
+        prompt_tokens=sum(int(r["prompt_tokens"] or 0) for r in rows),
+        completion_tokens=sum(int(r["completion_tokens"] or 0) for r in rows),
+        reasoning_tokens=sum(int(r.get("reasoning_tokens") or 0) for r in rows),
+        warnings=[warning] if warning else [],
+        cost_usd=round(sum(float(r["cost_usd"] or 0.0) for r in rows), 6),
+        wall_s=round(wall_s, 2),
+    )
 
 
 class PartitionSummary(BaseModel):
@@ -135,6 +169,20 @@ class PartitionSummary(BaseModel):
     """Strict EX over the memory-critical turns."""
     ex_memory_critical_ci95: list[float] | None = None
     """Wilson interval over sessions of ex_memory_critical."""
+    n_within_session: int = 0
+    """Scored memory-critical rows not tagged cross-session: what ex_within_session rests on."""
+    ex_within_session: float | None = None
+    """Strict EX over the memory-critical turns not tagged cross-session: memory within a session."""
+    ex_within_session_ci95: list[float] | None = None
+    """Wilson interval of ex_within_session, the unit turns (each scored row one observation)."""
+    n_cross_session: int = 0
+    """Scored rows of the turns tagged cross-session (extended benchmark): what ex_cross_session rests on."""
+    ex_cross_session: float | None = None
+    """Strict EX over the turns tagged cross-session: memory across an analyst's sessions (None: none)."""
+    ex_cross_session_ci95: list[float] | None = None
+    """Wilson interval of ex_cross_session, the unit turns (each scored row one observation)."""
+    contaminated_cross_session: int = 0
+    """Of the cross-session rows, those whose answer took a value from another analyst's session."""
     ex_by_tier: dict[str, float | None]
     """Strict EX per tier."""
     ex_by_source: dict[str, float | None]
@@ -202,6 +250,8 @@ class PartitionSummary(BaseModel):
     """The condition's memory implementation."""
     context_mode: str = ContextMode.ANNOTATED.value
     """What the memory was given of each turn: annotated (the paper's) or observed (lib/context_mode.py)."""
+    history: str = History.MODEL.value
+    """Whose answers to earlier turns the memory stored: model (the paper's) or gold (lib/history.py)."""
     resumed_sessions: int = 0
     """Sessions x epochs resumed from checkpoints."""
     redone_sessions: int = 0

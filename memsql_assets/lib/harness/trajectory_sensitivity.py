@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memsql_assets.lib.paths import benchmark_dir, composite_tools_path, source_db_path, trajectories_dir
+from memsql_assets.lib.paths import benchmark_dir, source_db_path, trajectories_dir
 from memsql_assets.lib.vocabulary import AGENT_BASELINE_CONDITION, AGENTSM_CONDITION, REFERENCE_AGENT
 
 DEFAULT_THETAS: tuple[float, ...] = (0.1, 0.25, 0.5, 0.75)
@@ -62,22 +62,14 @@ def _dir_bytes(path: Path) -> int:
 
 def build_store(target: Path, n: int, theta: float | int, sweep: Sweep) -> dict[str, Any]:
     """Build the (θ, N) store under `target` as the trajectory_store asset lays it out; its statistics."""
-    import json
-
-    from memsql_assets.lib.atomic import write_text_atomic
     from memsql_assets.lib.benchmark.store import read_turns
     from memsql_assets.lib.memory.chroma import chroma_client, chroma_dir
-    from memsql_assets.lib.sources.config import SOURCE_NAMES
-    from memsql_assets.lib.trajectories.store import build_trajectory_store, store_coverage
+    from memsql_assets.lib.trajectories.store import StoreSettings, build_home_store, store_coverage
 
-    dbs = {name: source_db_path(target, name) for name in SOURCE_NAMES}
     turns = read_turns(benchmark_dir(target))
+    settings = StoreSettings(budget=n, seed=sweep.seed, theta=theta, max_len=sweep.max_len)
+    rep = build_home_store(target, settings, frozenset(t["question"] for t in turns))
     client = chroma_client(target)
-    rep = build_trajectory_store(
-        dbs, n, sweep.seed, theta, sweep.max_len, {t["question"] for t in turns}, client,
-        json_dir=trajectories_dir(target) / "json",
-    )  # fmt: skip
-    write_text_atomic(composite_tools_path(target), json.dumps([c.as_json() for c in rep.composites], indent=2))
     cs, cov = rep.composite_stats, store_coverage(client, turns)
     return {
         "theta": theta,

@@ -27,6 +27,7 @@ from pydantic import BaseModel, Field
 from memsql_assets.lib.config_files import Strict
 from memsql_assets.lib.context_mode import ContextMode
 from memsql_assets.lib.errors import MemsqlError
+from memsql_assets.lib.history import History
 from memsql_assets.lib.memory.chroma import chroma_client, collection_name, open_collection
 from memsql_assets.lib.memory.episodic import EpisodicMemory, analyst_peers
 from memsql_assets.lib.memory.facts import facts_block
@@ -41,7 +42,7 @@ from memsql_assets.lib.memory.protocol import (
 from memsql_assets.lib.memory.resolution import Payload
 from memsql_assets.lib.memory.semantic import SemanticMemory
 from memsql_assets.lib.memory.working import WorkingMemory
-from memsql_assets.lib.paths import benchmark_dir
+from memsql_assets.lib.paths import sessions_file
 
 SERVER_TOKEN_KEY = "memsql:server-token"  # never expires; a restarted server has none
 
@@ -169,11 +170,12 @@ class Episodic(Window):
         self.k = self.params.top_k or ctx.episodic_k
         chroma = chroma_client(ctx.store_dir, ctx.chroma_url)
         parts = [f"epoch{ctx.epoch}"] + ([] if ctx.sample is None else [f"sample{ctx.sample}"])
+        parts += [] if ctx.history == History.MODEL else [str(ctx.history)]  # a shared server: never the other's
         self.episodic = EpisodicMemory(
             chroma, collection_name("episodic", ctx.model, ctx.condition, ctx.benchmark_version, *parts)
         )
         if self.params.scope == "analyst":
-            self.peers = analyst_peers(benchmark_dir(ctx.home, ctx.benchmark) / "sessions.parquet")
+            self.peers = analyst_peers(sessions_file(ctx.home, ctx.benchmark))
         self.semantic = None
         if self.params.semantic_top_k:
             self.semantic = SemanticMemory(chroma_client(ctx.home, ctx.chroma_url))

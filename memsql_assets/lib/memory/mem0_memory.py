@@ -46,7 +46,7 @@ from memsql_assets.lib.memory.protocol import (
     Visibility,
 )
 from memsql_assets.lib.memory.resolution import Payload, resolve_from
-from memsql_assets.lib.paths import benchmark_dir
+from memsql_assets.lib.paths import sessions_file
 
 MEM0_STORE = "mem0"
 EMBEDDING_DIMS = 384  # all-MiniLM-L6-v2
@@ -88,7 +88,9 @@ def mem0_config(ctx: MemoryContext) -> dict[str, Any]:
         },
         # mem0 builds an LLM client from its configuration; with infer=False it is never called.
         "llm": {"provider": "openai", "config": {"api_key": "unused-infer-is-off"}},
-        "history_db_path": str(folder / f"history-{run}.db"),
+        # mem0's audit log of every add, which nothing here reads: in memory, not a disk write (and its
+        # commit) per turn, a third of the partition's time.
+        "history_db_path": ":memory:",
     }
 
 
@@ -120,8 +122,13 @@ def _packaged_embedder(config: Any) -> Any:
     from memsql_assets.lib.memory.embeddings import embedding_function
 
     class PackagedEmbedding(EmbeddingBase):
+        # A turn's question is embedded by the search before it and again by its add: once is enough.
+        vectors: dict[str, list[float]] = {}
+
         def embed(self, text: str, memory_action: Any = None) -> list[float]:
-            return [float(x) for x in embedding_function()([text])[0]]
+            if text not in self.vectors:
+                self.vectors[text] = [float(x) for x in embedding_function()([text])[0]]
+            return list(self.vectors[text])
 
     return PackagedEmbedding(config)
 
@@ -143,7 +150,7 @@ class Mem0Memory(MemoryBase):
     def open(self, ctx: MemoryContext) -> None:
         super().open(ctx)
         if self.by_analyst:
-            self.peers = analyst_peers(benchmark_dir(ctx.home, ctx.benchmark) / "sessions.parquet")
+            self.peers = analyst_peers(sessions_file(ctx.home, ctx.benchmark))
         self.mem = _open_mem0(ctx)
 
     def _users(self, session_id: str) -> list[str]:

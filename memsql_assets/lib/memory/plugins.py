@@ -34,6 +34,7 @@ from memsql_assets.lib.context_mode import ContextMode
 from memsql_assets.lib.errors import ConfigError, MemsqlError
 from memsql_assets.lib.memory.protocol import Memory, MemoryBase, MemoryTurn, NoParams, Retrieval
 from memsql_assets.lib.memory.resolution import Payload
+from memsql_assets.lib.vocabulary import ANALYST_BENCHMARKS, BENCHMARKS
 
 ENTRY_POINT_GROUP = "memsql.memory"
 BUILTIN_MEMORIES: dict[str, str] = {
@@ -159,7 +160,7 @@ def build_memory(condition: Condition) -> Memory:
 
 def condition_fingerprint(condition: Condition) -> str:
     """What a condition's results are a function of besides memsql's own code: its memory implementation,
-    parameters, tools and context mode, and for a plug-in its module's source (a changed plug-in makes them stale)."""
+    parameters, tools, context mode and history, and for a plug-in its module's source (a changed plug-in makes them stale)."""
     target = implementation_target(condition)
     module = target.partition(":")[0]
     source = None
@@ -174,6 +175,8 @@ def condition_fingerprint(condition: Condition) -> str:
             "tools": condition.tools,
             "source": source,
             "context_mode": condition.context_mode,
+            # A condition's own history; absent when unset, so that older fingerprints stay valid.
+            **({"history": condition.history} if condition.history else {}),
         },
         sort_keys=True,
         default=str,
@@ -182,10 +185,53 @@ def condition_fingerprint(condition: Condition) -> str:
 
 
 def check_conditions(names: Iterable[str] | None = None) -> None:
-    """Every condition's (or those named) memory imports and accepts its parameters; else one line."""
+    """Every condition's (or those named) memory imports and accepts its parameters, and its `main_run`
+    names benchmarks it applies to; else one line."""
     for name in names if names is not None else CONDITIONS:
-        condition = CONDITIONS[name]
-        memory_params(condition, memory_class(condition))
+        check_condition(CONDITIONS[name])
+
+
+def check_condition(condition: Condition) -> None:
+    """`check_conditions` for one condition."""
+    memory_params(condition, memory_class(condition))
+    for benchmark in () if isinstance(condition.main_run, bool) else condition.main_run:
+        if benchmark not in BENCHMARKS:
+            raise ConfigError(
+                condition.file,
+                condition.field_path("main_run"),
+                f"expected true, false or a list of benchmarks ({', '.join(BENCHMARKS)}), got {benchmark!r}",
+            )
+        check_benchmark(condition, benchmark)
+
+
+def needs_analysts(condition: Condition) -> bool:
+    """Whether the condition's memory is scoped to the analyst (`scope: analyst`, the episodic and mem0
+    memories' parameter; a plug-in's params may say it too): it reads the sessions' analyst column."""
+    return getattr(memory_params(condition, memory_class(condition)), "scope", None) == "analyst"
+
+
+def applies(condition: Condition, benchmark: str) -> bool:
+    """Whether the condition can be evaluated on `benchmark`: a memory scoped to the analyst needs analysts."""
+    return benchmark in ANALYST_BENCHMARKS or not needs_analysts(condition)
+
+
+def check_benchmark(condition: Condition, benchmark: str) -> None:
+    """One line naming the condition when its memory needs analysts that `benchmark`'s sessions do not name."""
+    if not applies(condition, benchmark):
+        raise NoAnalystsError(
+            f"condition {condition.name} ({condition.file}): its memory has scope: analyst, but the {benchmark} "
+            f"benchmark's sessions name no analyst; evaluate it on {' or '.join(ANALYST_BENCHMARKS)}"
+        )
+
+
+def in_main_run(condition: Condition, benchmark: str) -> bool:
+    """Whether `memsql run` evaluates the condition on `benchmark` (its `main_run`, where it applies)."""
+    listed = condition.main_run if isinstance(condition.main_run, bool) else benchmark in condition.main_run
+    return listed and applies(condition, benchmark)
+
+
+class NoAnalystsError(MemsqlError):
+    """A condition scoped to the analyst asked to run on a benchmark whose sessions name no analyst."""
 
 
 class ReadsWithheldKeysError(MemsqlError):

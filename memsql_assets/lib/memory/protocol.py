@@ -42,6 +42,7 @@ from pydantic import BaseModel
 
 from memsql_assets.lib.config_files import Strict
 from memsql_assets.lib.context_mode import ContextMode
+from memsql_assets.lib.history import History
 from memsql_assets.lib.memory.resolution import Payload, Resolution
 
 # (source prefix, question, question vector or None) -> markdown or None
@@ -106,7 +107,7 @@ class MemoryContext:
     """What `open` gets: the partition run (one epoch) and the services a memory may use."""
 
     home: Path
-    run_id: str  # unique per model x condition x benchmark version x epoch (x sample)
+    run_id: str  # unique per model x condition x benchmark version x epoch (x sample, x gold history)
     model: str
     condition: str
     benchmark: str
@@ -125,6 +126,7 @@ class MemoryContext:
     # await acomplete(model key, messages, cell) -> reply text (a failed call raises); None: no gateway.
     acomplete: Callable[[str, list[dict[str, str]], Mapping[str, Any]], Awaitable[str]] | None = None
     context_mode: ContextMode = ContextMode.ANNOTATED  # what the memory is given (context_mode.py)
+    history: History = History.MODEL  # whose answers it is handed (history.py): a store of its own
     cleanup: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
 
     def redis(self) -> Any:

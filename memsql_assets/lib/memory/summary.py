@@ -7,8 +7,9 @@ turn it keeps the turns that carry the conversation's current state and the newe
 not a re-read of the history). What carries the current state depends on the context mode
 (context_mode.py): annotated, for each value the session has bound, the latest turn that bound it (its
 annotated state updates), and the Resolved block takes each referenced value from the kept turns,
-newest first; observed, for each expression the SQL compared with a literal (lib/sql/filters.py), the
-latest turn whose SQL compared it: chosen from the text alone, with no Resolved block.
+newest first; observed, for what each comparison of the SQL with a literal pins (`Filter.key`,
+lib/sql/filters.py: a customer is one key whether the SQL names its id, looks its name up or joins
+its table), the latest turn whose SQL pinned it: chosen from the text alone, with no Resolved block.
 
 With `model: <registry key>`, a registry model writes the summary instead (abstractive): before each
 turn that follows new turns, the model gets the previous summary and those turns and answers the
@@ -73,7 +74,7 @@ def carried(turn: Payload, mode: ContextMode) -> Iterable[str]:
     its SQL compared with literals (observed)."""
     if mode == ContextMode.ANNOTATED:
         return turn.get("state_updates") or {}
-    return [f.label for f in filters(turn.get("sql"))]
+    return [f.key or f.label for f in filters(turn.get("sql"))]  # by meaning, not by how the SQL wrote it
 
 
 def extract(

@@ -44,13 +44,6 @@ TRANSIENT = frozenset({"rate_limited", "server_error", "timeout", "connection_er
 # `cost_cap`: the run's spend reached its cap (max_cost_usd); the call was not made, and the partition stops.
 COST_CAP = "cost_cap"
 ENDPOINT_FAILURES = TRANSIENT | {"auth_error", "permission_denied", "unavailable", "internal_error", COST_CAP}
-ERROR_TYPES = ENDPOINT_FAILURES | {
-    "bad_request",
-    "not_found",
-    "context_window_exceeded",
-    "content_policy",
-    "malformed_response",
-}
 
 @dataclass(frozen=True)
 class Failure:

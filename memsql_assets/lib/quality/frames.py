@@ -12,7 +12,13 @@ from typing import Any
 
 import pandas as pd
 
-from memsql_assets.lib.benchmark.extended import LONG_RANGE
+from memsql_assets.lib.benchmark.extended import (
+    LONG_RANGE,
+    OVERWRITING_TAGS,
+    continued_keys,
+    earlier_sessions,
+    history_violations,
+)
 from memsql_assets.lib.vocabulary import CROSS_SESSION_TAGS, PHENOMENA, REPORT_SOURCES
 
 
@@ -22,9 +28,9 @@ def turns_frame(turns: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     for t in turns:
         by_session.setdefault(t["session_id"], []).append(t)
     for sid, ts in by_session.items():
-        # a session continuing an earlier one (extended benchmark) starts with what that one bound
+        # a session continuing earlier ones (extended benchmark) starts with what its history bound
         continued = ts[0].get("continues_session_id")
-        bound = {k for c in by_session.get(continued, []) for k in c["state_updates"]} if continued else set()
+        bound = set(continued_keys(by_session, sid))
         for position, t in enumerate(sorted(ts, key=lambda r: r["turn_index"]), start=1):
             refs = list(t["referenced_context_keys"])
             unbound = [k for k in refs if k not in bound]
@@ -61,10 +67,17 @@ def extended_turns_frame(turns: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     tags_by_source: dict[str, set[str]] = {}
     corrected: dict[str, int] = {}  # session -> turn index of its first correction or knowledge update
     analysts = {t["session_id"]: t.get("analyst") for t in turns}
+    by_session: dict[str, list[Mapping[str, Any]]] = {}
     for t in turns:
+        by_session.setdefault(t["session_id"], []).append(t)
         tags_by_source.setdefault(t["source"], set()).add(t["tag"])
-        if t["tag"] in ("correction", "knowledge_update"):
+        if t["tag"] in OVERWRITING_TAGS:
             corrected[t["session_id"]] = min(t["turn_index"], corrected.get(t["session_id"], t["turn_index"]))
+    for sid, ts in by_session.items():  # an update in an earlier session of its history reaches every turn
+        ts.sort(key=lambda t: t["turn_index"])
+        if any(e in corrected for e in earlier_sessions(by_session, sid)):
+            corrected[sid] = 0
+    unanswered = history_violations(by_session)
     extra = {
         f"{t['session_id']}#{t['turn_index']}": {
             "tag": t["tag"],
@@ -79,6 +92,8 @@ def extended_turns_frame(turns: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
             "continues_later_or_other_analyst": bool(t.get("continues_session_id"))
             and not (t["continues_session_id"] < t["session_id"] and analysts.get(t["continues_session_id"]) == t.get("analyst")),
             "cross_session_tag_without_continuation": t["tag"] in CROSS_SESSION_TAGS and not t.get("continues_session_id"),
+            "cross_session_int": int(t["tag"] in CROSS_SESSION_TAGS),
+            "history_unanswered": (t["session_id"], t["turn_index"]) in unanswered,
         }
         for t in turns
     }

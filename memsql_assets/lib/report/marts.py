@@ -48,6 +48,7 @@ MARTS = (
     "agg_agent_steps_saved",
     "agg_condition_contrasts",
     "agg_memory_cost",
+    "agg_history_cascade",
 )
 # Marts with a `benchmark` column: their paper rows are the report's paper tables, their extended
 # rows the extended benchmark's, shown beside them (never pooled).
@@ -83,6 +84,7 @@ class Marts:
     agent_steps_saved: pd.DataFrame  # T against E per benchmark x model x source
     condition_contrasts: pd.DataFrame  # every benchmark (its column), every condition against B_wm5 and A
     memory_cost: pd.DataFrame  # every benchmark (its column)
+    history_cascade: pd.DataFrame  # every benchmark (its column): gold history against the model's own
     extended_condition_summary: pd.DataFrame
     extended_ex_by_turn_depth: pd.DataFrame
     extended_ex_by_source: pd.DataFrame

@@ -19,6 +19,7 @@ from memsql_assets.lib.viewer.server import viewer_url
 from memsql_assets.lib.vocabulary import (
     AGENT_BASELINE_CONDITION,
     AGENTSM_CONDITION,
+    CROSS_SESSION_NOTE,
     EXTENDED_BENCHMARK,
     FLOOR_CONDITION,
     WINDOW_CONDITION,
@@ -58,6 +59,12 @@ code { background: #f4f4f4; padding: 0 0.25em; border-radius: 3px; }
 .matrix td .v { display: block; font-size: 1.1em; font-weight: 600; }
 .matrix td .ci { display: block; font-size: 0.75em; opacity: 0.85; }
 .matrix td.none { color: #aaa; background: #fff; }
+.matrix th .sub { display: block; font-size: 0.7em; font-weight: 400; color: #666; }
+.split-note { font-size: 0.85em; color: #444; margin: 0.3em 0; }
+.matrix td.split { padding: 0.15em; background: #fff; }
+.matrix td.split .pair { display: flex; flex-direction: column; gap: 2px; }
+.matrix td.split .fig { padding: 0.1em 0.2em; }
+.matrix td.split .counts { display: block; font-size: 0.7em; color: #555; padding-top: 0.15em; white-space: nowrap; }
 .matrix td.hint { text-align: left; color: #555; background: #fff; }
 .legend { display: flex; align-items: center; gap: 0.5em; font-size: 0.8em; color: #555; margin: 0.2em 0 1em; }
 .legend .bar { width: 16em; height: 0.8em; border: 1px solid #ccc; }
@@ -225,6 +232,8 @@ def _cell(model: str, condition: str, cell: Cell | None) -> str:
     if cell is None or cell.value is None:
         title = html.escape(f"{model} · {condition}: not evaluated")
         return f'<td class="none" data-condition="{condition}" title="{title}">–</td>'
+    if cell.across is not None:
+        return _split_cell(model, condition, cell, cell.across)
     bg, fg = heat(cell.value)
     title = (
         f"{model} · {condition}: memory-critical EX {cell.value_text} %, 95 % interval "
@@ -233,6 +242,29 @@ def _cell(model: str, condition: str, cell: Cell | None) -> str:
     return (
         f'<td data-condition="{condition}" style="background:{bg};color:{fg}" title="{html.escape(title)}">'
         f'<span class="v">{cell.value_text}</span> <span class="ci">{cell.interval_text}</span></td>'
+    )
+
+
+def _figure(kind: str, figure: Cell) -> str:
+    """One of a split cell's figures, on its own heat colour."""
+    bg, fg = ("#fff", "#aaa") if figure.value is None else heat(figure.value)
+    return (
+        f'<span class="fig {kind}" style="background:{bg};color:{fg}"><span class="v">{figure.value_text}</span>'
+        f'<span class="ci">{figure.interval_text}</span></span>'
+    )
+
+
+def _split_cell(model: str, condition: str, within: Cell, across: Cell) -> str:
+    """The extended matrix's cell: within a session | across sessions, the counts under them."""
+    title = (
+        f"{model} · {condition}: memory-critical EX within a session {within.value_text} % "
+        f"({within.interval_text}), EX across sessions {across.value_text} % ({across.interval_text}), "
+        f"95 % intervals over turns; {within.counts_text}; {within.run}"
+    )
+    return (
+        f'<td class="split" data-condition="{condition}" title="{html.escape(title)}">'
+        f'<span class="pair">{_figure("within", within)}{_figure("across", across)}</span>'
+        f'<span class="counts">{within.contaminated} ({within.contaminated_across}) cont.<br>{within.stale} stale</span></td>'
     )
 
 
@@ -253,10 +285,11 @@ def _block(board: Leaderboard, kind: str, label: str, rows: tuple[Row, ...], emp
     return "\n".join(out)
 
 
-def _condition_header(condition: str) -> str:
+def _condition_header(condition: str, split: bool) -> str:
     spec = CONDITION_TABLE.get(condition)
     title = f' title="{html.escape(spec.description)}"' if spec is not None and spec.description else ""
-    return f'<th scope="col"{title}>{html.escape(condition)}</th>'
+    sub = '<span class="sub">within, across</span>' if split else ""
+    return f'<th scope="col"{title}>{html.escape(condition)}{sub}</th>'
 
 
 def leaderboard_html(board: Leaderboard) -> str:
@@ -266,7 +299,7 @@ def leaderboard_html(board: Leaderboard) -> str:
             f'<p class="empty" id="{board.key}-empty"><b>{html.escape(board.title)}</b>: no partition yet; '
             f"{_code(fills)}.</p>"
         )
-    head = "".join(_condition_header(c) for c in board.conditions)
+    head = "".join(_condition_header(c, board.split) for c in board.conditions)
     return "\n".join(
         [
             f"<h2>{html.escape(board.title)}</h2>",
@@ -282,9 +315,18 @@ def leaderboard_html(board: Leaderboard) -> str:
                 "none yet: `memsql run` evaluates them",
             ),
             "</table>",
+            _split_note(board),
             _legend(),
         ]
     )
+
+
+def _split_note(board: Leaderboard) -> str:
+    """What separates the extended matrix's two figures, in two lines."""
+    if not board.split:
+        return ""
+    lines = "<br>".join(html.escape(line) for line in CROSS_SESSION_NOTE)
+    return f'<p class="split-note" id="{board.key}-note">{lines}</p>'
 
 
 def _legend() -> str:

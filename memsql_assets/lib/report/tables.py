@@ -16,6 +16,7 @@ from memsql_assets.lib.vocabulary import (
     AGENT_BASELINE_CONDITION,
     AGENTSM_CONDITION,
     ALL_SOURCES,
+    BENCHMARKS,
     EXTENDED_BENCHMARK,
     FLOOR_CONDITION,
     GUESS_FLOOR_MAX_PCT,
@@ -79,6 +80,18 @@ def summary_table(m: Marts, benchmark: str = PAPER_BENCHMARK) -> Table:
             df["n_sessions"], df["is_sample"], df["is_complete"], df["n_epochs"], strict=True
         )
     ]
+    across: list[tuple[str, str, Callable[[Any], str]]] = []
+    if extended:  # the cross-session headline (DESIGN decision 21), its intervals over turns
+        df["within_ci95"] = _intervals(df, "ex_within_session_ci_lo_pct", "ex_within_session_ci_hi_pct")
+        df["across_ci95"] = _intervals(df, "ex_cross_session_ci_lo_pct", "ex_cross_session_ci_hi_pct")
+        across = [
+            ("EX within session %", "ex_within_session_pct", fmt.pct),
+            ("within 95% CI (turns)", "within_ci95", _text),
+            ("EX across sessions %", "ex_cross_session_pct", fmt.pct),
+            ("across 95% CI (turns)", "across_ci95", _text),
+            ("contaminated", "n_contaminated", fmt.count),
+            ("stale state", "n_stale_state", fmt.count),
+        ]
     return _table(
         "extended_summary" if extended else "summary",
         "Extended benchmark: headline EX per model × condition" if extended else "Headline EX per model × condition",
@@ -92,6 +105,7 @@ def summary_table(m: Marts, benchmark: str = PAPER_BENCHMARK) -> Table:
             ("EX %", "ex_pct", fmt.pct),
             ("EX 95% CI", "ex_ci95", _text),
             ("EX mem-critical %", "ex_memory_critical_pct", fmt.pct),
+            *across,
             ("guess floor %", "floor_at_a", fmt.pct),
             ("EX turn 1 %", "ex_turn1_pct", fmt.pct),
             ("contaminated %", "contamination_rate_pct", fmt.pct),
@@ -712,6 +726,31 @@ def memory_cost_table(m: Marts) -> Table:
     )
 
 
+def cascade_table(m: Marts) -> Table:
+    """The cascade, one line per benchmark: per model x condition evaluated with both histories, EX with
+    gold history minus EX with its own, in points, with the paired session bootstrap's 95 % interval."""
+    df = m.history_cascade
+    rows = []
+    for benchmark in BENCHMARKS:
+        part = df[df["benchmark"] == benchmark]
+        models = {
+            model: ", ".join(
+                f"{r.condition} {fmt.pp(r.cascade_pp)} ({fmt.interval(r.cascade_ci_lo_pp, r.cascade_ci_hi_pp)})"
+                for r in rows_of.itertuples()
+            )
+            for model, rows_of in part.groupby("model", sort=False)
+        }
+        if models:
+            rows.append((benchmark, "; ".join(f"{model}: {text}" for model, text in models.items())))
+    note = (
+        "EX with gold history (each earlier turn's ground truth and its result in memory, as SParC and CoSQL "
+        "evaluate) minus EX with the model's own (the paper's protocol, every other table), in percentage "
+        "points (95 % interval): how much of a condition's miss is the model's own earlier mistakes staying "
+        "in memory. `memsql eval --history gold` evaluates a partition the other way."
+    )
+    return Table("cascade", "Cascade: gold history - own history, EX pp", ("benchmark", "cascade"), tuple(rows), note)
+
+
 def all_tables(m: Marts) -> list[Table]:
     return [
         summary_table(m),
@@ -733,6 +772,7 @@ def all_tables(m: Marts) -> list[Table]:
         episodic_hit_rate_table(m),
         cost_table(m),
         contrasts_table(m),
+        cascade_table(m),
         memory_cost_table(m),
         ex_by_source_table(m),
         ex_by_source_tier_table(m),

@@ -4,6 +4,11 @@ schema. The prompts (lib/agent/prompts.py) print it; the synthetic-question gram
 
 The extracted paper text lost the spaces around code-formatted words ("inCustomers.CompanyName");
 they are restored here and nothing else is changed.
+
+Each source's last line speaks of the annotated Resolved block ("If resolved context contains …"). In
+observed context mode no such block appears and the line would be the only place an annotation key
+name reaches the prompt, so observed prompts leave it out (`guidance_lines`); annotated ones keep it
+verbatim.
 """
 
 from __future__ import annotations
@@ -36,3 +41,11 @@ SOURCE_GUIDANCE: dict[str, tuple[str, ...]] = {
         "If resolved context contains region or loan_status, use them exactly.",
     ),
 }
+
+RESOLVED_CONTEXT_LINE = "If resolved context contains"  # the start of each source's line about the Resolved block
+
+
+def guidance_lines(source: str, observed: bool) -> tuple[str, ...]:
+    """The source's guidance for a prompt: verbatim, less the Resolved-block line when `observed`."""
+    lines = SOURCE_GUIDANCE[source]
+    return tuple(line for line in lines if not line.startswith(RESOLVED_CONTEXT_LINE)) if observed else lines

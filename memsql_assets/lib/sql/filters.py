@@ -8,6 +8,15 @@ label. A filter on a column also records the table its qualifier names and the o
 reads through that qualifier: `c.CompanyName` of `Customers c` where the query joins `c.CustomerID`
 tells a reader which customer id the company name stands for (`entity_subquery`).
 
+A filter's `key` is what it pins, whatever way the SQL wrote it: the entity a name lookup stands for
+(the table's own id, when that is the one other column read through the table: `c.CompanyName = 'X'`
+of Customers joined or selected by `CustomerID` pins `customerid`, as `o.CustomerID = 'DELAG'` does;
+a table whose key is not named after it, as companies by `ticker`, is not recognised), else the one
+column it compares
+(`strftime('%Y', o.OrderDate) = '1997'` and `o.OrderDate >= '1997-01-01'` both pin `orderdate`), else
+its label. A memory that keys turns by it (S, lib/memory/summary.py) chooses the same turns however
+an earlier SQL wrote the same entity.
+
 Used by a memory's own extraction (observed mode, lib/memory/facts.py) and by reader-probe
 (lib/reference/reader_probe.py). SQL that sqlglot cannot parse has no filters.
 """
@@ -40,6 +49,7 @@ class Filter:
     column: str | None = None  # the compared column's name (lower-cased), when it is one column
     table: str | None = None  # the table its qualifier names, when the query says
     siblings: frozenset[str] = frozenset()  # other columns the query reads through that qualifier
+    key: str = ""  # what it pins, however written (module docstring); "": its label
 
 
 def _literal(node: exp.Expression) -> tuple[bool, Any]:
@@ -111,16 +121,35 @@ def filters(sql: str | None) -> tuple[Filter, ...]:
             qualifier = _qualifier(subject)
             table = aliases.get(qualifier) if qualifier else None
             siblings = frozenset(by_qualifier.get(qualifier, set()) - {column}) if qualifier else frozenset()
+        key = _key(subject, aliases, by_qualifier)
         start = node.meta.get("start") if node.meta else None
         found.append(
             (
                 start if isinstance(start, int) else len(found),
                 Filter(
-                    _label(subject), node.sql(DIALECT), tuple(v for _, v in literals), column, table, siblings
+                    _label(subject), node.sql(DIALECT), tuple(v for _, v in literals), column, table, siblings, key
                 ),
             )
         )
     return tuple(f for _, f in sorted(found, key=lambda pair: pair[0]))
+
+
+def _key(subject: exp.Expression, aliases: dict[str, str], by_qualifier: dict[str, set[str]]) -> str:
+    """What a comparison of `subject` pins (module docstring): "" when it is no single column. A lookup
+    is a comparison with a column of a table whose one other column read is that table's own id
+    (`customerid` of Customers, `district_id` of district): it pins that id."""
+    columns = [subject] if isinstance(subject, exp.Column) else list(subject.find_all(exp.Column))
+    if len({c.name.lower() for c in columns}) != 1:
+        return ""
+    name, qualifier = columns[0].name.lower(), _qualifier(columns[0])
+    others = by_qualifier.get(qualifier, set()) - {name} if qualifier else set()
+    table = aliases.get(qualifier, "").lower().replace("_", "")
+    if len(others) == 1 and not name.endswith("id"):
+        (other,) = others
+        stem = other.replace("_", "").removesuffix("id")
+        if other != stem and stem and table.startswith(stem):
+            return other
+    return name
 
 
 def template_filters(sql_template: str) -> tuple[Filter, ...]:

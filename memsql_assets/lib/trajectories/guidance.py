@@ -49,14 +49,6 @@ class Guidance:
     labels: dict[str, tuple[str, str]] = field(default_factory=dict)  # table -> (column, noun)
     chains: tuple[tuple[Hop, ...], ...] = ()
 
-    def mentions(self, table: str) -> bool:
-        low = table.lower()
-        return (
-            any(m.table.lower() == low for m in self.measures)
-            or low in (t.lower() for t in self.labels)
-            or any(h.table.lower() == low for c in self.chains for h in c)
-        )
-
 
 def _bare(name: str) -> str:
     return name[1:-1] if name.startswith("[") else name

@@ -8,12 +8,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
 from memsql_assets.lib.errors import MemsqlError
 from memsql_assets.lib.memory.chroma import chroma_client, open_collection
 from memsql_assets.lib.paths import composite_tools_path
 from memsql_assets.lib.trajectories.composites import CompositeTool
 from memsql_assets.lib.trajectories.store import DEFAULT_COLLECTION, retrieve, search_many
+from memsql_assets.lib.vocabulary import SOURCE_BY_PREFIX
 
 
 class TrajectoryStoreLookup:

@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from memsql_assets.lib.atomic import write_text_atomic
-from memsql_assets.lib.benchmark.gt_check import SOURCE_BY_PREFIX
-from memsql_assets.lib.memory.chroma import open_collection, recreate_collection
+from memsql_assets.lib.memory.chroma import chroma_client, open_collection, recreate_collection
 from memsql_assets.lib.memory.embeddings import EmbeddingCache, embed_texts
+from memsql_assets.lib.paths import composite_tools_path, source_db_path, trajectories_dir
 from memsql_assets.lib.sql.sandbox import open_readonly
 from memsql_assets.lib.sql.schema import SchemaStats, schema_stats
 from memsql_assets.lib.trajectories.budget import allocate_budget, complexity_weight
@@ -52,6 +52,7 @@ from memsql_assets.lib.trajectories.phases import PHASES, default_rules
 from memsql_assets.lib.trajectories.questions import SyntheticQuestion, generate_questions
 from memsql_assets.lib.trajectories.tools import DbTools
 from memsql_assets.lib.trajectories.trace import Trace
+from memsql_assets.lib.vocabulary import SOURCE_BY_PREFIX, SOURCE_NAMES
 
 DEFAULT_COLLECTION = "memsql-trajectories-v1"
 FULL = "full"
@@ -254,6 +255,50 @@ def build_trajectory_store(
     return report
 
 
+@dataclass(frozen=True)
+class StoreSettings:
+    """How a home's store is built (SPEC §4: θ and N are not published, so they are configuration);
+    the trajectories resource takes its defaults from here."""
+
+    budget: int = 60  # N: synthetic questions in all
+    seed: int = 0
+    theta: float | int = 0.25  # composite support: a fraction of trajectories when < 1, else a count
+    max_len: int = 3
+    explorer: str = "deterministic"
+
+
+def build_home_store(
+    home: Path,
+    settings: StoreSettings,
+    exclude_questions: set[str] | frozenset[str],
+    *,
+    questions: QuestionPlan | None = None,
+    propose: Propose | None = None,
+    embeddings_store: Path | None = None,
+) -> StoreReport:
+    """`home`'s trajectory store as condition E reads it: ChromaDB, the JSON copies and
+    composite_tools.json (the trajectory assets, the tests' and benches' homes and the θ/N sweep)."""
+    s = settings
+    report = build_trajectory_store(
+        {name: source_db_path(home, name) for name in SOURCE_NAMES},
+        s.budget,
+        s.seed,
+        s.theta if s.theta < 1 else int(s.theta),
+        s.max_len,
+        exclude_questions,
+        chroma_client(home),
+        json_dir=trajectories_dir(home) / "json",
+        questions=questions,
+        explorer_kind=s.explorer,
+        propose=propose,
+        embeddings_store=embeddings_store,
+    )
+    write_text_atomic(
+        composite_tools_path(home), json.dumps([c.as_json() for c in report.composites], indent=2, sort_keys=True)
+    )
+    return report
+
+
 def _write_chroma(
     client: Any,
     collection: str,
@@ -323,11 +368,6 @@ def _write_json(json_dir: Path, traces: Sequence[Trace], by_id: Mapping[str, Syn
     for stale in json_dir.iterdir():
         if _QUESTION_FILE.match(stale.name) and stale.name not in keep:
             stale.unlink()
-
-
-def load_trajectory_json(json_dir: Path, question_id: str) -> dict[str, Any]:
-    path = Path(json_dir) / f"{question_id}.json"
-    return json.loads(path.read_text(encoding="utf-8"))
 
 
 # ---------------------------------------------------------------- retrieval (Eqs. 1–3)

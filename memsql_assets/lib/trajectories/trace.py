@@ -40,10 +40,6 @@ class Step:
     calls: tuple[Call, ...] = field(default=())  # non-empty only for a composite step
 
     @property
-    def is_composite(self) -> bool:
-        return bool(self.calls)
-
-    @property
     def n_calls(self) -> int:
         return len(self.calls) if self.calls else 1
 

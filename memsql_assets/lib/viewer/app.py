@@ -16,8 +16,9 @@ from memsql_assets.lib.viewer import data, detail
 TEMPLATES = Jinja2Templates(directory=str(Path(__file__).with_name("templates")))
 
 
-def turn_url(model: str, condition: str, session: str, turn: int, epoch: int) -> str:
-    return f"/turn/{model}/{condition}/{session}/{turn}/{epoch}"
+def turn_url(model: str, condition: str, session: str, turn: int, epoch: int, history: str = "model") -> str:
+    told = "" if history == "model" else f"?history={history}"  # a gold-history evaluation's turn
+    return f"/turn/{model}/{condition}/{session}/{turn}/{epoch}{told}"
 
 
 TEMPLATES.env.globals["turn_url"] = turn_url
@@ -57,12 +58,12 @@ def create_app(home: Path) -> FastAPI:
 
     @app.get("/turn/{model}/{condition}/{session}/{turn}/{epoch}", response_class=HTMLResponse)
     def one_turn(
-        request: Request, model: str, condition: str, session: str, turn: int, epoch: int
+        request: Request, model: str, condition: str, session: str, turn: int, epoch: int, history: str = "model"
     ) -> HTMLResponse:
         unknown = _unknown_partition(request, index, model, condition)
         if unknown:
             return unknown
-        row = data.one_turn(index, model, condition, session, turn, epoch)
+        row = data.one_turn(index, model, condition, session, turn, epoch, history)
         if row is None:
             return _not_found(request, f"turn of {model}/{condition}", f"{session} #{turn} epoch {epoch}", [])
         return TEMPLATES.TemplateResponse(request, "turn.html", _turn_context(home, row))
@@ -111,7 +112,7 @@ def _compare_page(request: Request, index: data.TurnIndex, left: str, right: str
         )
     for side in (left, right):
         if side not in keys:
-            return _not_found(request, "partition (model/condition[@benchmark])", side, keys)
+            return _not_found(request, "partition (model/condition[@benchmark][~gold])", side, keys)
     lpart, rpart = index.partition(left), index.partition(right)
     flips = data.flips(index, lpart, rpart)
     groups: dict[tuple[str, int], list[dict[str, Any]]] = defaultdict(list)

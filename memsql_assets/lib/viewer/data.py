@@ -1,7 +1,9 @@
 """The viewer's data: every committed result file joined once with the benchmark's turns, in DuckDB.
 
 Only published `turn_results.parquet` files are read: they are renamed into place whole, so a
-partition being written shows its previous file (or nothing), never its checkpoints.
+partition being written shows its previous file (or nothing), never its checkpoints. A gold-history
+evaluation (lib/history.py) is a partition of its own here, its key ending in `~gold`, its rows
+with history `gold`.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from memsql_assets.lib.harness.results import (
 )
 from memsql_assets.lib.harness.summary import read_summary
 from memsql_assets.lib.paths import TURNS_PARQUET_FILE, benchmark_dir, results_root
-from memsql_assets.lib.vocabulary import BENCHMARKS, PAPER_BENCHMARK, ErrorClass
+from memsql_assets.lib.vocabulary import BENCHMARKS, PAPER_BENCHMARK, ErrorClass, History
 
 TURN_COLUMNS = (
     "session_id",
@@ -40,6 +42,7 @@ PAGE_SIZE = 50
 EQUALITY_FILTERS = (
     "benchmark",
     "context_mode",
+    "history",
     "model",
     "condition",
     "source",
@@ -60,12 +63,15 @@ class Partition:
     condition: str
     path: Path
     benchmark: str = PAPER_BENCHMARK
+    history: str = History.MODEL.value
 
     @property
     def key(self) -> str:
-        """model/condition, with the benchmark after an @ when it is not the paper's."""
+        """model/condition, with the benchmark after an @ when it is not the paper's, and ~gold for a
+        gold-history evaluation."""
         at = "" if self.benchmark == PAPER_BENCHMARK else f"@{self.benchmark}"
-        return f"{self.model}/{self.condition}{at}"
+        told = "" if self.history == History.MODEL else f"~{self.history}"
+        return f"{self.model}/{self.condition}{at}{told}"
 
     @property
     def context_mode(self) -> str:
@@ -75,12 +81,14 @@ class Partition:
 
 
 def partitions(home: Path) -> list[Partition]:
-    """Every partition with a published result file, the paper benchmark's first, in path order."""
+    """Every partition with a published result file, the paper benchmark's first, the model's own
+    history before the gold one, in path order."""
     found = []
     for benchmark in BENCHMARKS:
-        for path in sorted(results_root(home, benchmark).glob(f"model=*/condition=*/{RESULT_FILE}")):
-            model = path.parent.parent.name.removeprefix("model=")
-            found.append(Partition(model, path.parent.name.removeprefix("condition="), path, benchmark))
+        for history in History:
+            for path in sorted(results_root(home, benchmark, history).glob(f"model=*/condition=*/{RESULT_FILE}")):
+                model, condition = path.parent.parent.name.removeprefix("model="), path.parent.name
+                found.append(Partition(model, condition.removeprefix("condition="), path, benchmark, history.value))
     return found
 
 
@@ -106,6 +114,7 @@ def _read_partition(p: Partition) -> pa.Table:
             field = RESULT_SCHEMA.field(name)
             table = table.append_column(field, pa.array([fill] * table.num_rows, field.type))
     table = table.append_column("context_mode", pa.array([p.context_mode] * table.num_rows, pa.string()))
+    table = table.append_column("history", pa.array([p.history] * table.num_rows, pa.string()))
     return _with_benchmark(table.drop_columns(["schema_version"]), p.benchmark)
 
 
@@ -197,6 +206,7 @@ def where_clause(params: dict[str, str]) -> tuple[str, list[Any]]:
 LIST_COLUMNS = (
     "benchmark",
     "context_mode",
+    "history",
     "model",
     "condition",
     "session_id",
@@ -229,12 +239,13 @@ def list_turns(index: TurnIndex, params: dict[str, str], page: int = 1) -> tuple
 
 
 def one_turn(
-    index: TurnIndex, model: str, condition: str, session: str, turn: int, epoch: int
+    index: TurnIndex, model: str, condition: str, session: str, turn: int, epoch: int, history: str = "model"
 ) -> dict | None:
     con = index.connection()
     cur = con.execute(
-        "select * from turns where model = ? and condition = ? and session_id = ? and turn_index = ? and epoch = ?",
-        [model, condition, session, turn, epoch],
+        "select * from turns where model = ? and condition = ? and session_id = ? and turn_index = ? and epoch = ? "
+        "and history = ?",
+        [model, condition, session, turn, epoch, history],
     )
     row = cur.fetchone()
     return dict(zip([d[0] for d in cur.description], row, strict=True)) if row else None
@@ -248,9 +259,10 @@ def flips(index: TurnIndex, left: Partition, right: Partition) -> list[dict[str,
     rows = con.execute(
         "select l.session_id, l.turn_index, l.epoch, l.source, l.tier, l.question, l.error_class, r.error_class "
         "from turns l join turns r using (session_id, turn_index, epoch) "
-        "where l.model = ? and l.condition = ? and l.benchmark = ? and r.model = ? and r.condition = ? "
-        "and r.benchmark = ? "
+        "where l.model = ? and l.condition = ? and l.benchmark = ? and l.history = ? and r.model = ? "
+        "and r.condition = ? and r.benchmark = ? and r.history = ? "
         "and l.error_class <> r.error_class order by l.source, l.turn_index, l.session_id, l.epoch",
-        [left.model, left.condition, left.benchmark, right.model, right.condition, right.benchmark],
+        [left.model, left.condition, left.benchmark, left.history]
+        + [right.model, right.condition, right.benchmark, right.history],
     ).fetchall()
     return [dict(zip(cols, r, strict=True)) for r in rows]

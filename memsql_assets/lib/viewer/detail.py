@@ -14,10 +14,9 @@ from memsql_assets.lib.paths import source_db_path
 from memsql_assets.lib.sql.compare import rows_match
 from memsql_assets.lib.sql.execute import QueryResult, run_query
 from memsql_assets.lib.sql.sandbox import open_readonly
-from memsql_assets.lib.vocabulary import SOURCE_PREFIXES
+from memsql_assets.lib.vocabulary import SOURCE_BY_PREFIX
 
 PREVIEW_ROWS = 20
-SOURCE_BY_PREFIX = {prefix: name for name, prefix in SOURCE_PREFIXES.items()}
 # A user message is blocks separated by blank lines; a block starts with its heading ("Schema:").
 _BLOCK_HEAD = re.compile(r"^([A-Z][\w ()/-]{1,40}):")
 

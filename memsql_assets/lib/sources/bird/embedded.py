@@ -148,7 +148,6 @@ REGION_UNEMPLOYMENT = {
     "north Moravia": 4.3,
 }
 
-FIRST_DAY = dt.date(1993, 1, 1)
 DATA_END = dt.date(1998, 12, 31)  # the data set's horizon: loans "running" run past it
 HORIZON = dt.date(1999, 1, 1)
 FIRST_LOAN = dt.date(1993, 7, 5)

@@ -98,7 +98,6 @@ class _Fact:
 @dataclass
 class _Company:
     ticker: str
-    file_name: str
     name: str
     cik: str | None
     fiscal_year_end: str | None
@@ -319,7 +318,7 @@ def _read_company(path: Path, ticker: str) -> _Company:
             continue
         values[metric] = dict(sorted(chosen.items()))
     fye = f"{latest_end.month:02d}-{latest_end.day:02d}" if latest_end else None
-    return _Company(ticker, path.name, name, cik, fye, values, missing, latest_filed)
+    return _Company(ticker, name, cik, fye, values, missing, latest_filed)
 
 
 def _pick_inputs(files: list[Path]) -> tuple[dict[str, Path], list[str]]:

@@ -1,4 +1,4 @@
-"""A scale-out deployment on this machine's own services, for the tests and bench/scale_out.py.
+"""A scale-out deployment on this machine's own services, for tests/scale_out and bench/scale_out.py.
 
 PostgreSQL gets a database of its own (dropped afterwards), RabbitMQ a queue of its own (deleted
 afterwards), Redis a database index nobody uses (our keys deleted afterwards); a `chroma run` server,
@@ -39,10 +39,17 @@ from memsql_assets.defs.scale_out_settings import (
 from memsql_assets.lib.memory.chroma import CHROMA_URL_ENV
 from memsql_assets.lib.memory.redis_service import REDIS_URL_ENV
 from memsql_assets.lib.models.registry import MODELS_FILE_ENV
-from memsql_assets.lib.paths import WORKSPACE_FILE, benchmark_dir, dagster_home, source_db_path
+from memsql_assets.lib.paths import REPO_ROOT, WORKSPACE_FILE, dagster_home
 from memsql_assets.lib.process_group import stop_group
+from memsql_assets.lib.vocabulary import REFERENCE_MODELS
 
-REPO = Path(__file__).resolve().parents[2]
+# The six partitions a deployment is checked and timed on: gold (every row correct) and recall-probe
+# (rows that depend on the memory condition) under A, B and C. recall-probe answers after a simulated
+# 200 ms (a registry param of the reference models), so that its C partition lasts long enough for a
+# worker to be killed in the middle of it.
+SLOW_MODEL = "recall-probe"
+LATENCY_MS = 200
+CELLS = [(m, c) for m in (REFERENCE_MODELS[0], SLOW_MODEL) for c in ("A", "B", "C")]
 BIN = Path(sys.executable).parent
 # The machine's services (Redis, PostgreSQL, RabbitMQ on their default ports); another machine may point these at its own.
 POSTGRES_ADMIN_URL = os.environ.get(
@@ -93,23 +100,11 @@ def free_port() -> int:
 def base_env(marker: str, models_file: Path | None = None) -> dict[str, str]:
     """This process's environment without memsql settings, with this checkout first on the path."""
     env = {k: v for k, v in os.environ.items() if k not in SCRUBBED}
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH", "")) if p)
     env[MARKER_ENV] = marker
     if models_file is not None:
         env[MODELS_FILE_ENV] = str(models_file)
     return env
-
-
-def build_home(home: Path, sources: dict[str, Path], sessions: list) -> Path:
-    """A data directory with these source databases and sessions (no results, no Dagster history)."""
-    from memsql_assets.lib.benchmark.store import write_benchmark
-
-    for name, path in sources.items():
-        target = source_db_path(home, name)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, target)
-    write_benchmark(benchmark_dir(home), sessions)
-    return home
 
 
 @dataclass
@@ -135,7 +130,7 @@ class Deployment:
         with open(self.log(name), "ab") as log:
             proc = subprocess.Popen(
                 cmd,
-                cwd=REPO,
+                cwd=REPO_ROOT,
                 env=env or self.env,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
@@ -207,12 +202,12 @@ class Deployment:
                 time.sleep(0.5)
 
     def run(self, args: list[str], timeout: float = 300.0) -> subprocess.CompletedProcess:
-        return subprocess.run(args, cwd=REPO, env=self.env, capture_output=True, text=True, timeout=timeout)
+        return subprocess.run(args, cwd=REPO_ROOT, env=self.env, capture_output=True, text=True, timeout=timeout)
 
     def memsql(self, *args: str, **env: str) -> subprocess.CompletedProcess:
         cmd = [sys.executable, "-m", "memsql_assets.cli", *args]
         return subprocess.run(
-            cmd, cwd=REPO, env={**self.env, **env}, capture_output=True, text=True, timeout=300
+            cmd, cwd=REPO_ROOT, env={**self.env, **env}, capture_output=True, text=True, timeout=300
         )
 
 

@@ -1,6 +1,7 @@
-"""An OpenAI-compatible chat-completions server that injects faults, run as its own process.
+"""An OpenAI-compatible chat-completions server that injects faults, run as its own process, for the
+hardening tests and bench/adaptive_concurrency.py (docs/hardening.md):
 
-    python fault_server.py SCHEDULE.json LOG.jsonl
+    python -m memsql_assets.lib.models.fault_server SCHEDULE.json LOG.jsonl
 
 The first line on stdout is the port it listens on (any free one on 127.0.0.1). SCHEDULE.json, read
 again whenever it changes, so a test may change it mid-run:
@@ -34,7 +35,49 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from http_endpoint import completion
+from memsql_assets.lib.models.gateway import RetryPolicy
+from memsql_assets.lib.models.registry import Registry, load_registry
+
+USAGE = {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}
+# The one model of `fault_registry`: priced, so that a cost cap has something to count.
+MODEL = "faulty"
+# Retries a run against this server waits for: its faults are recovered in a fraction of a second.
+QUICK_RETRY = RetryPolicy(base_delay_s=0.05, max_delay_s=0.2, seed=0)
+
+
+def completion(content: str = "SELECT 1") -> bytes:
+    """An OpenAI chat completion answering `content`."""
+    message = {"role": "assistant", "content": content}
+    return json.dumps(
+        {
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "tiny-sql",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
+            "usage": USAGE,
+        }
+    ).encode()
+
+
+def fault_registry(path: Path, url: str, max_concurrency: int, max_cost_usd: float | None = None) -> Registry:
+    """A registry of one priced API model, `MODEL`, served at `url` (the fault server), written to `path`."""
+    cap = f"\n    max_cost_usd: {max_cost_usd}" if max_cost_usd is not None else ""
+    path.write_text(
+        f"""
+models:
+  {MODEL}:
+    litellm_model: openai/tiny-sql
+    kind: api
+    reasoning: {{type: none}}
+    api_base: "{url}"
+    max_concurrency: {max_concurrency}
+    price_per_mtok: {{input: 1.0, output: 2.0}}
+    enabled: true{cap}
+""",
+        encoding="utf-8",
+    )
+    return load_registry(path)
 
 
 class Schedule:
@@ -146,7 +189,9 @@ class FaultServer:
         self.set()
         self.log_path.touch()
         self.proc = subprocess.Popen(
-            [sys.executable, __file__, str(self.schedule_path), str(self.log_path)], stdout=subprocess.PIPE, text=True
+            [sys.executable, "-m", __name__, str(self.schedule_path), str(self.log_path)],
+            stdout=subprocess.PIPE,
+            text=True,
         )
         assert self.proc.stdout is not None
         self.port = int(self.proc.stdout.readline())
