@@ -15,7 +15,7 @@ _.get_automation_condition  # memsql_assets/defs/metrics/assets.py
 dbt_resource_props  # memsql_assets/defs/metrics/assets.py: the overridden hooks' signature
 
 # pydantic: validators it calls, and the model configuration it reads.
-_._answerable  # memsql_assets/lib/agent/conditions.py: a model validator
+_._answerable  # memsql_assets/lib/conditions.py: a model validator
 _._fields_match_type  # memsql_assets/lib/models/registry.py: a model validator
 _._consistent  # memsql_assets/lib/models/registry.py: a model validator
 model_config  # every BaseModel's configuration (frozen, extra="forbid", attribute docstrings)
