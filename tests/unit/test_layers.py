@@ -100,3 +100,21 @@ def test_the_run_workers_never_preload_the_cli():
     from memsql_assets.defs.evaluation.concurrent_runs import PRELOAD
 
     assert not [m for m in PRELOAD if m.startswith("memsql_assets.cli")]
+
+
+def private_imports(root: Path = PACKAGE) -> list[str]:
+    """`from memsql_assets.x import _name`: a module reaching into another's private names."""
+    return [
+        f"{path.relative_to(root)}:{node.lineno} imports {alias.name} from {node.module}"
+        for path in sorted(root.rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("memsql_assets")
+        for alias in node.names
+        if alias.name.startswith("_") and not alias.name.startswith("__")
+    ]
+
+
+def test_no_module_imports_another_modules_private_name(tmp_path):
+    assert private_imports() == []
+    (tmp_path / "x.py").write_text("from memsql_assets.lib.benchmark.generate import _hidden\n", encoding="utf-8")
+    assert private_imports(tmp_path) == ["x.py:1 imports _hidden from memsql_assets.lib.benchmark.generate"]

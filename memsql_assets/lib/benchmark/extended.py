@@ -27,8 +27,8 @@ from typing import Any
 
 import yaml
 
-from memsql_assets.lib.benchmark.generate import Session, Turn, _namespace, render
-from memsql_assets.lib.benchmark.invariants import _session_memory_problems
+from memsql_assets.lib.benchmark.generate import Session, Turn, render, turn_namespace
+from memsql_assets.lib.benchmark.invariants import session_memory_problems
 from memsql_assets.lib.benchmark.profiles import Profile
 from memsql_assets.lib.benchmark.templates import (
     TEMPLATES_DIR,
@@ -395,8 +395,8 @@ def _walk(
     state, stale, corrected = dict(start.state), dict(start.stale), start.corrected
     out = []
     for index, turn in enumerate(variant.turns, start=1):
-        ns = _namespace(turn.base, profile, state)
-        old = _namespace(turn.base, profile, stale)
+        ns = turn_namespace(turn.base, profile, state)
+        old = turn_namespace(turn.base, profile, stale)
         sql = render(turn.base.sql, ns, literal=True)
         stale_sql = render(turn.base.sql, old, literal=True) if corrected else None
         phrasing = turn.phrasings[phrasing_index(wording, turn, index)]
@@ -744,7 +744,7 @@ def extended_violations(turns: list[dict[str, Any]]) -> list[str]:
         if not EXTENDED_SESSION_ID.match(sid):
             problems.append(f"session id {sid!r} does not match PREFIX-X-NNN")
         ts.sort(key=lambda t: t["turn_index"])
-        problems.extend(_session_memory_problems(sid, ts, continued_keys(by_session, sid)))
+        problems.extend(session_memory_problems(sid, ts, continued_keys(by_session, sid)))
         problems.extend(
             f"{sid} turn {t['turn_index']}: tag {t['tag']!r} is not a phenomenon"
             for t in ts

@@ -95,7 +95,7 @@ def walk(variant: Variant, profile: Profile) -> Iterator[RenderedTurn]:
     """The variant's turns rendered one after another; KeyError at the first one `profile` cannot fill."""
     state: dict[str, Any] = {}
     for turn in variant.turns:
-        ns = _namespace(turn, profile, state)
+        ns = turn_namespace(turn, profile, state)
         updates = {key: ns[src] for key, src in turn.binds}
         stated = {k: ns[k] for k in sorted(turn.stated_keys() & turn.sql_keys)}
         yield RenderedTurn(
@@ -114,7 +114,7 @@ def bound_states(variant: Variant, profile: Profile, n_turns: int) -> list[dict[
     states = []
     for turn in variant.turns[:n_turns]:
         states.append(dict(state))
-        ns = _namespace(turn, profile, state)
+        ns = turn_namespace(turn, profile, state)
         state.update({key: ns[src] for key, src in turn.binds})
     return states
 
@@ -129,7 +129,8 @@ def modal_values(variant: Variant, pool: list[Profile]) -> list[dict[str, Any]]:
     ]
 
 
-def _namespace(turn: TurnTemplate, profile: Profile, state: dict[str, Any]) -> dict[str, Any]:
+def turn_namespace(turn: TurnTemplate, profile: Profile, state: dict[str, Any]) -> dict[str, Any]:
+    """A turn's placeholders: the profile row, overlaid by its `let`, overlaid by the session state for its refs."""
     ns = dict(profile)
     ns.update(dict(turn.let))
     for key in turn.refs:

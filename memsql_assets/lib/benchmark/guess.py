@@ -29,7 +29,7 @@ from memsql_assets.lib.benchmark.extended import (
     load_extended_template,
     pool_states,
 )
-from memsql_assets.lib.benchmark.generate import Session, _namespace, bound_states, render
+from memsql_assets.lib.benchmark.generate import Session, bound_states, render, turn_namespace
 from memsql_assets.lib.benchmark.profiles import Profile
 from memsql_assets.lib.benchmark.templates import TEMPLATES_DIR, Variant, load_tier_template
 from memsql_assets.lib.sources.config import SOURCE_NAMES
@@ -62,7 +62,7 @@ def fills(turn_index: int, variant: Variant, own: Profile, tier: _Tier) -> list[
     template = variant.turns[turn_index - 1]
     states = tier.states[variant.id]
     mine = states[tier.pool.index(own)]
-    ns = _namespace(template, own, mine[turn_index - 1])
+    ns = turn_namespace(template, own, mine[turn_index - 1])
     return [
         render(template.sql, {**ns, **{k: theirs[turn_index - 1][k] for k in template.refs}}, literal=True)
         for theirs in states
@@ -176,7 +176,7 @@ def _extended_source_rates(
         theirs = states[session.variant_id]
 
         def render_fills() -> list[str]:
-            ns = _namespace(base, session.profile, theirs[own][i])
+            ns = turn_namespace(base, session.profile, theirs[own][i])
             return [render(base.sql, {**ns, **{k: s[i][k] for k in base.refs}}, True) for s in theirs]
 
         return (session.variant_id, turn.turn_index, tuple(sorted(turn.stated_values.items()))), render_fills, own

@@ -92,7 +92,7 @@ def violations(turns: Iterable[Mapping[str, Any]]) -> list[str]:
             problems.append(f"{sid}: {len(ts)} turns, tier {tier} allows {sorted(allowed)}")
         if tier == 3 and len(ts) == 10:
             ten_turn[prefix] += 1
-        problems.extend(_session_memory_problems(sid, sorted(ts, key=lambda t: t["turn_index"])))
+        problems.extend(session_memory_problems(sid, sorted(ts, key=lambda t: t["turn_index"])))
 
     if dict(tiers) != SESSIONS_BY_TIER:
         problems.append(f"sessions by tier {dict(sorted(tiers.items()))}, expected {SESSIONS_BY_TIER}")
@@ -108,7 +108,7 @@ def violations(turns: Iterable[Mapping[str, Any]]) -> list[str]:
     return problems
 
 
-def _session_memory_problems(
+def session_memory_problems(
     sid: str, turns: list[Mapping[str, Any]], carried: frozenset[str] = frozenset()
 ) -> list[str]:
     """`carried`: the keys bound by the earlier session this one continues (extended benchmark)."""
