@@ -84,6 +84,7 @@ def command(
     from memsql_assets.defs.instance import ensure_dagster_home
     from memsql_assets.lib.paths import memsql_home
     from memsql_assets.lib.viewer.server import partition_url
+    from memsql_assets.lib.vocabulary import history as resolve_history
     from memsql_assets.orchestration.budget import is_builtin, plan_for
 
     problem = (
@@ -95,7 +96,10 @@ def command(
         print(f"memsql eval: {problem}", file=sys.stderr)
         return 2
     if dry_run or max_cost is not None or not is_builtin(model):  # the count reads the request store
-        plan = plan_for(model, condition, sessions, epochs, retry_errors, only_failed=only_failed, benchmark=benchmark)
+        whose = resolve_history(condition, History(history) if history else None)
+        plan = plan_for(
+            model, condition, sessions, epochs, retry_errors, only_failed=only_failed, benchmark=benchmark, history=whose
+        )
         if dry_run or plan.exceeds(max_cost):
             return print_plans([plan], max_cost, dry_run)
         print(f"memsql eval: {plan.describe()}", file=sys.stderr)

@@ -99,7 +99,7 @@ def evaluate_out_of_date(
     # Largest first (the conditions grow in cost), so that no run is left alone at the end.
     conditions = list(dict.fromkeys(c for _, c in cells))
     todo = sorted((c for c in cells if c not in out), key=lambda cell: conditions.index(cell[1]), reverse=True)
-    out.update(over_budget(todo, epochs, max_cost, benchmark, say))
+    out.update(over_budget(todo, epochs, max_cost, benchmark, say, history))
     todo = [cell for cell in todo if cell not in out]
     threads = slots(len(todo))
     told = "" if history == History.MODEL else f", {history} history"

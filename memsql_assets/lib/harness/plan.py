@@ -38,6 +38,7 @@ from memsql_assets.lib.benchmark.sample import sample_turns
 from memsql_assets.lib.benchmark.store import turn_id
 from memsql_assets.lib.conditions import get_condition
 from memsql_assets.lib.harness.plan_prompts import PromptCount, prompt_counts
+from memsql_assets.lib.history import History
 from memsql_assets.lib.models.failures import ENDPOINT_FAILURES
 from memsql_assets.lib.models.registry import ModelEntry
 from memsql_assets.lib.models.request_store import requests_dir, scrub
@@ -122,9 +123,10 @@ def call_cost_bound(entry: ModelEntry) -> float | None:
     return entry.cost_usd(PROMPT_BYTES_BOUND + MEMORY_ENTRIES * limit, limit)
 
 
-def answered_by_config(store_root: Path, retry_errors: bool = False) -> StoreIndex:
-    """Every replayable cell of the request store, and every answer's output tokens, by model
-    configuration (config_key): one read of the store serves every partition of a run's plan."""
+def answered_by_config(store_root: Path, retry_errors: bool = False, history: History = History.MODEL) -> StoreIndex:
+    """Every replayable cell of the request store of `history`, and every answer's output tokens, by
+    model configuration (config_key): one read of the store serves every partition of a run's plan.
+    A cell of one history never answers the other's (history.py)."""
     done: dict[str, set[Cell]] = {}
     outputs: dict[str, list[int]] = {}
     for path in store_root.glob("??/*.json") if store_root.exists() else ():
@@ -135,7 +137,7 @@ def answered_by_config(store_root: Path, retry_errors: bool = False) -> StoreInd
         cell = record.get("cell") if isinstance(record, dict) else None
         if not isinstance(cell, dict) or "condition" not in cell or not _replayable(record, retry_errors):
             continue
-        if cell.get("history"):  # a gold-history answer never answers a model-history cell (history.py)
+        if cell.get("history", History.MODEL.value) != history.value:
             continue
         config = config_key(record.get("litellm_model"), (record.get("request") or {}).get("params"))
         if not record.get("error"):
@@ -242,6 +244,7 @@ def plan_partition(
     only_failed: bool = False,
     benchmark: str = PAPER_BENCHMARK,
     max_steps: int = DEFAULT_MAX_STEPS,
+    history: History = History.MODEL,
 ) -> RunPlan:
     """What evaluating `entry` under `condition` on `home` would ask now (epochs None: as the run
     would choose them: the partition's last full evaluation's, or one for a sample). `answered`:
@@ -255,14 +258,14 @@ def plan_partition(
     from memsql_assets.lib.vocabulary import context_mode
 
     if epochs is None:
-        epochs = 1 if sessions is not None else full_epochs(home, entry.key, condition, benchmark)
+        epochs = 1 if sessions is not None else full_epochs(home, entry.key, condition, benchmark, history)
     if not turns_file(home, benchmark).exists():
         return plan_unbuilt(entry, condition, epochs)
     if answered is None:
-        answered = answered_by_config(requests_dir(home), retry_errors)
+        answered = answered_by_config(requests_dir(home), retry_errors, history)
     config = entry_config(entry)
     cells = answered.cells.get(config, set())
-    retries = retry_counts(home, entry.key, condition, only_failed, benchmark) if sessions is None else {}
+    retries = retry_counts(home, entry.key, condition, only_failed, benchmark, history) if sessions is None else {}
     turns = read_turns(benchmark_dir(home, benchmark))
     prompts = None
     if entry.kind != "builtin":
