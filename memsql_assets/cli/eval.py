@@ -128,7 +128,8 @@ def command(
         print(f"memsql eval {model}/{condition}: FAILED: {out.error}  (Dagster's log: {log})", file=sys.stderr)
     else:
         print_evaluations([out])
-        print(f"\nthese turns: memsql view  ({partition_url(model, condition, benchmark)})")
+        whose = resolve_history(condition, told)
+        print(f"\nthese turns: memsql view  ({partition_url(model, condition, benchmark, whose.value)})")
         print_cascade(model, condition, benchmark)
     return 0 if out.success else 1
 

@@ -16,9 +16,16 @@ def viewer_url(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> str:
 
 
 def partition_url(
-    model: str, condition: str, benchmark: str = PAPER_BENCHMARK, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT
+    model: str,
+    condition: str,
+    benchmark: str = PAPER_BENCHMARK,
+    history: str = "model",
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
 ) -> str:
-    return f"{viewer_url(host, port)}?benchmark={benchmark}&model={model}&condition={condition}"
+    """The viewer's list of one partition's turns; a gold-history evaluation's under its history filter."""
+    told = "" if history == "model" else f"&history={history}"
+    return f"{viewer_url(host, port)}?benchmark={benchmark}&model={model}&condition={condition}{told}"
 
 
 def serve(home: Path, host: str, port: int) -> None:
