@@ -15,7 +15,10 @@ from memsql_assets.lib.history import HISTORIES
 from memsql_assets.lib.vocabulary import BENCHMARKS, PAPER_BENCHMARK, History
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from memsql_assets.lib.harness.plan import RunPlan
+    from memsql_assets.orchestration.outcome import EvaluationRun
 
 
 @click.command("eval", help="evaluate one model under one condition (a turn_results partition)")
@@ -80,10 +83,8 @@ def command(
 ) -> int:
     import dagster as dg
 
-    from memsql_assets.cli.render import print_cascade, print_evaluations
     from memsql_assets.defs.instance import ensure_dagster_home
     from memsql_assets.lib.paths import memsql_home
-    from memsql_assets.lib.viewer.server import partition_url
     from memsql_assets.lib.vocabulary import history as resolve_history
     from memsql_assets.orchestration.budget import is_builtin, plan_for
 
@@ -95,8 +96,9 @@ def command(
     if problem:
         print(f"memsql eval: {problem}", file=sys.stderr)
         return 2
+    told = History(history) if history else None
+    whose = resolve_history(condition, told)
     if dry_run or max_cost is not None or not is_builtin(model):  # the count reads the request store
-        whose = resolve_history(condition, History(history) if history else None)
         plan = plan_for(
             model, condition, sessions, epochs, retry_errors, only_failed=only_failed, benchmark=benchmark, history=whose
         )
@@ -114,24 +116,29 @@ def command(
         progress_to(ProgressLine("memsql eval", console.stream)),
         dg.DagsterInstance.get() as instance,
     ):
-        told = History(history) if history else None
         out = evaluate_partition_run(
             instance, model, condition, sessions, epochs, only_failed, benchmark, retry_errors, wave_size,
             max_cost, told,
         )  # fmt: skip
-    warnings = out.summary.warnings if out.summary else []
+    print_outcome(out, as_json, log, whose)
+    return 0 if out.success else 1
+
+
+def print_outcome(out: EvaluationRun, as_json: bool, log: Path, whose: History) -> None:
+    """The run's JSON, its one failure line naming the log, or its row, viewer link and cascade."""
+    from memsql_assets.cli.render import print_cascade, print_evaluations
+    from memsql_assets.lib.viewer.server import partition_url
+
     if as_json:
         print(json.dumps(out.as_json(), indent=2))
-        for warning in warnings:
+        for warning in out.summary.warnings if out.summary else []:
             print(f"memsql eval: warning: {warning}", file=sys.stderr)
     elif out.error:
-        print(f"memsql eval {model}/{condition}: FAILED: {out.error}  (Dagster's log: {log})", file=sys.stderr)
+        print(f"memsql eval {out.model}/{out.condition}: FAILED: {out.error}  (Dagster's log: {log})", file=sys.stderr)
     else:
         print_evaluations([out])
-        whose = resolve_history(condition, told)
-        print(f"\nthese turns: memsql view  ({partition_url(model, condition, benchmark, whose.value)})")
-        print_cascade(model, condition, benchmark)
-    return 0 if out.success else 1
+        print(f"\nthese turns: memsql view  ({partition_url(out.model, out.condition, out.benchmark, whose.value)})")
+        print_cascade(out.model, out.condition, out.benchmark)
 
 
 def condition_problem(condition: str, benchmark: str) -> str | None:

@@ -354,7 +354,7 @@ def test_intervals_equal_the_partition_summary_and_contain_the_estimate(duckdb_p
 
     summary = mart(duckdb_path, "agg_condition_summary").set_index(["model", "condition"])
     for (model, cond), g in results.groupby(["model", "condition"]):
-        s = summarize(g.to_dict("records"), model, cond, 0.0)
+        s = summarize(g.astype(object).where(g.notna(), None).to_dict("records"), model, cond, 0.0)  # NaN: None, as rows hold
         row = summary.loc[(model, cond)]
         assert row["n_sessions"] == g["session_id"].nunique()
         assert [row["ex_ci_lo_pct"], row["ex_ci_hi_pct"]] == pytest.approx(s.ex_strict_ci95, abs=1e-3)

@@ -181,7 +181,8 @@ def test_memsql_eval_takes_the_benchmark_and_sample_size_to_the_workers(cluster:
     assert out["success"] and out["benchmark"] == EXTENDED_BENCHMARK and out["complete"] is False
     assert out["checks"] == {"harness_integrity": True}
     assert _query(cluster, "SELECT status FROM runs WHERE run_id = %s", out["run_id"]) == [("SUCCESS",)]
-    assert out["sessions"] == n == len(out["sample_sessions"]) and out["ex_strict"] == 100.0
+    # A sample takes each analyst's history whole, so it may hold a few sessions more than asked.
+    assert out["sessions"] == len(out["sample_sessions"]) >= n and out["ex_strict"] == 100.0
     assert set(out["sample_sessions"]) <= {t["session_id"] for t in turns}
     published = read_summary(sample_dir(cluster.home, "gold", "A", n, EXTENDED_BENCHMARK))
     assert published is not None and published.sample_sessions == out["sample_sessions"]

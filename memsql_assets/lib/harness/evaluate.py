@@ -206,14 +206,8 @@ def evaluate_partition(
     )
     started = time.monotonic()
     runner, rows, stats_by_epoch = _run_epochs(run, epochs, turns, retries)
-    scores = summarize(
-        rows,
-        model_key,
-        condition.name,
-        time.monotonic() - started,
-        reasoning_expected=entry.reasoning.expected,
-        cross_session=cross_session_turns(turns),
-    )
+    wall_s, reasoning = time.monotonic() - started, entry.reasoning.expected
+    scores = summarize(rows, model_key, condition.name, wall_s, reasoning, cross_session_turns(turns))
     summary = PartitionSummary(
         **scores.model_dump()
         | dict(
