@@ -79,8 +79,10 @@ def test_gold_history_partitions_follow_their_own_history_sibling(tmp_path, monk
     from memsql_assets.orchestration.selection import gold_history_cells
 
     monkeypatch.setenv("MEMSQL_HOME", str(tmp_path))
-    cells = [("reader-probe", "A"), ("reader-probe", "B_wm5"), ("gold", "A")]
-    assert gold_history_cells(EXTENDED_BENCHMARK, cells) == [("reader-probe", "B_wm5")], "A keeps no turn"
+    cells = [("reader-probe", "A"), ("reader-probe", "B_wm5"), ("reader-probe", "M0"), ("reader-probe", "S"), ("gold", "A")]
+    assert gold_history_cells(EXTENDED_BENCHMARK, cells) == [("reader-probe", "B_wm5"), ("reader-probe", "S")], (
+        "A keeps no turn; M0's cascade is memsql eval --history gold"
+    )
     assert gold_history_cells(PAPER_BENCHMARK, cells) == []
     cell = ("reader-probe", "B_wm5")
     assert gold_histories_out_of_date([cell], {cell: None}, False, EXTENDED_BENCHMARK) == {
