@@ -44,7 +44,7 @@ RUN_MODELS: dict[str, dict[str, tuple[str, ...] | None]] = {
 # cascade under every condition whose memory is the session's own earlier turns as shown, a window or
 # its summary (B, B_wm5, H, S), where a turn the model got wrong stays in view. reader-probe on the
 # extended benchmark: the instrument of the cascade. The other memories' cascades are `memsql eval
-# --history gold`: mem0's partitions alone would add half a minute to command 1, twice.
+# --history gold`, which keeps command 1 short (docs/performance.md).
 GOLD_HISTORY_MODELS: dict[str, tuple[str, ...]] = {EXTENDED_BENCHMARK: ("reader-probe",)}
 GOLD_HISTORY_IMPLEMENTATIONS: tuple[str, ...] = ("window", "summary")
 
