@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from memsql_assets.lib.errors import SourceError
-from memsql_assets.lib.sources.sec.schema import METRICS, SEC_BUILDER_VERSION, SEC_SOURCE, create_schema
-from memsql_assets.lib.sources.sqlite_db import new_database, write_meta
+from memsql_assets.lib.sources.sec.schema import METRICS, SEC_SOURCE, fill_database
+from memsql_assets.lib.sources.sqlite_db import new_database
 
 # Share of a company's years in which it contracts (see the module docstring).
 DOWN_YEAR_SHARE = 0.45
@@ -258,16 +258,12 @@ def build_embedded(target: Path, *, seed: int, options: Mapping[str, Any]) -> No
         per_ticker[profile.ticker] = len(series)
         fin_rows.extend((profile.ticker, year, metric, value) for year, metric, value in series)
     with new_database(target) as conn:
-        create_schema(conn)
-        conn.executemany("INSERT INTO companies VALUES (?, ?, ?, ?, ?)", company_rows)
-        conn.executemany("INSERT INTO annual_financials VALUES (?, ?, ?, ?)", fin_rows)
-        write_meta(
+        fill_database(
             conn,
+            company_rows,
+            fin_rows,
+            False,
             {
-                "kind": "embedded",
-                "synthetic": True,
-                "source": SEC_SOURCE,
-                "builder_version": SEC_BUILDER_VERSION,
                 "seed": seed,
                 "options": used,
                 "notice": NOTICE,

@@ -26,12 +26,10 @@ from typing import Any
 from memsql_assets.lib.errors import SourceError
 from memsql_assets.lib.sources.sec.schema import (
     METRICS,
-    SEC_BUILDER_VERSION,
     SEC_REQUIRED,
-    SEC_SOURCE,
-    create_schema,
+    fill_database,
 )
-from memsql_assets.lib.sources.sqlite_db import new_database, require_tables, write_meta
+from memsql_assets.lib.sources.sqlite_db import new_database, require_tables
 
 FLOW_METRICS = frozenset({"revenue", "net_income"})
 
@@ -379,16 +377,12 @@ def build_real(target: Path, input_path: Path) -> None:
         )
     fin_rows.sort()
     with new_database(target) as conn:
-        create_schema(conn)
-        conn.executemany("INSERT INTO companies VALUES (?, ?, ?, ?, ?)", company_rows)
-        conn.executemany("INSERT INTO annual_financials VALUES (?, ?, ?, ?)", fin_rows)
-        write_meta(
+        fill_database(
             conn,
+            company_rows,
+            fin_rows,
+            True,
             {
-                "kind": "real",
-                "synthetic": False,
-                "source": SEC_SOURCE,
-                "builder_version": SEC_BUILDER_VERSION,
                 "inputs": [p.name for p in by_ticker.values()],
                 "skipped_inputs": skipped,
                 "input_format": INPUT_FORMAT,

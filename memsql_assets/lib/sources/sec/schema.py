@@ -12,6 +12,10 @@ Its two builders: the embedded one (embedded.py) and the real-data adapter (real
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from memsql_assets.lib.sources.sqlite_db import write_meta
 
 SEC_SOURCE = "sec_edgar"
 SEC_BUILDER_VERSION = 2
@@ -33,3 +37,18 @@ SEC_SCHEMA = (
 def create_schema(conn: sqlite3.Connection) -> None:
     for statement in SEC_SCHEMA:
         conn.execute(statement)
+
+
+def fill_database(
+    conn: sqlite3.Connection,
+    company_rows: Sequence[tuple[Any, ...]],
+    fin_rows: Sequence[tuple[Any, ...]],
+    real: bool,
+    meta: Mapping[str, Any],
+) -> None:
+    """The schema, both tables' rows and the metadata every SEC database carries, then the builder's own."""
+    create_schema(conn)
+    conn.executemany("INSERT INTO companies VALUES (?, ?, ?, ?, ?)", company_rows)
+    conn.executemany("INSERT INTO annual_financials VALUES (?, ?, ?, ?)", fin_rows)
+    kind = {"kind": "real" if real else "embedded", "synthetic": not real}
+    write_meta(conn, {**kind, "source": SEC_SOURCE, "builder_version": SEC_BUILDER_VERSION, **meta})
