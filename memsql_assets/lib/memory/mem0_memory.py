@@ -14,11 +14,15 @@ per analyst the memory outlives a session, so its sessions run in waves of W, as
 searches its own turns and those of its analyst's sessions that ran in an earlier wave.
 
 Offline by construction: the vector store is mem0's local Qdrant (a folder in the partition's own
-directory, one collection per epoch), the embedder is mem0's Hugging Face embedder loading the
-project's packaged all-MiniLM-L6-v2 from disk (no hub access), mem0's telemetry is off
-(`MEM0_TELEMETRY`), and the LLM mem0 requires in its configuration is never called. mem0 orders equal
-scores as its store returns them; ties are broken here by the more recent turn, so retrieval is a
-pure function of what the session stored.
+directory, one collection per epoch), mem0's telemetry is off (`MEM0_TELEMETRY`), and the LLM mem0
+requires in its configuration is never called. mem0's embedder is replaced by the project's packaged
+all-MiniLM-L6-v2 (no hub access): a question is given the vector the runner passes to `retrieve`,
+the partition's batch vector that C's episodic memory uses too (lib/memory/embeddings.py), and its
+`add` after the turn finds the same vector; only a text without one (a retrieval without a vector)
+is embedded, alone. A batch vector differs from the text's vector embedded alone in its last bits,
+so a score can differ in its sixth decimal from the one mem0's own embedder would give. mem0 orders
+equal scores as its store returns them; ties are broken here by the more recent turn, so retrieval
+is a pure function of what the session stored.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from pydantic import BaseModel, Field
 from memsql_assets.lib.config_files import Strict
 from memsql_assets.lib.context_mode import ContextMode
 from memsql_assets.lib.errors import MemsqlError
+from memsql_assets.lib.memory.embeddings import embedding_function
 from memsql_assets.lib.memory.episodic import analyst_peers
 from memsql_assets.lib.memory.facts import facts_block
 from memsql_assets.lib.memory.protocol import (
@@ -94,7 +99,7 @@ def mem0_config(ctx: MemoryContext) -> dict[str, Any]:
     }
 
 
-def _open_mem0(ctx: MemoryContext) -> Any:
+def _open_mem0(ctx: MemoryContext, vectors: dict[str, list[float]]) -> Any:
     # mem0 reads these when it is first imported: telemetry off (lib/offline.py sets it for every
     # process; a library caller may not have), its own folder under the home rather than ~/.mem0.
     os.environ["MEM0_TELEMETRY"] = "False"
@@ -110,25 +115,20 @@ def _open_mem0(ctx: MemoryContext) -> Any:
         ) from None
     (ctx.store_dir / MEM0_STORE).mkdir(parents=True, exist_ok=True)
     memory = Memory.from_config(mem0_config(ctx))
-    memory.embedding_model = _packaged_embedder(memory.embedding_model.config)
+    memory.embedding_model = _packaged_embedder(memory.embedding_model.config, vectors)
     return memory
 
 
-def _packaged_embedder(config: Any) -> Any:
-    """mem0's embedder interface on the project's embedding function: the packaged all-MiniLM-L6-v2,
-    each text embedded alone as mem0's huggingface embedder does, the same vectors."""
+def _packaged_embedder(config: Any, vectors: dict[str, list[float]]) -> Any:
+    """mem0's embedder interface on the packaged all-MiniLM-L6-v2: a text's vector from `vectors`
+    (question -> the vector the runner passed), else the text embedded alone and kept there."""
     from mem0.embeddings.base import EmbeddingBase
 
-    from memsql_assets.lib.memory.embeddings import embedding_function
-
     class PackagedEmbedding(EmbeddingBase):
-        # A turn's question is embedded by the search before it and again by its add: once is enough.
-        vectors: dict[str, list[float]] = {}
-
         def embed(self, text: str, memory_action: Any = None) -> list[float]:
-            if text not in self.vectors:
-                self.vectors[text] = [float(x) for x in embedding_function()([text])[0]]
-            return list(self.vectors[text])
+            if text not in vectors:
+                vectors[text] = [float(x) for x in embedding_function()([text])[0]]
+            return list(vectors[text])
 
     return PackagedEmbedding(config)
 
@@ -137,7 +137,8 @@ class Mem0Memory(MemoryBase):
     """M0: mem0 memory of a session (or of its analyst's sessions), top-k by similarity (module docstring)."""
 
     Params: ClassVar[type[BaseModel]] = Mem0Params
-    blocking = True  # mem0 embeds and writes to disk
+    blocking = True  # mem0 writes to disk
+    uses_vectors = True  # mem0's embedder reads them (module docstring)
 
     def __init__(self, params: Any = None):
         super().__init__(params)
@@ -146,12 +147,13 @@ class Mem0Memory(MemoryBase):
         self.visibility = Visibility.WAVES if self.by_analyst else Visibility.SESSION
         self.peers: dict[str, frozenset[str]] = {}  # scope analyst: each session's analyst's sessions
         self._published: set[str] = set()  # scope analyst: the sessions of finished waves
+        self._vectors: dict[str, list[float]] = {}  # question -> vector, what mem0's embedder returns
 
     def open(self, ctx: MemoryContext) -> None:
         super().open(ctx)
         if self.by_analyst:
             self.peers = analyst_peers(sessions_file(ctx.home, ctx.benchmark))
-        self.mem = _open_mem0(ctx)
+        self.mem = _open_mem0(ctx, self._vectors)
 
     def _users(self, session_id: str) -> list[str]:
         """The mem0 users a session searches, most recent first: itself, then its analyst's sessions of
@@ -163,6 +165,8 @@ class Mem0Memory(MemoryBase):
         users = self._users(turn.session_id)
         found: list[tuple[float, dict[str, Any]]] = []
         with self._lock:
+            if vector is not None:
+                self._vectors[turn.question] = list(vector)
             for user in users:
                 hits = self.mem.search(
                     turn.question, filters={"user_id": user}, top_k=SEARCH_LIMIT, threshold=self.params.threshold
