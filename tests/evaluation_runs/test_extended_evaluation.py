@@ -292,7 +292,7 @@ def test_m0_per_analyst_is_rebuilt_on_a_resume_to_the_clean_runs_rows(extended_h
     run = {"settings": EvalSettings(wave_size=1), "benchmark": EXTENDED_BENCHMARK}
     clean = evaluate_partition(extended_home, "reader-probe", "M0_analyst", **run)
     checkpoints = progress_dir(extended_home, "reader-probe", "M0_analyst", benchmark=EXTENDED_BENCHMARK)
-    for sid in sorted({r["session_id"] for r in clean.rows})[:2]:  # what a run killed after two sessions leaves
+    for sid in sorted({r["session_id"] for r in clean.rows})[:2]:  # a run killed after two sessions
         write_session_checkpoint(checkpoints, sid, [r for r in clean.rows if r["session_id"] == sid])
     with caplog.at_level(logging.WARNING, logger="memsql_assets.lib.harness.services"):
         resumed = evaluate_partition(extended_home, "reader-probe", "M0_analyst", **run)

@@ -72,7 +72,7 @@ def test_mem0_runs_offline_per_session_and_reproducibly(home, monkeypatch):
     assert s["n_turns"] > 20 and s["memory_implementation"] == "mem0"
     assert s["error_classes"]["memory_error"] == 0
     assert s["memory_store_entries"] == s["turns"] and s["memory_store_bytes"] > s["turns"] * 384 * 4
-    assert not (output_dir(home, "reader-probe", "M0", 9) / MEM0_STORE).exists(), "mem0's shards are in memory"
+    assert not (output_dir(home, "reader-probe", "M0", 9) / MEM0_STORE).exists(), "its shards are in memory"
     later = [r for r in first.rows if r["turn_index"] > 1]
     assert any(r["retrieved_sessions"] != "[]" for r in later), "mem0 returned the session's earlier turns"
     again = evaluate_partition(home, "reader-probe", "M0", settings=settings)
