@@ -5,6 +5,7 @@ whole histories of two analysts (four sessions each, extended.layout)."""
 
 from __future__ import annotations
 
+import logging
 import shutil
 
 import dagster as dg
@@ -20,7 +21,15 @@ from memsql_assets.lib.benchmark.pipeline import build_measured_extended_session
 from memsql_assets.lib.benchmark.profiles import extract_profiles
 from memsql_assets.lib.benchmark.store import EXTENDED_TURNS_SCHEMA, read_turns, write_benchmark
 from memsql_assets.lib.harness.evaluate import evaluate_partition
-from memsql_assets.lib.harness.results import RESULT_FILE, partition_dir, read_results
+from memsql_assets.lib.harness.results import (
+    RESULT_FILE,
+    comparable_rows,
+    partition_dir,
+    progress_dir,
+    read_results,
+    write_session_checkpoint,
+)
+from memsql_assets.lib.harness.settings import EvalSettings
 from memsql_assets.lib.paths import benchmark_dir
 from memsql_assets.lib.report.dbt_cli import run_dbt
 from memsql_assets.lib.vocabulary import (
@@ -274,3 +283,19 @@ def test_gold_history_stores_the_ground_truths_and_the_cascade_mart(extended_hom
     url = turn_url("reader-probe", "B_wm5", first["session_id"], first["turn_index"], first["epoch"], "gold")
     page = TestClient(create_app(extended_home)).get(url)
     assert page.status_code == 200 and "gold history" in page.text
+
+
+def test_m0_per_analyst_is_rebuilt_on_a_resume_to_the_clean_runs_rows(extended_home, caplog):
+    """mem0 per analyst is kept in memory: the turns of a killed run's finished sessions went with its
+    process, so a resume does not trust their checkpoints and rebuilds the partition from its first
+    session, the model's answers coming back from the request store."""
+    run = {"settings": EvalSettings(wave_size=1), "benchmark": EXTENDED_BENCHMARK}
+    clean = evaluate_partition(extended_home, "reader-probe", "M0_analyst", **run)
+    checkpoints = progress_dir(extended_home, "reader-probe", "M0_analyst", benchmark=EXTENDED_BENCHMARK)
+    for sid in sorted({r["session_id"] for r in clean.rows})[:2]:  # a run killed after two sessions
+        write_session_checkpoint(checkpoints, sid, [r for r in clean.rows if r["session_id"] == sid])
+    with caplog.at_level(logging.WARNING, logger="memsql_assets.lib.harness.services"):
+        resumed = evaluate_partition(extended_home, "reader-probe", "M0_analyst", **run)
+    assert any("or is kept in memory only" in r.getMessage() for r in caplog.records)
+    assert resumed.summary["resumed_sessions"] == 0 and resumed.summary["model_calls_this_run"] == 0
+    assert comparable_rows(resumed.rows) == comparable_rows(clean.rows)

@@ -11,6 +11,7 @@ import pytest
 from memsql_assets.lib.harness.evaluate import evaluate_partition
 from memsql_assets.lib.harness.results import comparable_rows, output_dir
 from memsql_assets.lib.harness.settings import EvalSettings
+from memsql_assets.lib.memory import mem0_memory
 from memsql_assets.lib.memory.mem0_memory import MEM0_STORE
 
 pytestmark = pytest.mark.integration
@@ -56,14 +57,22 @@ def _origins(row):
     return json.loads(row["resolved_keys"]).values()
 
 
-def test_mem0_runs_offline_per_session_and_reproducibly(home):
+def test_mem0_runs_offline_per_session_and_reproducibly(home, monkeypatch):
+    embedded: list[str] = []  # the texts mem0's embedder embeds itself, rather than take the runner's vector
+    packaged = mem0_memory.embedding_function
+
+    def counted():
+        return lambda texts: embedded.extend(texts) or packaged()(texts)
+
+    monkeypatch.setattr(mem0_memory, "embedding_function", counted)
     settings = EvalSettings(sessions=9)
     first = evaluate_partition(home, "reader-probe", "M0", settings=settings)
+    assert embedded == [], "every question's vector is the partition's batch vector, passed by the runner"
     s = first.summary
     assert s["n_turns"] > 20 and s["memory_implementation"] == "mem0"
     assert s["error_classes"]["memory_error"] == 0
     assert s["memory_store_entries"] == s["turns"] and s["memory_store_bytes"] > s["turns"] * 384 * 4
-    assert (output_dir(home, "reader-probe", "M0", 9) / MEM0_STORE).is_dir(), "mem0's store is in the partition"
+    assert not (output_dir(home, "reader-probe", "M0", 9) / MEM0_STORE).exists(), "its shards are in memory"
     later = [r for r in first.rows if r["turn_index"] > 1]
     assert any(r["retrieved_sessions"] != "[]" for r in later), "mem0 returned the session's earlier turns"
     again = evaluate_partition(home, "reader-probe", "M0", settings=settings)

@@ -12,6 +12,7 @@ from memsql_assets.lib.agent.agent import Agent
 from memsql_assets.lib.agent.prompts import OUTPUT_REQUIREMENTS_HEADER, SYSTEM_PROMPT, PromptParts
 from memsql_assets.lib.conditions import CONDITIONS, get_condition
 from memsql_assets.lib.errors import MemsqlError
+from memsql_assets.lib.memory.mem0_memory import MEM0_SHARDS
 from memsql_assets.lib.memory.plugins import build_memory
 from memsql_assets.lib.memory.resolution import resolve_context, retrieved_sessions
 from memsql_assets.lib.vocabulary import AGENTSM_CONDITION, PROMPT_TRAJECTORY_CONDITION, REPORT_SOURCES
@@ -75,7 +76,7 @@ class FakeSemantic:
 
 
 class FakeMem0:
-    """Narrow fake of mem0's Memory: the session's turns 2-8 as search hits, scored by recency."""
+    """Narrow fake of a mem0 shard's Memory: the session's turns 2-8 as search hits, scored by recency."""
 
     def search(self, query, filters, top_k, threshold):
         sid = filters["user_id"]
@@ -102,7 +103,7 @@ def _memory(condition):
         "episodic": FakeEpisodic(),
         "semantic": FakeSemantic(),
         "lookup": lambda source, question, vector=None: "## Explore (steps 1-2)\n- list_tables()",
-        "mem": FakeMem0(),
+        "shards": {shard: FakeMem0() for shard in range(MEM0_SHARDS)},
         "k": 2,
     }
     for name, store in stores.items():

@@ -9,9 +9,9 @@ trajectory store, and the model gateway for a memory that asks a model.
 
 A resume skips the sessions its checkpoints record, so it is only faithful if the memory those
 sessions wrote is still there: if a shared memory lacks a turn of a checkpointed session (its
-episodic Chroma directory deleted, or replaced after corruption) the checkpoints are discarded with a
-warning and the partition is rebuilt from its first session, its model calls coming back from the
-request store.
+episodic Chroma directory deleted, or replaced after corruption; M0 per analyst, kept in memory) the
+checkpoints are discarded with a warning and the partition is rebuilt from its first session, its
+model calls coming back from the request store.
 """
 
 from __future__ import annotations
@@ -60,7 +60,8 @@ def _drop_checkpoints_without_memory(checkpoints: Path, memory: Memory) -> None:
     missing = needed - stored
     if missing:
         log.warning(
-            "%s: the memory lacks %d turns of %d checkpointed sessions (its store was deleted or replaced); "
+            "%s: the memory lacks %d turns of %d checkpointed sessions (its store was deleted or replaced, "
+            "or is kept in memory only); "
             "discarding the checkpoints and rebuilding the partition from its first session",
             checkpoints,
             len(missing),

@@ -13,12 +13,25 @@ per-user memory: the analyst lookup of the episodic memory's `scope: analyst`, `
 per analyst the memory outlives a session, so its sessions run in waves of W, as C's do: a session
 searches its own turns and those of its analyst's sessions that ran in an earlier wave.
 
-Offline by construction: the vector store is mem0's local Qdrant (a folder in the partition's own
-directory, one collection per epoch), the embedder is mem0's Hugging Face embedder loading the
-project's packaged all-MiniLM-L6-v2 from disk (no hub access), mem0's telemetry is off
-(`MEM0_TELEMETRY`), and the LLM mem0 requires in its configuration is never called. mem0 orders equal
-scores as its store returns them; ties are broken here by the more recent turn, so retrieval is a
-pure function of what the session stored.
+Offline by construction: the vector store is mem0's local Qdrant, mem0's telemetry is off
+(`MEM0_TELEMETRY`), and the LLM mem0 requires in its configuration is never called. mem0's embedder is
+replaced by the project's packaged all-MiniLM-L6-v2 (no hub access): a question is given the vector the
+runner passes to `retrieve`, the partition's batch vector that C's episodic memory uses too
+(lib/memory/embeddings.py), and its `add` after the turn finds the same vector; only a text without one
+(a retrieval without a vector) is embedded, alone. A batch vector differs from the text's vector
+embedded alone in its last bits, so a score can differ in its sixth decimal from the one mem0's own
+embedder would give. mem0 orders equal scores as its store returns them; ties are broken here by the
+more recent turn, so retrieval is a pure function of what the session stored.
+
+A partition's sessions are spread over `MEM0_SHARDS` mem0 `Memory`s, each with a local Qdrant of its
+own, by a fixed hash of the session: Qdrant's local mode filters a search by user in Python over every
+point of its collection, deleted ones included, so in one collection a search cost grows with every turn
+the partition added. A session's turns all live in its shard, and each search asks the shard of the user
+it filters by: the hits are the same as one collection's. The shards are in memory (Qdrant's local mode
+commits every write to its folder's SQLite, a disk write per turn): per session nothing outlives the
+session anyway; per analyst a killed run loses its finished sessions' turns, so the memory holds nothing
+durably (`stored_turns`) and a resumed run is rebuilt from its first session, the model's answers coming
+back from the request store (lib/harness/services.py).
 """
 
 from __future__ import annotations
@@ -27,6 +40,7 @@ import json
 import logging
 import os
 import threading
+import zlib
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
@@ -35,6 +49,7 @@ from pydantic import BaseModel, Field
 from memsql_assets.lib.config_files import Strict
 from memsql_assets.lib.context_mode import ContextMode
 from memsql_assets.lib.errors import MemsqlError
+from memsql_assets.lib.memory.embeddings import embedding_function
 from memsql_assets.lib.memory.episodic import analyst_peers
 from memsql_assets.lib.memory.facts import facts_block
 from memsql_assets.lib.memory.protocol import (
@@ -52,6 +67,7 @@ MEM0_STORE = "mem0"
 EMBEDDING_DIMS = 384  # all-MiniLM-L6-v2
 # mem0's search returns at most this many before the tie-break and cut to top_k (a session has <= 10 turns).
 SEARCH_LIMIT = 50
+MEM0_SHARDS = 16  # the mem0 memories a partition's sessions are spread over (module docstring)
 
 
 class Mem0Params(Strict):
@@ -66,21 +82,24 @@ class Mem0Params(Strict):
     (analyst: needs a benchmark whose sessions name their analyst; sessions run in waves)."""
 
 
-def mem0_config(ctx: MemoryContext) -> dict[str, Any]:
-    """mem0's configuration for one partition run: local Qdrant, no embedding or LLM call of its own."""
-    folder = ctx.store_dir / MEM0_STORE
-    run = f"epoch{ctx.epoch}" + ("" if ctx.sample is None else f".sample{ctx.sample}")
+def shard_of(session_id: str) -> int:
+    """The shard that holds a session's turns, the same in every process (Python's hash is salted)."""
+    return zlib.crc32(session_id.encode()) % MEM0_SHARDS
+
+
+def mem0_config() -> dict[str, Any]:
+    """mem0's configuration for one shard of a partition run: local Qdrant in memory, no embedding or
+    LLM call of its own."""
     return {
         "vector_store": {
             "provider": "qdrant",
             "config": {
-                "collection_name": f"memsql_{run.replace('.', '_')}",
-                "path": str(folder / f"qdrant-{run}"),
+                "collection_name": MEM0_STORE,
+                "path": ":memory:",
                 "embedding_model_dims": EMBEDDING_DIMS,
-                "on_disk": True,
             },
         },
-        # mem0 builds an embedder from its configuration; _open_mem0 puts the packaged model's in its
+        # mem0 builds an embedder from its configuration; Mem0Memory puts the packaged model's in its
         # place (its huggingface embedder imports sentence-transformers; bench/README.md has the cost).
         "embedder": {
             "provider": "openai",
@@ -94,7 +113,8 @@ def mem0_config(ctx: MemoryContext) -> dict[str, Any]:
     }
 
 
-def _open_mem0(ctx: MemoryContext) -> Any:
+def _mem0_class(ctx: MemoryContext) -> Any:
+    """mem0's `Memory`, imported offline."""
     # mem0 reads these when it is first imported: telemetry off (lib/offline.py sets it for every
     # process; a library caller may not have), its own folder under the home rather than ~/.mem0.
     os.environ["MEM0_TELEMETRY"] = "False"
@@ -108,27 +128,19 @@ def _open_mem0(ctx: MemoryContext) -> Any:
             f"condition {ctx.condition} needs mem0 (the mem0ai package, a dependency of memsql): {exc}; "
             "reinstall the environment with scripts/bootstrap.sh"
         ) from None
-    (ctx.store_dir / MEM0_STORE).mkdir(parents=True, exist_ok=True)
-    memory = Memory.from_config(mem0_config(ctx))
-    memory.embedding_model = _packaged_embedder(memory.embedding_model.config)
-    return memory
+    return Memory
 
 
-def _packaged_embedder(config: Any) -> Any:
-    """mem0's embedder interface on the project's embedding function: the packaged all-MiniLM-L6-v2,
-    each text embedded alone as mem0's huggingface embedder does, the same vectors."""
+def _packaged_embedder(config: Any, vectors: dict[str, list[float]]) -> Any:
+    """mem0's embedder interface on the packaged all-MiniLM-L6-v2: a text's vector from `vectors`
+    (question -> the vector the runner passed), else the text embedded alone and kept there."""
     from mem0.embeddings.base import EmbeddingBase
 
-    from memsql_assets.lib.memory.embeddings import embedding_function
-
     class PackagedEmbedding(EmbeddingBase):
-        # A turn's question is embedded by the search before it and again by its add: once is enough.
-        vectors: dict[str, list[float]] = {}
-
         def embed(self, text: str, memory_action: Any = None) -> list[float]:
-            if text not in self.vectors:
-                self.vectors[text] = [float(x) for x in embedding_function()([text])[0]]
-            return list(self.vectors[text])
+            if text not in vectors:
+                vectors[text] = [float(x) for x in embedding_function()([text])[0]]
+            return list(vectors[text])
 
     return PackagedEmbedding(config)
 
@@ -137,21 +149,33 @@ class Mem0Memory(MemoryBase):
     """M0: mem0 memory of a session (or of its analyst's sessions), top-k by similarity (module docstring)."""
 
     Params: ClassVar[type[BaseModel]] = Mem0Params
-    blocking = True  # mem0 embeds and writes to disk
+    blocking = True  # mem0's calls take milliseconds
+    uses_vectors = True  # mem0's embedder reads them (module docstring)
 
     def __init__(self, params: Any = None):
         super().__init__(params)
-        self._lock = threading.Lock()  # one mem0 Memory (its Qdrant and SQLite) for every session's thread
+        self._lock = threading.Lock()  # the mem0 memories (Qdrant, SQLite) for every session's thread
         self.by_analyst = self.params.scope == "analyst"
         self.visibility = Visibility.WAVES if self.by_analyst else Visibility.SESSION
         self.peers: dict[str, frozenset[str]] = {}  # scope analyst: each session's analyst's sessions
         self._published: set[str] = set()  # scope analyst: the sessions of finished waves
+        self._vectors: dict[str, list[float]] = {}  # question -> vector, what mem0's embedder returns
+        self.shards: dict[int, Any] = {}  # shard -> its mem0 Memory
 
     def open(self, ctx: MemoryContext) -> None:
         super().open(ctx)
         if self.by_analyst:
             self.peers = analyst_peers(sessions_file(ctx.home, ctx.benchmark))
-        self.mem = _open_mem0(ctx)
+        self._memory_class = _mem0_class(ctx)
+
+    def _mem(self, session_id: str) -> Any:
+        """The mem0 Memory that holds a session's turns (its shard's, opened on first use)."""
+        shard = shard_of(session_id)
+        if shard not in self.shards:
+            memory = self._memory_class.from_config(mem0_config())
+            memory.embedding_model = _packaged_embedder(memory.embedding_model.config, self._vectors)
+            self.shards[shard] = memory
+        return self.shards[shard]
 
     def _users(self, session_id: str) -> list[str]:
         """The mem0 users a session searches, most recent first: itself, then its analyst's sessions of
@@ -163,8 +187,10 @@ class Mem0Memory(MemoryBase):
         users = self._users(turn.session_id)
         found: list[tuple[float, dict[str, Any]]] = []
         with self._lock:
+            if vector is not None:
+                self._vectors[turn.question] = list(vector)
             for user in users:
-                hits = self.mem.search(
+                hits = self._mem(user).search(
                     turn.question, filters={"user_id": user}, top_k=SEARCH_LIMIT, threshold=self.params.threshold
                 )["results"]
                 found += [(round(float(h["score"]), 6), json.loads(h["metadata"]["payload"])) for h in hits]
@@ -191,12 +217,13 @@ class Mem0Memory(MemoryBase):
             "payload": json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str),
         }
         message = [{"role": "user", "content": payload["question"]}]
+        sid = payload["session_id"]
         with self._lock:
-            self.mem.add(message, user_id=payload["session_id"], metadata=metadata, infer=False)
+            self._mem(sid).add(message, user_id=sid, metadata=metadata, infer=False)
 
     def forget(self, session_id: str) -> None:
         with self._lock:
-            self.mem.delete_all(user_id=session_id)
+            self._mem(session_id).delete_all(user_id=session_id)
 
     def reset(self, keep: set[str]) -> None:
         """Per session, a resumed run's finished sessions were forgotten as they ended; per analyst,
@@ -204,10 +231,16 @@ class Mem0Memory(MemoryBase):
         with self._lock:
             if self.by_analyst and keep:
                 for sid in sorted(set(self.peers) - keep):  # what a killed run stored of sessions it redoes
-                    self.mem.delete_all(user_id=sid)
+                    if shard_of(sid) in self.shards:
+                        self._mem(sid).delete_all(user_id=sid)
             else:
-                self.mem.reset()
+                for memory in self.shards.values():
+                    memory.reset()
         self._published = set(keep) if self.by_analyst else set()
+
+    def stored_turns(self) -> set[str] | None:
+        """Per analyst, nothing is kept on disk: a resume rebuilds the partition (module docstring)."""
+        return set() if self.by_analyst else None
 
     def end_wave(self, sessions: Sequence[str]) -> None:
         self._published.update(sessions)
@@ -217,15 +250,11 @@ class Mem0Memory(MemoryBase):
             held = [self.size(s) for s in sorted(self._published)]
             return StoreSize(sum(h.entries for h in held), sum(h.bytes for h in held))
         with self._lock:
-            held = self.mem.get_all(filters={"user_id": session_id}, top_k=SEARCH_LIMIT)["results"]
+            memory = self._mem(session_id)
+            held = memory.get_all(filters={"user_id": session_id}, top_k=SEARCH_LIMIT)["results"]
         text = sum(len(h["memory"].encode()) + len(h["metadata"]["payload"].encode()) for h in held)
         return StoreSize(len(held), text + len(held) * EMBEDDING_DIMS * 4)
 
     def close(self) -> None:
-        mem = getattr(self, "mem", None)
-        if mem is None:
-            return
-        mem.close()  # its history database
-        closer = getattr(getattr(mem.vector_store, "client", None), "close", None)
-        if closer is not None:
-            closer()  # Qdrant's local mode holds a lock on its folder until closed
+        for memory in self.shards.values():
+            memory.close()  # its history database
