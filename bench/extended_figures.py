@@ -32,7 +32,7 @@ from typing import Any
 
 import _common as c
 
-from memsql_assets.lib.benchmark.extended import EXTENDED_DIR
+from memsql_assets.lib.benchmark.extended.template import EXTENDED_DIR
 from memsql_assets.lib.benchmark.pipeline import build_measured_extended_sessions, extract_all_profiles
 from memsql_assets.lib.harness.schedule import twins_reachable_pct
 from memsql_assets.lib.reference.builtins import answer

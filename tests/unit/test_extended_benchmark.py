@@ -10,15 +10,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from memsql_assets.lib.benchmark.extended import (
-    EXTENDED_DIR,
-    extended_violations,
-    generate_extended_source,
-    layout,
-    load_extended_template,
-    phrasing_index,
-    stride,
-)
+from memsql_assets.lib.benchmark.extended.build import generate_extended_source
+from memsql_assets.lib.benchmark.extended.checks import extended_violations
+from memsql_assets.lib.benchmark.extended.layout import layout, stride
+from memsql_assets.lib.benchmark.extended.load import load_extended_template
+from memsql_assets.lib.benchmark.extended.template import EXTENDED_DIR
+from memsql_assets.lib.benchmark.extended.walk import phrasing_index
 from memsql_assets.lib.errors import TemplateError
 from memsql_assets.lib.vocabulary import CROSS_SESSION_TAGS, GUESS_FLOOR_MAX_PCT, PHENOMENA
 
@@ -187,7 +184,7 @@ def test_a_history_that_branches_fails_loading(tmp_path):
 def test_the_built_turns_are_checked_value_by_value(tmp_path):
     """history_violations reads values, not templates: a cross-session turn whose own session came to state
     its value, or whose value no earlier session of its analyst states, is reported by session and turn."""
-    from memsql_assets.lib.benchmark.extended import history_violations
+    from memsql_assets.lib.benchmark.extended.checks import history_violations
 
     sessions = generate_extended_source(load_extended_template("sec_edgar", _write(tmp_path, "sec_edgar", _session_turns())), PROFILES)
     by_session = {s.session_id: [dict(t.__dict__) for t in s.turns] for s in sessions}
