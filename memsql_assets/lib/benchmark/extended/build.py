@@ -31,6 +31,7 @@ from memsql_assets.lib.benchmark.generate import Session, Turn
 from memsql_assets.lib.benchmark.profiles import Profile
 from memsql_assets.lib.errors import BenchmarkInvariantError, TemplateError
 from memsql_assets.lib.sources.config import PREFIX
+from memsql_assets.lib.sql.syntax import query_keys
 from memsql_assets.lib.vocabulary import EXTENDED_BENCHMARK, SOURCE_NAMES
 
 LONG_RANGE = range(3, 9)  # a long-range turn's value was last stated 3 to 8 turns earlier
@@ -61,7 +62,7 @@ def _recall_distance(
 ) -> int:
     """How many turns back turn `t`'s farthest value was last stated; a long_range turn outside LONG_RANGE fails."""
     tmpl = variant.turns[t - 1]
-    distance = recall_distance(own, t, tmpl.base.refs, state)
+    distance = recall_distance(own, t, tmpl.base.refs, state, query_keys(tmpl.base.sql))
     if tmpl.tag == "long_range" and distance not in LONG_RANGE:
         raise TemplateError(
             template.path,

@@ -9,6 +9,7 @@ from typing import Any
 
 from memsql_assets.lib.benchmark.extended.walk import stated
 from memsql_assets.lib.benchmark.invariants import session_memory_problems
+from memsql_assets.lib.sql.syntax import query_keys
 from memsql_assets.lib.vocabulary import CROSS_SESSION_TAGS, PHENOMENA
 
 MAX_SESSIONS = 300  # no larger than the paper's benchmark
@@ -30,27 +31,49 @@ def continued_keys(by_session: Mapping[str, Sequence[Mapping[str, Any]]], sid: s
     return frozenset(k for e in earlier_sessions(by_session, sid) for t in by_session.get(e, []) for k in t["state_updates"])
 
 
-def _row_states(turn: Mapping[str, Any], key: str, value: Any) -> bool:
+def _row_states(turn: Mapping[str, Any], key: str, value: Any, query: bool) -> bool:
+    """Whether a built turn states `key`'s `value`; a `query` (an earlier result, syntax.QUERY_SLOT), the
+    turn that returned it ran exactly that query, and a later turn re-used it as written."""
     updates = turn["state_updates"]
-    return updates.get(key, value) == value and stated(turn["question"], turn["gt_sql"], updates, key, value)
+    if query and key in updates:
+        return updates[key] == value == turn["gt_sql"]
+    return updates.get(key, value) == value and stated(turn["question"], turn["gt_sql"], updates, key, value, query)
+
+
+def _history_problem(
+    turn: Mapping[str, Any], state: Mapping[str, Any], before: list[Mapping[str, Any]], own: Sequence[Mapping[str, Any]]
+) -> str | None:
+    """What is wrong with one cross-session turn, given the state before it, its analyst's earlier
+    sessions' turns (`before`) and the earlier turns of its own session (`own`)."""
+    refs = list(turn["referenced_context_keys"])
+    queries = query_keys(turn["sql_template"])
+
+    def says(e: Mapping[str, Any], k: str) -> bool:
+        return _row_states(e, k, state[k], k in queries)
+
+    unseen = [k for k in refs if k not in state or not any(says(e, k) for e in [*before, *own])]
+    if unseen or not refs:
+        return f"no earlier turn of its analyst states {unseen or 'a key it needs'}"
+    if all(any(says(e, k) for e in own) for k in refs):
+        return f"a {turn['tag']} turn answerable inside its own session"
+    unused = sorted(k for k in queries & set(refs) if str(state[k]) not in turn["gt_sql"])
+    return f"its ground truth does not re-use the earlier query {unused}" if unused else None
 
 
 def history_violations(by_session: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[tuple[str, int], str]:
     """(session, turn index) -> what is wrong, for each cross-session turn that its analyst's earlier
     sessions' questions and SQL (with the earlier turns of its own session) do not answer, or that its
-    own session alone answers. Read from the built turns, values and all, whatever the templates say."""
+    own session alone answers; an earlier result is answered by the turn that ran its query, and re-used
+    by a ground truth that holds that query. Read from the built turns, values and all, whatever the
+    templates say."""
     problems: dict[tuple[str, int], str] = {}
     for sid, ts in sorted(by_session.items()):
         before = [t for h in earlier_sessions(by_session, sid)[::-1] for t in by_session[h]]
         state = {k: v for t in before for k, v in t["state_updates"].items()}
         for i, t in enumerate(ts):
-            refs = list(t["referenced_context_keys"])
-            if t["tag"] in CROSS_SESSION_TAGS:
-                unseen = [k for k in refs if k not in state or not any(_row_states(e, k, state[k]) for e in [*before, *ts[:i]])]
-                if unseen or not refs:
-                    problems[(sid, t["turn_index"])] = f"no earlier turn of its analyst states {unseen or 'a key it needs'}"
-                elif all(any(_row_states(e, k, state[k]) for e in ts[:i]) for k in refs):
-                    problems[(sid, t["turn_index"])] = f"a {t['tag']} turn answerable inside its own session"
+            problem = _history_problem(t, state, before, ts[:i]) if t["tag"] in CROSS_SESSION_TAGS else None
+            if problem:
+                problems[(sid, t["turn_index"])] = problem
             state.update(t["state_updates"])
     return problems
 

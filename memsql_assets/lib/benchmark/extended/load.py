@@ -21,11 +21,13 @@ from memsql_assets.lib.benchmark.extended.template import (
     bound_keys,
     extended_template_path,
     lineage,
+    returned_keys,
 )
 from memsql_assets.lib.benchmark.templates import TurnTemplate, Variant, parse_turn, validate_turns
 from memsql_assets.lib.benchmark.wording import claims
 from memsql_assets.lib.errors import TemplateError
-from memsql_assets.lib.vocabulary import CROSS_SESSION_TAGS, PHENOMENA, SELF_CONTAINED_TAGS
+from memsql_assets.lib.sql.syntax import query_keys
+from memsql_assets.lib.vocabulary import CROSS_SESSION_TAGS, EARLIER_RESULT, PHENOMENA, SELF_CONTAINED_TAGS
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,9 @@ def _parse_extended_turn(
     overwrites = raw.get("overwrites") or []
     if not isinstance(overwrites, list) or not all(isinstance(k, str) for k in overwrites):
         raise TemplateError(path, f"{where}.overwrites", "expected a list of key names")
+    returns = raw.get("returns")
+    if returns is not None and not isinstance(returns, str):
+        raise TemplateError(path, f"{where}.returns", "expected the key later sessions name this turn's result by")
     rest = {k: v for k, v in raw.items() if k not in EXTENDED_FIELDS}
     base = parse_turn(path, where, {**rest, "question": phrasings[0]})
     texts = tuple(" ".join(p.split()) for p in phrasings)
@@ -74,7 +79,7 @@ def _parse_extended_turn(
         claims(path, f"{where}.phrasings[{i}]", text, set(base.refs), wording.pair, wording.anchor, carried)
         for i, text in enumerate(texts)
     )
-    return ExtendedTurnTemplate(base=base, tag=tag, phrasings=texts, overwrites=tuple(overwrites), claims=found)
+    return ExtendedTurnTemplate(base, tag, texts, tuple(overwrites), found, returns)
 
 
 def _parse_wording(path: Path, raw: dict[str, Any]) -> _Wording:
@@ -98,7 +103,7 @@ def _own_session_answers(path: Path, variant: ExtendedVariant) -> None:
                 path, f"variant {variant.id}, turn {index}.refs", f"a {turn.tag} turn answerable inside its own "
                 f"session: earlier turns of it state every key it references ({sorted(turn.base.refs)})",
             )
-        said |= turn.base.stated_keys() | turn.base.sql_keys | {k for k, _ in turn.base.binds}
+        said |= turn.base.stated_keys() | turn.base.sql_keys | turn.bound()
 
 
 def _validate_extended_variant(path: Path, variant: ExtendedVariant) -> None:
@@ -142,7 +147,38 @@ def _validate_extended_variant(path: Path, variant: ExtendedVariant) -> None:
                 path, f"{where}.overwrites", "a correction turn overwrites keys, and only it or a knowledge_update"
             )
         bound |= binds
+    _results(path, variant)
     _own_session_answers(path, variant)
+
+
+def _results(path: Path, variant: ExtendedVariant) -> None:
+    """A returned result is a new key; a turn re-uses one only as a query (syntax.QUERY_SLOT), in its
+    ground truth and paraphrase alike, and only one an earlier session returned; and exactly such a
+    turn is tagged earlier_result."""
+    returned = returned_keys(variant.continues)
+    known = set(bound_keys(variant.continues))
+    for index, turn in enumerate(variant.turns, start=1):
+        where = f"variant {variant.id}, turn {index}"
+        if turn.returns in known | {k for k, _ in turn.base.binds}:
+            raise TemplateError(path, f"{where}.returns", f"returns its result as '{turn.returns}', a key already bound")
+        queries = query_keys(turn.base.sql)
+        if query_keys(turn.base.paraphrase) != queries:
+            raise TemplateError(
+                path, f"{where}.paraphrase", f"uses {sorted(query_keys(turn.base.paraphrase))} as a query; "
+                f"the ground truth uses {sorted(queries)}",
+            )
+        misused = sorted(queries - returned | (set(turn.base.refs) & returned) - queries)
+        if misused:
+            raise TemplateError(
+                path, f"{where}.sql", f"'{misused[0]}' must be a result an earlier session returns, used as a "
+                f"query: FROM ({{{misused[0]}}}) (returned: {sorted(returned) or 'none'})",
+            )
+        if bool(queries) != (turn.tag == EARLIER_RESULT):
+            raise TemplateError(
+                path, f"{where}.tag", f"a turn re-uses an earlier session's result (a query placeholder) if and "
+                f"only if it is tagged {EARLIER_RESULT}",
+            )
+        known |= turn.bound()
 
 
 def load_extended_template(source: str, directory: Path = EXTENDED_DIR) -> ExtendedTemplate:

@@ -12,7 +12,7 @@ from memsql_assets.lib.vocabulary import EXTENDED_BENCHMARK
 EXTENDED_DIR = TEMPLATES_DIR / EXTENDED_BENCHMARK
 MIN_PHRASINGS = 3
 MIN_VARIANTS = 6
-EXTENDED_FIELDS = ("tag", "phrasings", "overwrites")
+EXTENDED_FIELDS = ("tag", "phrasings", "overwrites", "returns")
 # Tags whose turn may rebind keys an earlier turn (or the continued session) bound.
 OVERWRITING_TAGS = ("correction", "knowledge_update")
 
@@ -24,6 +24,13 @@ class ExtendedTurnTemplate:
     phrasings: tuple[str, ...]
     overwrites: tuple[str, ...]
     claims: tuple[tuple[Claim, ...], ...]  # per phrasing, its relative wordings (wording.py)
+    # The key later sessions name its result by ("the products that came out on top"): its value is the
+    # turn's SQL, which a turn of a later session re-uses in a query placeholder (syntax.QUERY_SLOT).
+    returns: str | None = None
+
+    def bound(self) -> set[str]:
+        """The keys the turn binds: its binds, and the key its result is returned under."""
+        return {k for k, _ in self.base.binds} | ({self.returns} if self.returns else set())
 
 
 @dataclass(frozen=True)
@@ -61,7 +68,12 @@ def lineage(variant: ExtendedVariant | None) -> list[ExtendedVariant]:
 
 def bound_keys(variant: ExtendedVariant | None) -> frozenset[str]:
     """Every key a history ending in a session of `variant` binds: what a session continuing it may reference."""
-    return frozenset(k for v in lineage(variant) for t in v.turns for k, _ in t.base.binds)
+    return frozenset(k for v in lineage(variant) for t in v.turns for k in t.bound())
+
+
+def returned_keys(variant: ExtendedVariant | None) -> frozenset[str]:
+    """The results a history ending in a session of `variant` returned (ExtendedTurnTemplate.returns)."""
+    return frozenset(t.returns for v in lineage(variant) for t in v.turns if t.returns)
 
 
 def without_distractor(variant: ExtendedVariant) -> ExtendedVariant:

@@ -82,6 +82,8 @@ def _walk(
         stale_sql = render(turn.base.sql, old, literal=True) if corrected else None
         phrasing = turn.phrasings[phrasing_index(wording, turn, index)]
         updates = {key: ns[src] for key, src in turn.base.binds}
+        if turn.returns:  # a later session re-uses the query as the rows it returned
+            updates[turn.returns] = sql
         out.append(
             ExtendedRendered(
                 question=render(phrasing, ns, literal=False),
@@ -95,6 +97,8 @@ def _walk(
         # an overwritten key's stale value is the one it replaces (a later session's update included)
         stale.update({k: old[src] for k, src in turn.base.binds if k not in turn.overwrites})
         stale.update({k: state[k] for k in turn.overwrites})
+        if turn.returns:
+            stale[turn.returns] = stale_sql or sql
         state.update(updates)
         corrected = corrected or bool(turn.overwrites)
     return out, _Walk(state, stale, corrected)
@@ -145,14 +149,17 @@ def pool_modal_values(variant: ExtendedVariant, states: list[list[dict[str, Any]
     ]
 
 
-def _states(turn: ExtendedRendered, key: str, value: Any) -> bool:
-    return stated(turn.question, turn.sql, turn.state_updates, key, value)
+def _states(turn: ExtendedRendered, key: str, value: Any, query: bool) -> bool:
+    return stated(turn.question, turn.sql, turn.state_updates, key, value, query)
 
 
-def stated(question: str, sql: str, updates: Mapping[str, Any], key: str, value: Any) -> bool:
-    """Whether a turn states `key`'s value: binds the key, or names the value in its question or SQL."""
+def stated(question: str, sql: str, updates: Mapping[str, Any], key: str, value: Any, query: bool = False) -> bool:
+    """Whether a turn states `key`'s value: binds the key, or names the value in its question or SQL; a
+    `query` (an earlier turn's result, syntax.QUERY_SLOT), its SQL re-uses it as written."""
     if key in updates:
         return True
+    if query:
+        return str(value) in sql
     return any(
         re.search(rf"(?<![\w.]){re.escape(text)}(?![\w.])", where)
         for text, where in ((str(value), question), (sql_literal(value), sql))
@@ -160,13 +167,19 @@ def stated(question: str, sql: str, updates: Mapping[str, Any], key: str, value:
 
 
 def recall_distance(
-    rendered: list[ExtendedRendered], index: int, refs: tuple[str, ...], state: dict[str, Any]
+    rendered: list[ExtendedRendered], index: int, refs: tuple[str, ...], state: dict[str, Any], queries: frozenset[str]
 ) -> int:
-    """How many turns back the farthest of `refs` was last stated (bound, asked or written in SQL)."""
+    """How many turns back the farthest of `refs` (of them `queries`, earlier results) was last stated
+    (bound, asked or written in SQL)."""
     farthest = 0
     for key in refs:
         back = next(
-            (index - j for j in range(index - 1, 0, -1) if _states(rendered[j - 1], key, state[key])), index
+            (
+                index - j
+                for j in range(index - 1, 0, -1)
+                if _states(rendered[j - 1], key, state[key], key in queries)
+            ),
+            index,
         )
         farthest = max(farthest, back)
     return farthest
