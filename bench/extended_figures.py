@@ -32,7 +32,7 @@ from typing import Any
 
 import _common as c
 
-from memsql_assets.lib.benchmark.extended import EXTENDED_DIR
+from memsql_assets.lib.benchmark.extended.template import EXTENDED_DIR
 from memsql_assets.lib.benchmark.pipeline import build_measured_extended_sessions, extract_all_profiles
 from memsql_assets.lib.harness.schedule import twins_reachable_pct
 from memsql_assets.lib.reference.builtins import answer
@@ -44,7 +44,7 @@ from memsql_assets.lib.sql.sandbox import open_readonly
 from memsql_assets.lib.vocabulary import CROSS_SESSION_TAGS, GUESS_PROBE, SOURCE_BY_PREFIX
 
 WAVE_SIZES = (1, 4, 8, 16, 32)
-HISTORY_WAVE_SIZES = (1, 4, 8, 11, 12, 32)  # a history's stride is 11 (extended.layout)
+HISTORY_WAVE_SIZES = (1, 4, 8, 11, 12, 32)  # a history's stride is 11 (extended/layout.py)
 WINDOW = 5  # the five-turn working memory (B_wm5): a value from further back is beyond it
 GUESS_FIELDS = ("sql_template", "referenced_context_keys", "stated_values", "guess_values")
 # Where each source's real files lie under the real-data folder (as tests/realdata reads them).

@@ -24,7 +24,8 @@ from typing import Any
 
 import _common as c
 
-from memsql_assets.lib.benchmark.extended import EXTENDED_DIR, build_extended_sessions
+from memsql_assets.lib.benchmark.extended.build import build_extended_sessions
+from memsql_assets.lib.benchmark.extended.template import EXTENDED_DIR
 from memsql_assets.lib.benchmark.profiles import extract_profiles
 from memsql_assets.lib.benchmark.store import read_turns
 from memsql_assets.lib.harness.evaluate import evaluate_partition

@@ -22,7 +22,7 @@ model_config  # every BaseModel's configuration (frozen, extra="forbid", attribu
 
 # Fields written to files that dbt, the report, the viewer or a person reads (turns.parquet,
 # turn_results, summary.json, run_summary.json), never by Python attribute access.
-explicit_marker  # memsql_assets/lib/benchmark/extended.py: extended turns' column
+explicit_marker  # memsql_assets/lib/benchmark/extended/build.py: extended turns' column
 paraphrase_sql  # memsql_assets/lib/benchmark/generate.py: turns' column
 requires_prior_context  # memsql_assets/lib/benchmark/generate.py: turns' column
 guess_values  # memsql_assets/lib/benchmark/generate.py: turns' column

@@ -84,4 +84,4 @@ BUILTIN_CODE = (
 )
 # Code only the extended benchmark runs: the paper benchmark's assets leave it out of their versions,
 # so that editing an extended template never makes the paper benchmark or its evaluations stale.
-EXTENDED_ONLY_CODE = ("lib/benchmark/extended.py", "lib/benchmark/wording.py", "lib/benchmark/templates/extended")
+EXTENDED_ONLY_CODE = ("lib/benchmark/extended", "lib/benchmark/wording.py", "lib/benchmark/templates/extended")

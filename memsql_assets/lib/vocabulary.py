@@ -108,6 +108,9 @@ def history(condition: str, requested: History | None = None) -> History:
     return requested or get_condition(condition).history or History.MODEL
 
 
+# The cross-session kind whose needed value is an earlier session's result (below): its ground truth
+# re-uses the query that returned it.
+EARLIER_RESULT = "earlier_result"
 # `detour`: a turn about another entity, stated in full, between a value and the turn that needs it.
 PHENOMENA: tuple[str, ...] = (
     "baseline",
@@ -121,19 +124,27 @@ PHENOMENA: tuple[str, ...] = (
     "taught_convention",
     "knowledge_update",
     "chained",
+    EARLIER_RESULT,
 )
 # Memory across sessions: a turn of a session that continues earlier sessions of the same analyst (its
 # history), needing a value only those sessions stated (`cross_session`), a convention one of them
 # taught (`taught_convention`), a value one of them changed (`knowledge_update`: the old value is
-# stale), or both a convention the history's first session taught and a value a later one changed
-# (`chained`).
-CROSS_SESSION_TAGS: tuple[str, ...] = ("cross_session", "taught_convention", "knowledge_update", "chained")
+# stale), both a convention the history's first session taught and a value a later one changed
+# (`chained`), or the rows an earlier session's query returned, named only by description ("the
+# products that came out on top last time": `earlier_result`, whose ground truth re-uses that query).
+CROSS_SESSION_TAGS: tuple[str, ...] = (
+    "cross_session",
+    "taught_convention",
+    "knowledge_update",
+    "chained",
+    EARLIER_RESULT,
+)
 # What separates the two figures of the extended benchmark's headline, in two lines (the report's
 # extended matrix, the console's).
 CROSS_SESSION_NOTE: tuple[str, str] = (
     "within: memory-critical turns that need only what their own session said earlier;",
     "across: turns that need what an earlier session of the same analyst established (a value, a taught "
-    "convention, an update), which only a memory kept across sessions can give.",
+    "convention, an update, a result), which only a memory kept across sessions can give.",
 )
 # Extended turns that may state everything they need (no refs, never memory-critical).
 SELF_CONTAINED_TAGS: tuple[str, ...] = ("baseline", "detour")

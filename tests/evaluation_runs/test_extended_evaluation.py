@@ -1,7 +1,7 @@
 """The extended benchmark evaluated through Dagster (extended_turn_results, beside turn_results), and
 its marts by phenomenon through dbt, on a home with the embedded sources and, of each source's extended
 sessions, sixteen: the first four and the last four (each distractor session and its twin) and the
-whole histories of two analysts (four sessions each, extended.layout)."""
+whole histories of two analysts (four sessions each, extended/layout.py)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from memsql_assets.definitions import defs
 from memsql_assets.defs.evaluation.partitions import partition_key
 from memsql_assets.defs.evaluation.resources import evaluation_run_config
 from memsql_assets.defs.jobs import EXTENDED_EVALUATE_JOB
-from memsql_assets.lib.benchmark.extended import EXTENDED_DIR
+from memsql_assets.lib.benchmark.extended.template import EXTENDED_DIR
 from memsql_assets.lib.benchmark.pipeline import build_measured_extended_sessions
 from memsql_assets.lib.benchmark.profiles import extract_profiles
 from memsql_assets.lib.benchmark.store import EXTENDED_TURNS_SCHEMA, read_turns, write_benchmark

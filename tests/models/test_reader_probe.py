@@ -241,3 +241,40 @@ def test_a_year_stated_further_back_beats_the_adjacent_guess():
     assert read_prompt(texts, ["ticker", "newer_year"], {}, newer) == {"ticker": "ONC", "newer_year": 2022}
     alone = _texts(working=[moved], question="And in the later of my years?")
     assert read_prompt(alone, ["ticker", "newer_year"], {}, newer) == {"ticker": "ONC", "newer_year": 2016}
+
+
+TOP_SQL = (
+    "SELECT od.ProductID AS product_id, ROUND(SUM(od.UnitPrice * od.Quantity), 2) AS total_sales FROM Orders o "
+    "JOIN [Order Details] od ON od.OrderID = o.OrderID WHERE o.CustomerID = 'ANT' AND strftime('%Y', o.OrderDate) = '1997' "
+    "GROUP BY od.ProductID ORDER BY total_sales DESC, od.ProductID LIMIT 3"
+)
+RESULT_TEMPLATE = (
+    "SELECT SUM(od.Quantity) AS units FROM [Order Details] od "
+    "WHERE od.ProductID IN (SELECT product_id FROM ({top_products}))"
+)
+
+
+def test_an_earlier_result_reads_the_shown_query_that_kept_the_top_rows():
+    """"The products that came out on top last time": the first shown query that kept the top rows of a
+    ranking (ORDER BY ... LIMIT n, n >= 2) and returns the column the template reads from the result, as
+    written, filled in as a query; not an aside's, not a LIMIT 1 answer, not a ranking of other columns.
+    A later turn that re-used it (in a FROM) shows it too, and annotated or guessed text fills as a query."""
+    aside = _turn("Separately: which three products did Zed buy the most of?", TOP_SQL.replace("'ANT'", "'ZED'"))
+    single = _turn("Which product did it buy the most of?", TOP_SQL.replace("LIMIT 3", "LIMIT 1"))
+    years = _turn(
+        "Which three years were its best?",
+        "SELECT strftime('%Y', o.OrderDate) AS order_year, COUNT(*) AS n FROM Orders o GROUP BY 1 ORDER BY n DESC LIMIT 3",
+    )
+    top = _turn("Which three products did it buy the most of in 1997?", TOP_SQL)
+    question = "How many units of the three products that came out on top last time were sold?"
+    texts = _texts(episodic=[aside, single, years, top], question=question)
+    assert read_prompt(texts, ["top_products"], {}, RESULT_TEMPLATE) == {"top_products": TOP_SQL}
+    filled = RESULT_TEMPLATE.replace("{top_products}", TOP_SQL)
+    reused = _turn("And their sales, the three products that came out on top last time?", filled)
+    assert read_prompt(_texts(episodic=[reused], question=question), ["top_products"], {}, RESULT_TEMPLATE) == {
+        "top_products": TOP_SQL
+    }
+    assert read_prompt(_texts(episodic=[aside, single, years], question=question), ["top_products"], {}, RESULT_TEMPLATE) == {}
+    got = read_prompt(texts, ["top_products"], {}, RESULT_TEMPLATE)
+    assert recall_probe_sql(RESULT_TEMPLATE, ["top_products"], {}, got) == filled
+    assert recall_probe_sql(RESULT_TEMPLATE, ["top_products"], {}, {"top_products": TOP_SQL}) == filled

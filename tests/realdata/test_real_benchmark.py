@@ -146,7 +146,7 @@ def test_real_sources_yield_a_checked_extended_benchmark(real_dbs, tmp_path, his
     an earlier wave at W = 1, 4, 8 and 32, and the analysts' histories pass the checks they pass on the
     embedded data, guess-probe on the cross-session turns at most the floor too (bench/extended_figures.py
     prints the figures)."""
-    from memsql_assets.lib.benchmark.extended import EXTENDED_DIR
+    from memsql_assets.lib.benchmark.extended.template import EXTENDED_DIR
     from memsql_assets.lib.benchmark.pipeline import build_measured_extended_sessions
     from memsql_assets.lib.harness.schedule import twins_reachable_pct
     from memsql_assets.lib.vocabulary import CROSS_SESSION_TAGS, GUESS_FLOOR_MAX_PCT

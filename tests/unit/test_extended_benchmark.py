@@ -10,15 +10,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from memsql_assets.lib.benchmark.extended import (
-    EXTENDED_DIR,
-    extended_violations,
-    generate_extended_source,
-    layout,
-    load_extended_template,
-    phrasing_index,
-    stride,
-)
+from memsql_assets.lib.benchmark.extended.build import generate_extended_source
+from memsql_assets.lib.benchmark.extended.checks import extended_violations
+from memsql_assets.lib.benchmark.extended.layout import layout, stride
+from memsql_assets.lib.benchmark.extended.load import load_extended_template
+from memsql_assets.lib.benchmark.extended.template import EXTENDED_DIR
+from memsql_assets.lib.benchmark.extended.walk import phrasing_index
+from memsql_assets.lib.benchmark.wording import Claim
 from memsql_assets.lib.errors import TemplateError
 from memsql_assets.lib.vocabulary import CROSS_SESSION_TAGS, GUESS_FLOOR_MAX_PCT, PHENOMENA
 
@@ -43,7 +41,8 @@ def _turn(tag, refs=(), binds=None, overwrites=None, question="q {x}"):
 
 def _session_turns():
     """A hand-built variant with one turn per phenomenon: a/b bound at turn 1, detours, back to b, a switch,
-    a correction of b, a wording turn after it (stale ground truth) and a distractor."""
+    a correction of b, a wording turn after it (stale ground truth) and a distractor; a later session
+    re-uses the switch's query as the result r."""
     return [
         {**_turn("baseline", binds={"a": "a0", "b": "b0"}, question="open {a0} {b0}"),
          "sql": "SELECT {a0} AS a, {b0} AS b", "paraphrase": "SELECT {b0} AS b2, {a0} AS a2"},
@@ -51,7 +50,7 @@ def _session_turns():
         {**_turn("detour", question="more {z}"), "sql": "SELECT {z} AS z", "paraphrase": "SELECT {z} AS z2"},
         {**_turn("long_range", refs=["a", "b"], question="back")},
         {**_turn("entity_switch", refs=["b"], binds={"a": "a1"}, question="now {a1}"),
-         "sql": "SELECT {a1} AS a, {b} AS b", "paraphrase": "SELECT {b} AS b2, {a1} AS a2"},
+         "sql": "SELECT {a1} AS a, {b} AS b, 0 AS s", "paraphrase": "SELECT {b} AS b2, {a1} AS a2, 0 AS s2", "returns": "r"},
         {**_turn("correction", refs=["a"], binds={"b": "b1"}, overwrites=["b"], question="I meant {b1}"),
          "sql": "SELECT {a} AS a, {b1} AS b", "paraphrase": "SELECT {b1} AS b2, {a} AS a2"},
         _turn("wording", refs=["a", "b"], question="again"),
@@ -70,12 +69,18 @@ def _continuing_turns():
     ]
 
 
+RESULT_TURN = {**_turn("earlier_result", refs=["r"], question="a of what came out on top last time"),
+               "sql": "SELECT a FROM ({r})", "paraphrase": "WITH x AS ({r}) SELECT x.a AS a2 FROM x"}
+
+
 def _chain_turns():
-    """A hand-built third session, continuing vc's: a from last time, then a (v0's) with b as vc changed it."""
+    """A hand-built third session, continuing vc's: a from last time, then a (v0's) with b as vc changed it,
+    then the result r that v0 returned (earlier_result)."""
     return [
         {**_turn("cross_session", refs=["a"], question="picking up from last time: a"),
          "sql": "SELECT {a} AS a", "paraphrase": "SELECT {a} AS a2"},
         _turn("chained", refs=["a", "b"], question="both, with b as it is now"),
+        RESULT_TURN,
     ]
 
 
@@ -113,7 +118,7 @@ def test_each_phenomenon_on_a_hand_built_session(tmp_path):
     assert by_tag["long_range"].recall_distance == 3 and by_tag["long_range"].memory_critical
     assert by_tag["long_range"].gt_sql == "SELECT 1 AS a, 2 AS b"
     # entity switch: the new entity is used from then on
-    assert by_tag["entity_switch"].state_updates == {"a": 3}
+    assert by_tag["entity_switch"].state_updates == {"a": 3, "r": by_tag["entity_switch"].gt_sql}
     # correction: later turns use the new value and carry the ground truth with the overwritten one
     assert by_tag["wording"].gt_sql == "SELECT 3 AS a, 4 AS b"
     assert by_tag["wording"].stale_gt_sql == "SELECT 3 AS a, 2 AS b"
@@ -146,10 +151,18 @@ def test_each_cross_session_tag_on_a_hand_built_history(tmp_path):
     assert cross.fallback_sql == "SELECT 8 AS a"  # the neighbouring profile's continuation
     # v0's own correction (b0=2 to b1=4) reaches it: the stale ground truth keeps b0
     assert update.gt_sql == "SELECT 4 AS was, 2 AS b" and update.stale_gt_sql == "SELECT 2 AS was, 2 AS b"
-    resume, chained = third.turns
+    resume, chained, result = third.turns
     assert resume.gt_sql == "SELECT 3 AS a" and resume.stale_gt_sql is None
     assert chained.tag == "chained" and chained.memory_critical
     assert chained.gt_sql == "SELECT 3 AS a, 2 AS b" and chained.stale_gt_sql == "SELECT 3 AS a, 4 AS b"
+    # earlier_result: v0's switch (turn 5, before v0's correction of b) returned its query as r; the ground
+    # truth re-uses that query as written, and no later correction or update changes what it returned
+    switch = first.turns[4]
+    assert switch.state_updates == {"a": 3, "r": "SELECT 3 AS a, 2 AS b, 0 AS s"} and switch.gt_sql == "SELECT 3 AS a, 2 AS b, 0 AS s"
+    assert result.memory_critical and result.referenced_context_keys == ["r"]
+    assert result.gt_sql == "SELECT a FROM (SELECT 3 AS a, 2 AS b, 0 AS s)" and result.stale_gt_sql is None
+    assert result.paraphrase_sql == "WITH x AS (SELECT 3 AS a, 2 AS b, 0 AS s) SELECT x.a AS a2 FROM x"
+    assert result.fallback_sql == "SELECT a FROM (SELECT 8 AS a, 7 AS b, 0 AS s)"  # the neighbouring profile's
     assert extended_violations([dict(t.__dict__) for s in sessions for t in s.turns]) == []
 
 
@@ -187,7 +200,7 @@ def test_a_history_that_branches_fails_loading(tmp_path):
 def test_the_built_turns_are_checked_value_by_value(tmp_path):
     """history_violations reads values, not templates: a cross-session turn whose own session came to state
     its value, or whose value no earlier session of its analyst states, is reported by session and turn."""
-    from memsql_assets.lib.benchmark.extended import history_violations
+    from memsql_assets.lib.benchmark.extended.checks import history_violations
 
     sessions = generate_extended_source(load_extended_template("sec_edgar", _write(tmp_path, "sec_edgar", _session_turns())), PROFILES)
     by_session = {s.session_id: [dict(t.__dict__) for t in s.turns] for s in sessions}
@@ -199,6 +212,75 @@ def test_the_built_turns_are_checked_value_by_value(tmp_path):
         turn["state_updates"] = {}
         turn["gt_sql"] = turn["question"] = "SELECT 0"
     assert history_violations(by_session)[("SEC-X-003", 1)] == "no earlier turn of its analyst states ['a']"
+
+
+def test_an_earlier_result_is_checked_value_by_value(tmp_path):
+    """An earlier result is answered only by the turn that ran its query (SEC-X-002's switch returned r)
+    and re-used by a ground truth that holds that query: a returning turn whose SQL is not the query, a
+    ground truth without it, and an own earlier turn that re-used it are reported by session and turn."""
+    from memsql_assets.lib.benchmark.extended.checks import history_violations
+
+    sessions = generate_extended_source(load_extended_template("sec_edgar", _write(tmp_path, "sec_edgar", _session_turns())), PROFILES)
+    by_session = {s.session_id: [dict(t.__dict__) for t in s.turns] for s in sessions}
+    switch, result = by_session["SEC-X-002"][4], by_session["SEC-X-004"][2]
+    assert (switch["state_updates"]["r"], result["tag"]) == (switch["gt_sql"], "earlier_result")
+    result["gt_sql"] = "SELECT a FROM (SELECT 3 AS a)"
+    assert history_violations(by_session) == {("SEC-X-004", 3): "its ground truth does not re-use the earlier query ['r']"}
+    result["gt_sql"] = f"SELECT a FROM ({switch['gt_sql']})"
+    by_session["SEC-X-004"][0]["gt_sql"] = f"SELECT 3 AS a FROM ({switch['gt_sql']})"  # its own session re-used it
+    assert history_violations(by_session)[("SEC-X-004", 3)] == "a earlier_result turn answerable inside its own session"
+    by_session["SEC-X-004"][0]["gt_sql"] = "SELECT 3 AS a"
+    switch["gt_sql"] = "SELECT 3 AS a, 2 AS b"  # the turn that returned r ran another query
+    assert history_violations(by_session) == {("SEC-X-004", 3): "no earlier turn of its analyst states ['r']"}
+
+
+def _loading_fails(tmp_path, chain) -> str:
+    with pytest.raises(TemplateError) as err:
+        load_extended_template("sec_edgar", _write(tmp_path, "sec_edgar", _session_turns(), chain=chain))
+    assert "\n" not in str(err.value)
+    return str(err.value)
+
+
+def test_an_earlier_result_its_own_session_re_uses_fails_loading(tmp_path):
+    """vd's turn 4 re-uses r, which its turn 3 already re-used: its own session answers it."""
+    chain = [*_chain_turns(), {**RESULT_TURN, "phrasings": ["r again", "r once more", "r, again"]}]
+    assert "sec_edgar.yaml: variant vd, turn 4.refs: a earlier_result turn answerable inside its own session" in (
+        _loading_fails(tmp_path, chain)
+    )
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ({"sql": "SELECT {r} AS a", "paraphrase": "SELECT {r} AS a2"}, "variant vd, turn 3.sql: 'r' must be a result an earlier session returns, used as a query"),
+        ({"refs": ["a"], "sql": "SELECT x FROM ({a})", "paraphrase": "WITH y AS ({a}) SELECT 1"}, "variant vd, turn 3.sql: 'a' must be"),
+        ({"paraphrase": "SELECT {r} AS a2"}, "variant vd, turn 3.paraphrase: uses [] as a query; the ground truth uses ['r']"),
+        ({"tag": "chained"}, "variant vd, turn 3.tag: a turn re-uses an earlier session's result"),
+        ({"refs": ["a"], "sql": "SELECT {a} AS a", "paraphrase": "SELECT {a} AS a2"}, "variant vd, turn 3.tag: a turn re-uses"),
+        ({"returns": "a"}, "variant vd, turn 3.returns: returns its result as 'a', a key already bound"),
+        ({"phrasings": ["what came out on top before", "x", "y"]}, "variant vd, turn 3.phrasings[0]: relative wording 'before'"),
+    ],
+)
+def test_an_earlier_result_used_otherwise_fails_loading(tmp_path, change, expected):
+    """A result is a query an earlier session returned, re-used as a query (FROM ({r})) by ground truth and
+    paraphrase alike, in exactly the turns tagged earlier_result, under a new key and in evaluable wording."""
+    assert expected in _loading_fails(tmp_path, [*_chain_turns()[:2], {**RESULT_TURN, **change}])
+
+
+@pytest.mark.parametrize("position", ["later", "stranger"])
+def test_an_earlier_result_of_a_later_session_or_another_analyst_fails(tmp_path, position):
+    """A session opening on an earlier result that would read a later session, or another analyst's,
+    fails naming that turn (its first)."""
+    directory = _write(tmp_path, "sec_edgar", _session_turns(), chain=[RESULT_TURN, *_chain_turns()[:2]])
+    template = load_extended_template("sec_edgar", directory)
+    assert template.variants[-1].turns[0].claims[0] == (Claim("r", "carried"),)  # "last time" names r
+    slots = layout(template)
+    if position == "later":
+        slots, expected = [slots[0], replace(slots[3], continues=2), slots[2], slots[1], slots[4]], "which comes later"
+    else:
+        slots, expected = [*slots[:3], replace(slots[3], analyst=99), slots[4]], "of another analyst"
+    with pytest.raises(TemplateError, match=rf"sec_edgar.yaml: variant vd, turn 1: SEC-X-00\d .*{expected}"):
+        generate_extended_source(template, PROFILES, slots)
 
 
 def test_last_time_outside_a_continuing_variant_fails_loading(tmp_path):

@@ -66,7 +66,7 @@ def test_sizes_outside_the_range_name_it(n):
 
 def test_an_analysts_history_is_sampled_whole():
     """Extended-shaped turns: per source, 40 sessions, of which 7 analysts have a history of four (8 apart,
-    as extended.layout lays them out) and the rest an analyst of their own. Every sample takes a history
+    as extended/layout.py lays them out) and the rest an analyst of their own. Every sample takes a history
     with all its sessions or none, and holds at most three sessions per stratum more than asked."""
     turns = []
     for src in REPORT_SOURCES:

@@ -11,7 +11,7 @@ import dagster as dg
 from memsql_assets.defs.benchmark.checks import answers_result, ground_truth_result, suite_check
 from memsql_assets.defs.resources import MemsqlSettings
 from memsql_assets.lib.atomic import sha256_file
-from memsql_assets.lib.benchmark.extended import EXTENDED_DIR
+from memsql_assets.lib.benchmark.extended.template import EXTENDED_DIR
 from memsql_assets.lib.benchmark.pipeline import build_measured_extended_sessions, extract_all_profiles
 from memsql_assets.lib.benchmark.store import (
     EXTENDED_TURNS_SCHEMA,
@@ -96,7 +96,7 @@ def extended_sessions_suite(memsql: MemsqlSettings) -> dg.AssetCheckResult:
     "phenomenon and every phenomenon in every source, referenced keys bound earlier, a stale ground truth "
     "only after a correction and never equal to the ground truth, long-range turns 3 to 8 turns back, "
     "the cross-session turns' count, each answerable from its analyst's earlier sessions' questions and SQL "
-    "and not from its own session (lib/benchmark/extended.py history_violations).",
+    "and not from its own session (lib/benchmark/extended/checks.py history_violations).",
 )
 def extended_turns_suite(memsql: MemsqlSettings) -> dg.AssetCheckResult:
     return suite_check(memsql.home_path, EXTENDED_BENCHMARK, "extended_turns_frame", "extended_turns", "turn_id")

@@ -43,7 +43,7 @@ class AnswerReport:
 
 
 def _template_file(turn: Mapping[str, Any]) -> str:
-    from memsql_assets.lib.benchmark.extended import (
+    from memsql_assets.lib.benchmark.extended.template import (
         extended_template_path,  # it imports this module's neighbours
     )
 

@@ -18,7 +18,7 @@ from memsql_assets.lib.benchmark.profiles import Profile
 from memsql_assets.lib.benchmark.templates import TierTemplate, TurnTemplate, Variant
 from memsql_assets.lib.errors import TemplateError
 from memsql_assets.lib.sources.config import PREFIX
-from memsql_assets.lib.sql.syntax import sql_literal
+from memsql_assets.lib.sql.syntax import query_keys, sql_literal
 
 # SPEC §1: sessions per source and tier (30/40/30 % per source), and ten-turn tier-3 sessions.
 SESSIONS_PER_TIER: dict[str, dict[int, int]] = {
@@ -68,12 +68,15 @@ class Session:
 
 
 def render(template: str, values: dict[str, Any], literal: bool) -> str:
+    """`template` filled with `values`: as SQL literals (`literal`), but a query placeholder's value as
+    the SQL it is (syntax.QUERY_SLOT), or as text."""
+    queries = query_keys(template) if literal else frozenset()
     out = []
     for text, name, _spec, _conv in string.Formatter().parse(template):
         out.append(text)
         if name:
             value = values[name]
-            out.append(sql_literal(value) if literal else str(value))
+            out.append(sql_literal(value) if literal and name not in queries else str(value))
     return "".join(out)
 
 

@@ -23,12 +23,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from memsql_assets.lib.benchmark.extended import (
-    EXTENDED_DIR,
-    ExtendedTemplate,
-    load_extended_template,
-    pool_states,
-)
+from memsql_assets.lib.benchmark.extended.load import load_extended_template
+from memsql_assets.lib.benchmark.extended.template import EXTENDED_DIR, ExtendedTemplate
+from memsql_assets.lib.benchmark.extended.walk import pool_states
 from memsql_assets.lib.benchmark.generate import Session, bound_states, render, turn_namespace
 from memsql_assets.lib.benchmark.profiles import Profile
 from memsql_assets.lib.benchmark.templates import TEMPLATES_DIR, Variant, load_tier_template

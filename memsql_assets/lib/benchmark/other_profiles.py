@@ -21,7 +21,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from memsql_assets.lib.benchmark.extended import EXTENDED_DIR, instantiate_extended, load_extended_template
+from memsql_assets.lib.benchmark.extended.load import load_extended_template
+from memsql_assets.lib.benchmark.extended.template import EXTENDED_DIR
+from memsql_assets.lib.benchmark.extended.walk import instantiate_extended
 from memsql_assets.lib.benchmark.generate import Session
 from memsql_assets.lib.benchmark.generate import walk as walk_variant
 from memsql_assets.lib.benchmark.templates import TEMPLATES_DIR, load_tier_template

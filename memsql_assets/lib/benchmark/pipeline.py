@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memsql_assets.lib.benchmark.extended import EXTENDED_DIR, build_extended_sessions
+from memsql_assets.lib.benchmark.extended.build import build_extended_sessions
+from memsql_assets.lib.benchmark.extended.template import EXTENDED_DIR
 from memsql_assets.lib.benchmark.generate import Session, generate_source
 from memsql_assets.lib.benchmark.guess import attach_extended_guess_rates, attach_guess_rates
 from memsql_assets.lib.benchmark.invariants import verify

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from memsql_assets.lib.atomic import atomic_path, write_text_atomic
-from memsql_assets.lib.benchmark.extended import ExtendedTurn
+from memsql_assets.lib.benchmark.extended.build import ExtendedTurn
 from memsql_assets.lib.benchmark.generate import Session
 from memsql_assets.lib.benchmark.other_profiles import (
     OTHER_PROFILES_FILE,
@@ -73,7 +73,7 @@ TURNS_SCHEMA = pa.schema(
     ]
 )
 JSON_TURN_FIELDS = ("state_updates", "stated_values", "guess_values")
-# The extended benchmark's turns carry what its phenomena need (lib/benchmark/extended.py ExtendedTurn).
+# The extended benchmark's turns carry what its phenomena need (lib/benchmark/extended/build.py ExtendedTurn).
 EXTENDED_TURNS_SCHEMA = pa.schema(
     [
         *TURNS_SCHEMA,
@@ -99,7 +99,7 @@ SESSIONS_SCHEMA = pa.schema(
         ("profile", pa.string()),
     ]
 )
-# An extended session names its analyst (lib/benchmark/extended.py ExtendedSession).
+# An extended session names its analyst (lib/benchmark/extended/build.py ExtendedSession).
 EXTENDED_SESSIONS_SCHEMA = pa.schema([*SESSIONS_SCHEMA, ("analyst", pa.string())])
 
 

@@ -12,13 +12,9 @@ from typing import Any
 
 import pandas as pd
 
-from memsql_assets.lib.benchmark.extended import (
-    LONG_RANGE,
-    OVERWRITING_TAGS,
-    continued_keys,
-    earlier_sessions,
-    history_violations,
-)
+from memsql_assets.lib.benchmark.extended.build import LONG_RANGE
+from memsql_assets.lib.benchmark.extended.checks import continued_keys, earlier_sessions, history_violations
+from memsql_assets.lib.benchmark.extended.template import OVERWRITING_TAGS
 from memsql_assets.lib.vocabulary import CROSS_SESSION_TAGS, PHENOMENA, REPORT_SOURCES
 
 

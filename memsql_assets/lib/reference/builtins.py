@@ -68,7 +68,7 @@ from memsql_assets.lib.models.builtin_serving import BuiltinRequestError, Builti
 from memsql_assets.lib.models.replies import message_text
 from memsql_assets.lib.reference.reader_probe import UNFOUND, SqlFragment, read_prompt
 from memsql_assets.lib.reference.reference_agent import AGENT_CONTEXT_FIELDS, next_action
-from memsql_assets.lib.sql.syntax import sql_literal
+from memsql_assets.lib.sql.syntax import query_keys, sql_literal
 from memsql_assets.lib.vocabulary import REFERENCE_AGENT
 
 # Built-ins that answer with one stored SQL of the turn, verbatim: the turn field they read.
@@ -129,7 +129,7 @@ def recall_probe_sql(
     """Fill the template: referenced keys only from `resolved`, stated keys from the question.
     A key without a usable value stays as `{key}` (or `unfilled`, which names no key), so the SQL
     fails to run (the turn fails)."""
-    referenced = set(referenced_keys)
+    referenced, queries = set(referenced_keys), query_keys(sql_template)
     out = []
     for text, name, _spec, _conv in string.Formatter().parse(sql_template):
         out.append(text)
@@ -137,7 +137,8 @@ def recall_probe_sql(
             continue
         source = resolved if name in referenced else stated_values
         literal = None
-        if isinstance(source.get(name), SqlFragment):  # reader-probe's lookup of an entity by another column
+        # reader-probe's lookup of an entity by another column, and an earlier query a placeholder stands for
+        if isinstance(source.get(name), SqlFragment) or name in queries and isinstance(source.get(name), str):
             literal = str(source[name])
         elif name in source:
             try:

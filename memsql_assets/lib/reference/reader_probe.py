@@ -54,6 +54,15 @@ question changed it ("From now on, by my segment I mean ...", "By my years I now
 any other value: a careful LLM takes the latest definition, where the order of the Similar past turns
 (by similarity) says nothing about which came last.
 
+An earlier result ("the three products that came out on top last time": the template re-uses a query
+as a subquery, `SELECT product_id FROM ({top_products})`, lib/sql/syntax.py QUERY_SLOT) is read as a
+careful LLM re-uses a query it was shown: the first shown query, in the order above and asides
+skipped, that kept the top rows of a ranking (ORDER BY ... LIMIT n, n >= 2: a turn's whole SQL, or a
+query in a FROM of it, as a later turn that re-used it shows it; filters.top_queries) and returns the
+columns the template reads from it, written as it is. It takes the first such query, whatever the
+question's description says of it (the products, the years, the accounts), and never the rows of a
+`Result:` line.
+
 What it cannot do, where a careful LLM can: read values stated only in a question's words and never
 in any SQL shown (a company name in a question whose SQL failed), read `Result:` lines, a summary a
 model wrote in prose (S with `model:`), hints, trajectories, a memory's facts block or a plug-in's own
@@ -75,7 +84,15 @@ from typing import Any
 from memsql_assets.lib.agent.prompts import QUESTION_PREFIX, RECENT_HEADER, SIMILAR_HEADER
 from memsql_assets.lib.benchmark.wording import ORIGIN
 from memsql_assets.lib.memory.summary import SUMMARY_HEADER
-from memsql_assets.lib.sql.filters import Filter, entity_subquery, filters, slot_key, template_filters
+from memsql_assets.lib.sql.filters import (
+    Filter,
+    entity_subquery,
+    filters,
+    slot_key,
+    template_filters,
+    top_queries,
+)
+from memsql_assets.lib.sql.syntax import query_keys
 
 # The template keys of a session's compared years, older first: one implies the other (module docstring).
 YEAR_PAIR = ("older_year", "newer_year")
@@ -313,7 +330,33 @@ def read_prompt(
         stated = _named(slot, [*recent, *summary, *similar], question) or start or _read(slot, order, wanted)
         found.update({k: v for k, v in stated.items() if k in wanted})
         pair.update({k: v for k, v in stated.items() if k not in wanted})  # the other year of a pair
+    for key in sorted(query_keys(sql_template) & set(keys) - set(found)):
+        result = earlier_result(result_columns(sql_template, key), [*thread, *summary_thread, *similar])
+        found.update({key: result} if result else {})
     return {**found, **adjacent_year(keys, {**pair, **found})}
+
+
+def result_columns(sql_template: str, key: str) -> frozenset[str]:
+    """The columns the template reads from the earlier result `key` stands for, the select list of its
+    `SELECT <columns> FROM ({key})` (none where it reads the result otherwise)."""
+    slot = re.search(rf"\bFROM\s*\(\s*\{{{key}\}}\s*\)", sql_template, re.IGNORECASE)
+    head = sql_template[: slot.start()] if slot else ""
+    select = head.upper().rfind("SELECT")
+    if not slot or select < 0:
+        return frozenset()
+    return frozenset(c.strip().split(".")[-1].split()[-1].lower() for c in head[select + len("SELECT") :].split(","))
+
+
+def earlier_result(columns: frozenset[str], turns: Iterable[PastTurn]) -> SqlFragment | None:
+    """The first shown query that kept the top rows of a ranking (filters.top_queries) and returns
+    `columns`, as written: the result a question names by description ("the products that came out on
+    top last time"). A turn asking aside is not read."""
+    for turn in turns:
+        if columns and not SIDE_QUESTION_RE.match(turn.question):
+            for text, returned in top_queries(turn.sql):
+                if columns <= returned:
+                    return SqlFragment(text)
+    return None
 
 
 def adjacent_year(keys: list[str], found: Mapping[str, Any]) -> dict[str, Any]:

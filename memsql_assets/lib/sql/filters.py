@@ -17,6 +17,10 @@ column it compares
 its label. A memory that keys turns by it (S, lib/memory/summary.py) chooses the same turns however
 an earlier SQL wrote the same entity.
 
+A query that keeps the top rows of a ranking (`ORDER BY ... LIMIT 3`), on its own or in a FROM of a
+larger query, is a result a later question can name by description ("the products that came out on
+top"): `top_queries` gives each as written, with the columns it returns.
+
 Used by a memory's own extraction (observed mode, lib/memory/facts.py) and by reader-probe
 (lib/reference/reader_probe.py). SQL that sqlglot cannot parse has no filters.
 """
@@ -37,6 +41,7 @@ _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Like, exp
 # How a template's `{key}` placeholder is parsed: a string literal no value ever takes.
 SLOT_PREFIX = "__memsql_slot__"
 _PLACEHOLDER_RE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_FROM_QUERY_RE = re.compile(r"\bFROM\s*\((?=\s*SELECT\b)", re.I)
 
 
 @dataclass(frozen=True)
@@ -178,3 +183,39 @@ def entity_subquery(column: str, statement: Filter) -> str | None:
 
 def _as_literal(value: Any) -> exp.Expression:
     return exp.Literal.string(value) if isinstance(value, str) else exp.Literal.number(value)
+
+
+def _from_queries(sql: str) -> list[str]:
+    """The text of each query in parentheses after a FROM, at any depth, outermost first."""
+    out = []
+    for match in _FROM_QUERY_RE.finditer(sql):
+        depth, quoted = 1, False
+        for i in range(match.end(), len(sql)):
+            char = sql[i]
+            if char == "'":
+                quoted = not quoted
+            elif not quoted and char in "()":
+                depth += 1 if char == "(" else -1
+                if depth == 0:
+                    out.append(sql[match.end() : i].strip())
+                    break
+    return out
+
+
+@functools.lru_cache(maxsize=4096)
+def top_queries(sql: str | None) -> tuple[tuple[str, frozenset[str]], ...]:
+    """The queries of `sql` (the whole one, then those in a FROM) that keep the top rows of a ranking,
+    ORDER BY ... LIMIT n with n >= 2: each as written, with the names of the columns it returns."""
+    found = []
+    for text in [sql or "", *_from_queries(sql or "")]:
+        try:
+            tree = sqlglot.parse_one(text, read=DIALECT) if text.strip() else None
+        except SqlglotError:
+            continue
+        limit = tree.args.get("limit") if isinstance(tree, exp.Select) else None
+        count = limit.expression if limit is not None else None
+        if tree is None or not tree.args.get("order") or not isinstance(count, exp.Literal) or not count.is_int:
+            continue
+        if int(count.this) >= 2:
+            found.append((text, frozenset(name.lower() for name in tree.named_selects)))
+    return tuple(found)

@@ -1,6 +1,7 @@
 """SQL text by pattern, without a parse (so it also reads SQL sqlglot rejects): the tables a query
-reads (what the agent loop counts as explored and the reference agent asks the DDL of), and a value
-written as a literal (the benchmark's templates, the synthetic questions, the probes)."""
+reads (what the agent loop counts as explored and the reference agent asks the DDL of), a value
+written as a literal (the benchmark's templates, the synthetic questions, the probes), and the
+placeholders of a template that stand for a whole query."""
 
 from __future__ import annotations
 
@@ -10,6 +11,10 @@ from typing import Any
 # A table after FROM or JOIN: "quoted", [bracketed], `backticked` or bare.
 _TABLE_RE = re.compile(r"\b(?:FROM|JOIN)\s+(\"[^\"]+\"|\[[^\]]+\]|`[^`]+`|[A-Za-z_][\w$]*)", re.I)
 _CTE_RE = re.compile(r"(?:\bWITH(?:\s+RECURSIVE)?|,)\s*([A-Za-z_]\w*)\s+AS\s*\(", re.I)
+# A template placeholder that stands for a whole query, not a literal: one alone in parentheses after
+# FROM or AS (`IN (SELECT product_id FROM ({top_products}))`, `WITH ranked AS ({top_products})`). Its value,
+# the SQL of an earlier turn whose result rows the turn re-uses, is written as it is.
+QUERY_SLOT = re.compile(r"\b(?:FROM|AS)\s*\(\s*\{([A-Za-z_]\w*)\}\s*\)", re.I)
 
 def sql_literal(value: Any) -> str:
     """Render a profile/state value as a SQLite literal (strings quoted, quotes doubled)."""
@@ -20,6 +25,11 @@ def sql_literal(value: Any) -> str:
     if isinstance(value, float):
         return repr(value)
     return "'" + str(value).replace("'", "''") + "'"
+
+
+def query_keys(template: str) -> frozenset[str]:
+    """The placeholders of a SQL template that stand for a query (QUERY_SLOT)."""
+    return frozenset(QUERY_SLOT.findall(template))
 
 
 def sql_tables(sql: str) -> list[str]:
