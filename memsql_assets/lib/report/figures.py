@@ -10,15 +10,17 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 
 from memsql_assets.lib.atomic import atomic_path
 from memsql_assets.lib.report.marts import CONDITION_NAMES, ERROR_CLASSES, Marts
 from memsql_assets.lib.report.tables import ABLATION_DEFINITION
 from memsql_assets.lib.vocabulary import AGENTSM_CONDITION
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 DPI = 110
 CONDITION_COLORS = {
@@ -62,7 +64,17 @@ ABLATION_TERMS = (
 )
 
 
+def _figure(**kwargs: Any) -> Figure:
+    # matplotlib is imported when a figure is drawn, not with the Dagster definitions that every run
+    # worker, code server and `memsql` command loads.
+    from matplotlib.figure import Figure
+
+    return Figure(**kwargs)
+
+
 def _save(fig: Figure, path: Path) -> Path:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
     FigureCanvasAgg(fig)
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format="png", dpi=DPI, bbox_inches="tight", metadata={"Software": None})
@@ -90,7 +102,7 @@ def mbs_hook(m: Marts) -> Figure | None:
     models = sorted(df["model"].unique())
     ncols = min(3, len(models))
     nrows = math.ceil(len(models) / ncols)
-    fig = Figure(figsize=(4.6 * ncols, 3.4 * nrows), layout="constrained")
+    fig = _figure(figsize=(4.6 * ncols, 3.4 * nrows), layout="constrained")
     axes = fig.subplots(nrows, ncols, squeeze=False, sharey=True)
     for ax, model in zip(axes.flat, models, strict=False):
         sub = df[df["model"] == model]
@@ -128,7 +140,7 @@ def per_turn_ex(m: Marts) -> Figure | None:
     df = m.ex_by_turn_depth[m.ex_by_turn_depth["condition"].isin(["A", "B"])]
     if df.empty:
         return None
-    fig = Figure(figsize=(7.5, 4.2), layout="constrained")
+    fig = _figure(figsize=(7.5, 4.2), layout="constrained")
     ax = fig.subplots()
     colors = [f"C{i}" for i in range(10)]
     for i, model in enumerate(sorted(df["model"].unique())):
@@ -163,7 +175,7 @@ def ablation(m: Marts) -> Figure | None:
     if df.empty or not terms:
         return None
     models = list(df["model"])
-    fig = Figure(figsize=(max(6.0, 1.4 * len(models) * len(terms) / 3), 4.0), layout="constrained")
+    fig = _figure(figsize=(max(6.0, 1.4 * len(models) * len(terms) / 3), 4.0), layout="constrained")
     ax = fig.subplots()
     width = 0.8 / len(terms)
     for j, (col, name) in enumerate(terms):
@@ -190,7 +202,7 @@ def error_taxonomy(m: Marts) -> Figure | None:
         return None
     wide = df.pivot_table(index=["model", "condition"], columns="error_class", values="share_pct", sort=False)
     labels = [_label(mo, c) for mo, c in wide.index]
-    fig = Figure(figsize=(8, 0.35 * len(labels) + 1.5), layout="constrained")
+    fig = _figure(figsize=(8, 0.35 * len(labels) + 1.5), layout="constrained")
     ax = fig.subplots()
     left = pd.Series(0.0, index=wide.index)
     for cls in ERROR_CLASSES:
@@ -210,7 +222,7 @@ def contamination(m: Marts) -> Figure | None:
     if df.empty:
         return None
     labels = [_label(mo, c) for mo, c in zip(df["model"], df["condition"], strict=True)]
-    fig = Figure(figsize=(8, 0.35 * len(labels) + 1.5), layout="constrained")
+    fig = _figure(figsize=(8, 0.35 * len(labels) + 1.5), layout="constrained")
     ax = fig.subplots()
     ax.barh(
         labels,
@@ -234,7 +246,7 @@ def cost(m: Marts) -> Figure | None:
         ("mean_latency_s", "mean latency (s)"),
         ("total_cost_usd", "total cost (USD)"),
     ]
-    fig = Figure(figsize=(12, 0.35 * len(labels) + 1.5), layout="constrained")
+    fig = _figure(figsize=(12, 0.35 * len(labels) + 1.5), layout="constrained")
     axes = fig.subplots(1, len(panels), sharey=True)
     colors = [condition_color(c) for c in df["condition"]]
     for ax, (col, title) in zip(axes, panels, strict=True):
@@ -258,7 +270,7 @@ def paper(m: Marts) -> Figure | None:
         " · ".join(str(v) for v in (r["model"], r["claim_id"], r["condition"], r["source"]) if not pd.isna(v))
         for r in df.to_dict("records")
     ]
-    fig = Figure(figsize=(9, 0.3 * len(labels) + 1.5), layout="constrained")
+    fig = _figure(figsize=(9, 0.3 * len(labels) + 1.5), layout="constrained")
     ax = fig.subplots()
     y = range(len(labels))
     ax.hlines(y, df["low"], df["high"], color="#9ecae1", linewidth=7, label="paper's range")
