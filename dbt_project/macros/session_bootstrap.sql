@@ -128,9 +128,10 @@
 {%- endmacro %}
 
 {#- Turns (n) and strictly correct turns (c) per model x condition x source x session x epoch, plus
-    source = 'ALL' (grouping sets), over the turns `where` selects: the clusters the paired session
-    bootstrap resamples, as side 'x'. -#}
-{% macro session_ex_counts(where='true') -%}
+    source = 'ALL' (grouping sets), over the turns of `turns` (the mart's import of
+    fct_turn_evaluations) that `where` selects: the clusters the paired session bootstrap resamples,
+    as side 'x'. -#}
+{% macro session_ex_counts(turns, where='true') -%}
     select
         benchmark,
         model,
@@ -141,7 +142,7 @@
         'x' as side,
         count(*) as n,
         count(*) filter (where ex_strict) as c
-    from {{ ref('fct_turn_evaluations') }}
+    from {{ turns }}
     where {{ where }}
     group by grouping sets (
         (benchmark, model, condition, source, session_id, epoch), (benchmark, model, condition, session_id, epoch)
