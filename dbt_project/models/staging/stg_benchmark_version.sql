@@ -1,14 +1,7 @@
 -- The current version of each benchmark built, computed the way the harness does
 -- (evaluate.benchmark_version): the first 16 hex digits of the SHA-256 of its turns.jsonl. One row
 -- per benchmark.
-with benchmark_file as (
-    select * from {{ source('memsql', 'benchmark_file') }}
-),
-
-extended_benchmark_file as (
-    select * from {{ source('memsql', 'extended_benchmark_file') }}
-),
-
+with {{ source_ctes(['benchmark_file', 'extended_benchmark_file']) }}
 renamed as (
     select
         '{{ var("paper_benchmark") }}' as benchmark,

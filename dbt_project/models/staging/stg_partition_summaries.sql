@@ -5,13 +5,7 @@
     (var('paper_benchmark'), 'partition_summaries'),
     (var('extended_benchmark'), 'extended_partition_summaries'),
 ] %}
-with
-{% for benchmark, name in parts -%}
-{{ name }} as (
-    select * from {{ source('memsql', name) }}
-),
-
-{% endfor -%}
+with {{ source_ctes(parts | map(attribute=1)) }}
 renamed as (
 {% for benchmark, name in parts %}
     select

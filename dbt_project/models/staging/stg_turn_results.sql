@@ -11,13 +11,7 @@
 {%- for benchmark, name, results, files in parts if has_files(files) %}
     {%- do with_files.append((benchmark, name, results)) %}
 {%- endfor %}
-with
-{% for benchmark, name, results in with_files -%}
-{{ name }} as (
-    select * from {{ results }}
-),
-
-{% endfor -%}
+with {{ source_ctes(with_files | map(attribute=1)) }}
 renamed as (
 {% for benchmark, name, results in with_files %}
     {#- Columns added in a later schema are absent when no file has them (union_by_name fills the

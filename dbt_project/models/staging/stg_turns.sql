@@ -6,16 +6,7 @@
     'requires_prior_context', 'memory_critical', 'variant_id', 'guess_rate'
 ] %}
 {%- set with_extended = has_files(source('memsql', 'extended_turn_files')) %}
-with turns as (
-    select * from {{ source('memsql', 'turns') }}
-),
-
-{% if with_extended -%}
-extended_turns as (
-    select * from {{ source('memsql', 'extended_turns') }}
-),
-
-{% endif -%}
+with {{ source_ctes(['turns', 'extended_turns'] if with_extended else ['turns']) }}
 renamed as (
     select
         '{{ var("paper_benchmark") }}' as benchmark,
