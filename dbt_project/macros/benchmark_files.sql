@@ -8,3 +8,13 @@
 {{ return(false) }}
 {%- endif -%}
 {%- endmacro %}
+
+{#- A staging model's `source` CTEs where it reads several sources: one per name, named after it
+    (`select * from` the source), each followed by a comma. -#}
+{% macro source_ctes(names) -%}
+{%- for name in names %}
+{{ name }} as (
+    select * from {{ source('memsql', name) }}
+),
+{% endfor %}
+{%- endmacro %}

@@ -44,16 +44,24 @@
 
     -- A figure whose sessions have one epoch each: per replicate, its drawn sessions' counts are
     -- list elements at the replicate's draw positions (list_select), shared by every figure of S
-    -- sessions. The same numbers as the general path below, without a row per draw.
-    lists as (
+    -- sessions. The same numbers as the general path below, without a row per draw. A session's four
+    -- counts (c and n of either side) travel in one 128-bit integer, 32 bits each, so that a
+    -- replicate takes one list_select and one list_sum instead of four of each.
+    session_counts as (
         select
             {{ cols }},
+            session_pos,
             max(n_sessions) as n_sessions,
-            list(c order by session_pos) filter (where side = 'x') as c_x,
-            list(n order by session_pos) filter (where side = 'x') as n_x,
-            list(c order by session_pos) filter (where side = 'y') as c_y,
-            list(n order by session_pos) filter (where side = 'y') as n_y
+            max(n_epochs) as n_epochs,
+            sum((cast(c as hugeint) | (cast(n as hugeint) << 32)) << (case when side = 'x' then 0 else 64 end))
+                as counts
         from epochs
+        group by {{ cols }}, session_pos
+    ),
+
+    lists as (
+        select {{ cols }}, max(n_sessions) as n_sessions, list(counts order by session_pos) as counts
+        from session_counts
         group by {{ cols }}
         having max(n_epochs) = 1
     ),
@@ -67,11 +75,15 @@
 
     one_epoch as (
         select
-            {% for c in group_cols %}l.{{ c }}, {% endfor %}d.replicate,
-            {{ pct("list_sum(list_select(l.c_x, d.at))", "list_sum(list_select(l.n_x, d.at))") }}
-            - {{ pct("list_sum(list_select(l.c_y, d.at))", "list_sum(list_select(l.n_y, d.at))") }} as stat
-        from lists as l
-        inner join draw_lists as d on d.n_sessions = l.n_sessions
+            {{ cols }},
+            replicate,
+            {{ pct("drawn & 4294967295", "(drawn >> 32) & 4294967295") }}
+            - {{ pct("(drawn >> 64) & 4294967295", "drawn >> 96") }} as stat
+        from (
+            select {% for c in group_cols %}l.{{ c }}, {% endfor %}d.replicate, list_sum(list_select(l.counts, d.at)) as drawn
+            from lists as l
+            inner join draw_lists as d on d.n_sessions = l.n_sessions
+        )
     ),
 
     -- Figures with several epochs for some session: a row per draw, each bringing its drawn epochs.
@@ -128,9 +140,10 @@
 {%- endmacro %}
 
 {#- Turns (n) and strictly correct turns (c) per model x condition x source x session x epoch, plus
-    source = 'ALL' (grouping sets), over the turns `where` selects: the clusters the paired session
-    bootstrap resamples, as side 'x'. -#}
-{% macro session_ex_counts(where='true') -%}
+    source = 'ALL' (grouping sets), over the turns of `turns` (the mart's import of
+    fct_turn_evaluations) that `where` selects: the clusters the paired session bootstrap resamples,
+    as side 'x'. -#}
+{% macro session_ex_counts(turns, where='true') -%}
     select
         benchmark,
         model,
@@ -141,7 +154,7 @@
         'x' as side,
         count(*) as n,
         count(*) filter (where ex_strict) as c
-    from {{ ref('fct_turn_evaluations') }}
+    from {{ turns }}
     where {{ where }}
     group by grouping sets (
         (benchmark, model, condition, source, session_id, epoch), (benchmark, model, condition, session_id, epoch)

@@ -87,3 +87,25 @@ def test_metrics_job_builds_dbt_marts_and_report(small_home, monkeypatch, tmp_pa
         }
         logged = "".join(log.read_text(encoding="utf-8") for log in target.glob("dbt.log*"))
         assert "PartialParsingSkipParsing" in logged and "UnableToPartialParse" not in logged
+
+
+def test_metrics_job_fails_with_dbts_error_after_the_events_it_read(small_home, monkeypatch, tmp_path):
+    """dbt's events are read by a thread (defs/metrics/assets.py read_ahead): a failed build still
+    fails the step, with dbt's error, once the nodes that ran are recorded."""
+    import shutil
+
+    from memsql_assets.defs.jobs import METRICS_JOB
+
+    home = tmp_path / "home"
+    shutil.copytree(small_home, home, ignore=shutil.ignore_patterns("results", "redis", "dbt", "report"))
+    broken = home / "results" / "model=gold" / "condition=A" / "turn_results.parquet"
+    broken.parent.mkdir(parents=True)
+    broken.write_text("not a Parquet file\n", encoding="utf-8")
+    monkeypatch.setenv("MEMSQL_HOME", str(home))
+    with dg.instance_for_test() as instance:
+        result = defs.resolve_job_def(METRICS_JOB).execute_in_process(instance=instance, raise_on_error=False)
+        assert not result.success
+        (failure,) = [e for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
+        assert failure.step_key == "metrics_dbt" and "dbt" in failure.step_failure_data.error.message
+        built = {m.asset_key.to_user_string() for m in result.get_asset_materialization_events()}
+        assert "staging/stg_turns" in built and "staging/stg_turn_results" not in built

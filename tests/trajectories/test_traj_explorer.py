@@ -16,7 +16,8 @@ from memsql_assets.lib.trajectories.explorer import (
     parse_action,
 )
 from memsql_assets.lib.trajectories.phases import classify
-from memsql_assets.lib.trajectories.questions import SyntheticQuestion, generate_questions
+from memsql_assets.lib.trajectories.questions import generate_questions
+from memsql_assets.lib.trajectories.synthetic_question import SyntheticQuestion
 from memsql_assets.lib.trajectories.tools import DbTools
 
 

@@ -8,7 +8,8 @@ from memsql_assets.lib.sql.execute import run_query
 from memsql_assets.lib.sql.sandbox import open_readonly
 from memsql_assets.lib.sql.schema import schema_stats
 from memsql_assets.lib.trajectories.guidance import Guidance, parse_guidance, source_guidance
-from memsql_assets.lib.trajectories.questions import generate_questions, normalize_question
+from memsql_assets.lib.trajectories.leakage import normalize_question
+from memsql_assets.lib.trajectories.questions import generate_questions
 
 SHAPES = {"total", "breakdown", "breakdown_by_year", "top1", "top1_within", "change", "higher_year", "share"}
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from memsql_assets.lib.memory.chroma import chroma_client
-from memsql_assets.lib.trajectories.questions import normalize_question
+from memsql_assets.lib.trajectories.leakage import normalize_question
 from memsql_assets.lib.trajectories.store import (
     FULL,
     STORE_REPORT_FILE,

@@ -2,9 +2,15 @@
 -- The bootstrap's draws, a pure function of (replicate, draw_index): u = first 8 hex digits of
 -- md5('<seed>|<replicate>|<draw_index>') / 2^32, for every replicate and every position up to the
 -- benchmark's number of sessions (docs: bootstrap_method).
-with positions as (
+with
+
+turns as (
+    select * from {{ ref('stg_turns') }}
+),
+
+positions as (
     select row_number() over (order by session_id) - 1 as draw_index
-    from (select distinct session_id from {{ ref('stg_turns') }})
+    from (select distinct session_id from turns)
 )
 
 select

@@ -6,6 +6,18 @@ with files as (
     select * from {{ ref('stg_result_files') }}
 ),
 
+turn_results as (
+    select * from {{ ref('stg_turn_results') }}
+),
+
+turns as (
+    select * from {{ ref('stg_turns') }}
+),
+
+benchmark_versions as (
+    select * from {{ ref('stg_benchmark_version') }}
+),
+
 file_rows as (
     select
         result_file,
@@ -15,7 +27,7 @@ file_rows as (
         count(distinct benchmark_version) as n_benchmark_versions,
         min(benchmark_version) as benchmark_version,
         max(schema_version) as schema_version
-    from {{ ref('stg_turn_results') }}
+    from turn_results
     group by result_file
 ),
 
@@ -24,7 +36,7 @@ uneven_epochs as (
     select result_file
     from (
         select result_file, epoch, count(*) as n_rows
-        from {{ ref('stg_turn_results') }}
+        from turn_results
         group by result_file, epoch
     )
     group by result_file
@@ -33,13 +45,13 @@ uneven_epochs as (
 
 session_rows as (
     select result_file, epoch, session_id, count(*) as n_rows
-    from {{ ref('stg_turn_results') }}
+    from turn_results
     group by result_file, epoch, session_id
 ),
 
 benchmark_sessions as (
     select session_id, count(*) as n_turns
-    from {{ ref('stg_turns') }}
+    from turns
     group by session_id
 ),
 
@@ -56,8 +68,8 @@ benchmark as (
     select
         v.benchmark,
         v.benchmark_version,
-        (select count(*) from {{ ref('stg_turns') }} as t where t.benchmark = v.benchmark) as n_benchmark_turns
-    from {{ ref('stg_benchmark_version') }} as v
+        (select count(*) from turns as t where t.benchmark = v.benchmark) as n_benchmark_turns
+    from benchmark_versions as v
 )
 
 select

@@ -2,6 +2,18 @@
 -- labelled sample of whole sessions: a cut-short file never reaches the marts) joined to their
 -- benchmark turn. The benchmark is the authority for a turn's attributes (source, tier, flags);
 -- the test assert_results_agree_with_benchmark checks that the result files carry the same ones.
+with turn_results as (
+    select * from {{ ref('stg_turn_results') }}
+),
+
+partitions as (
+    select * from {{ ref('int_partitions') }}
+),
+
+turns as (
+    select * from {{ ref('stg_turns') }}
+)
+
 select
     r.model || '|' || r.condition || '|' || t.turn_key || '|' || cast(r.epoch as varchar) as turn_evaluation_id,
     r.benchmark,
@@ -74,12 +86,12 @@ select
     p.partition_fingerprint,
     p.n_epochs,
     p.is_sample
-from {{ ref('stg_turn_results') }} as r
-inner join {{ ref('int_partitions') }} as p
+from turn_results as r
+inner join partitions as p
     on p.result_file = r.result_file
     and p.is_current_benchmark
     and (p.is_complete or p.is_sample)
-inner join {{ ref('stg_turns') }} as t
+inner join turns as t
     on t.benchmark = r.benchmark
     and t.session_id = r.session_id
     and t.turn_index = r.turn_index

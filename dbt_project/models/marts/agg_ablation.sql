@@ -14,6 +14,10 @@ with ex as (
     select * from {{ paper_only(ref('agg_ex_by_source')) }}
 ),
 
+turns as (
+    select * from {{ ref('fct_turn_evaluations') }}
+),
+
 pivoted as (
     select
         model,
@@ -30,7 +34,7 @@ pivoted as (
 ),
 
 per_session as (
-    {{ session_ex_counts("benchmark = '" ~ var('paper_benchmark') ~ "'") }}
+    {{ session_ex_counts('turns', "benchmark = '" ~ var('paper_benchmark') ~ "'") }}
 ),
 
 terms as (

@@ -2,6 +2,10 @@
 -- stringified multisets), bag (numbers compared with tolerance) and set (bag without duplicates);
 -- each EX with its 95 % Wilson interval over sessions (docs: interval_method).
 {%- set verdicts = ['strict', 'bag', 'set'] %}
+with turns as (
+    select * from {{ paper_only(ref('fct_turn_evaluations')) }}
+)
+
 select
     model,
     condition,
@@ -20,5 +24,5 @@ select
     count(*) filter (where ex_strict <> ex_bag) as n_strict_bag_disagree,
     count(*) filter (where ex_strict <> ex_set) as n_strict_set_disagree,
     count(*) filter (where ex_bag <> ex_set) as n_bag_set_disagree
-from {{ paper_only(ref('fct_turn_evaluations')) }}
+from turns
 group by model, condition

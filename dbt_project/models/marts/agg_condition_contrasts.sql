@@ -10,8 +10,12 @@ with ex as (
     select * from {{ ref('agg_ex_by_source') }}
 ),
 
+turns as (
+    select * from {{ ref('fct_turn_evaluations') }}
+),
+
 per_session as (
-    {{ session_ex_counts() }}
+    {{ session_ex_counts('turns') }}
 ),
 
 reference_conditions as (

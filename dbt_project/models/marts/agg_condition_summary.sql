@@ -7,7 +7,27 @@
 -- cross-session headline: memory-critical EX within a session (turns not tagged cross-session)
 -- beside EX on the cross-session turns, each with its Wilson interval over turns (the unit: turns),
 -- and the contaminated and stale-state counts beside them.
-with turns as (
+with turn_evaluations as (
+    select * from {{ ref('fct_turn_evaluations') }}
+),
+
+partitions as (
+    select * from {{ ref('int_partitions') }}
+),
+
+ex_by_source as (
+    select * from {{ ref('agg_ex_by_source') }}
+),
+
+partition_summaries as (
+    select * from {{ ref('stg_partition_summaries') }}
+),
+
+ex_by_turn_depth as (
+    select * from {{ ref('agg_ex_by_turn_depth') }}
+),
+
+turns as (
     select
         benchmark,
         model,
@@ -39,7 +59,7 @@ with turns as (
         cast(sum(total_tokens) as bigint) as total_tokens,
         sum(cost_usd) as total_cost_usd,
         avg(latency_s) as mean_latency_s
-    from {{ ref('fct_turn_evaluations') }}
+    from turn_evaluations
     group by benchmark, model, condition
 ),
 
@@ -79,20 +99,20 @@ from turns as t
 -- each benchmark's own floor (guess-probe runs under A on both)
 left join floor as f
     on f.benchmark = t.benchmark
-inner join {{ ref('int_partitions') }} as p
+inner join partitions as p
     on p.benchmark = t.benchmark
     and p.model = t.model
     and p.condition = t.condition
-inner join {{ ref('agg_ex_by_source') }} as x
+inner join ex_by_source as x
     on x.benchmark = t.benchmark
     and x.model = t.model
     and x.condition = t.condition
     and x.source = '{{ var("all_sources") }}'
-left join {{ ref('stg_partition_summaries') }} as ps
+left join partition_summaries as ps
     on ps.benchmark = t.benchmark
     and ps.model = t.model
     and ps.condition = t.condition
-left join {{ ref('agg_ex_by_turn_depth') }} as d
+left join ex_by_turn_depth as d
     on d.benchmark = t.benchmark
     and d.model = t.model
     and d.condition = t.condition

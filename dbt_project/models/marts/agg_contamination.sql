@@ -5,6 +5,10 @@
 -- analyst never held); only turns that another session's episode reached can be.
 -- The paper's fallback: a failed turn whose result equals its fallback SQL's, the next session's
 -- ground truth (only memory-critical turns carry one).
+with turns as (
+    select * from {{ ref('fct_turn_evaluations') }}
+)
+
 select
     benchmark,
     model,
@@ -23,5 +27,5 @@ select
     count(*) filter (where fallback_match) as n_fallback_match,
     {{ pct('count(*) filter (where fallback_match)', 'count(*) filter (where has_fallback)') }}
         as fallback_match_rate_pct
-from {{ ref('fct_turn_evaluations') }}
+from turns
 group by benchmark, model, condition

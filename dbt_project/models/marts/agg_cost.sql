@@ -1,4 +1,8 @@
 -- Tokens, latency and cost per model x condition (sums over the partition's turns; latency per turn).
+with turns as (
+    select * from {{ paper_only(ref('fct_turn_evaluations')) }}
+)
+
 select
     model,
     condition,
@@ -20,5 +24,5 @@ select
     avg(cost_usd) as cost_per_turn_usd,
     sum(cost_usd) / nullif(count(*) filter (where ex_strict), 0) as cost_per_correct_turn_usd,
     avg(retrieval_ms) as mean_retrieval_ms
-from {{ paper_only(ref('fct_turn_evaluations')) }}
+from turns
 group by model, condition

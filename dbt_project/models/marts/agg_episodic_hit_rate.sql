@@ -2,9 +2,17 @@
 -- With W > 1 a session cannot see the up to W - 1 sessions just before it; this shows what that costs:
 -- how often a memory-critical turn still found every value it needs, and how often retrieval reached
 -- another session at all.
-with partitions as (
+with partition_summaries as (
+    select * from {{ ref('stg_partition_summaries') }}
+),
+
+turn_evaluations as (
+    select * from {{ paper_only(ref('fct_turn_evaluations')) }}
+),
+
+partitions as (
     select model, condition, wave_size
-    from {{ ref('stg_partition_summaries') }}
+    from partition_summaries
     where wave_size is not null and benchmark = '{{ var("paper_benchmark") }}'
 ),
 
@@ -15,7 +23,7 @@ turns as (
         t.memory_critical,
         t.missing_keys = '[]' as all_keys_resolved,
         t.retrieved_other_session
-    from {{ paper_only(ref('fct_turn_evaluations')) }} as t
+    from turn_evaluations as t
 )
 
 select

@@ -1,8 +1,12 @@
 -- Share of each of the six exclusive error classes per model x condition (zero-filled: every class
 -- has a row for every partition), in % of the partition's turns. Shares of a partition sum to 100.
-with partitions as (
+with turns as (
+    select * from {{ paper_only(ref('fct_turn_evaluations')) }}
+),
+
+partitions as (
     select model, condition, count(*) as n_partition_turns
-    from {{ paper_only(ref('fct_turn_evaluations')) }}
+    from turns
     group by model, condition
 ),
 
@@ -12,7 +16,7 @@ classes as (
 
 counts as (
     select model, condition, error_class, count(*) as n_turns
-    from {{ paper_only(ref('fct_turn_evaluations')) }}
+    from turns
     group by model, condition, error_class
 )
 

@@ -2,6 +2,10 @@
 -- tag's turns and its memory-critical ones; the stale-state rate (of the turns with a stale ground
 -- truth, those whose result is the overwritten state's) and the contamination rate beside it. The
 -- paper benchmark's turns carry no tag and are not in this mart.
+with turns as (
+    select * from {{ ref('fct_turn_evaluations') }}
+)
+
 select
     model,
     condition,
@@ -22,6 +26,6 @@ select
         as stale_state_rate_pct,
     count(*) filter (where contaminated) as n_contaminated,
     {{ pct('count(*) filter (where contaminated)', 'count(*)') }} as contamination_rate_pct
-from {{ ref('fct_turn_evaluations') }}
+from turns
 where benchmark = '{{ var("extended_benchmark") }}'
 group by model, condition, tag

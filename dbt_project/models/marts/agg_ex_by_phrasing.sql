@@ -1,7 +1,11 @@
 -- Extended benchmark: EX % per model x condition x template turn (variant_id, turn_index) x phrasing,
 -- paired: each phrasing's EX beside the mean EX of the same template turn's phrasings (their
 -- sessions differ only in profile and wording), so a gap is the wording's, not the turn's.
-with by_phrasing as (
+with turns as (
+    select * from {{ ref('fct_turn_evaluations') }}
+),
+
+by_phrasing as (
     select
         model,
         condition,
@@ -12,7 +16,7 @@ with by_phrasing as (
         count(*) as n_turns,
         count(*) filter (where ex_strict) as n_correct,
         {{ pct('count(*) filter (where ex_strict)', 'count(*)') }} as ex_pct
-    from {{ ref('fct_turn_evaluations') }}
+    from turns
     where benchmark = '{{ var("extended_benchmark") }}'
     group by model, condition, tag, variant_id, turn_index, phrasing_index
 )

@@ -2,7 +2,11 @@
 -- over all turns and over the memory-critical ones, each with its 95 % Wilson interval over sessions
 -- (docs: interval_method). With several epochs, EX is their mean (every epoch covers the same turns,
 -- so it is the pooled share) and n_turns counts turns x epochs.
-with ex as (
+with turns as (
+    select * from {{ ref('fct_turn_evaluations') }}
+),
+
+ex as (
     select
         benchmark,
         model,
@@ -18,7 +22,7 @@ with ex as (
         count(*) filter (where ex_strict and memory_critical) as n_memory_critical_correct,
         {{ pct('count(*) filter (where ex_strict and memory_critical)', 'count(*) filter (where memory_critical)') }}
             as ex_memory_critical_pct
-    from {{ ref('fct_turn_evaluations') }}
+    from turns
     group by grouping sets ((benchmark, model, condition, source), (benchmark, model, condition))
 )
 

@@ -1,6 +1,10 @@
 -- EX % per model x condition x source x tier (all turns, and memory-critical turns only); each EX
 -- with its 95 % Wilson interval over sessions (docs: interval_method).
-with ex as (
+with turns as (
+    select * from {{ paper_only(ref('fct_turn_evaluations')) }}
+),
+
+ex as (
     select
         model,
         condition,
@@ -15,7 +19,7 @@ with ex as (
         count(*) filter (where ex_strict and memory_critical) as n_memory_critical_correct,
         {{ pct('count(*) filter (where ex_strict and memory_critical)', 'count(*) filter (where memory_critical)') }}
             as ex_memory_critical_pct
-    from {{ paper_only(ref('fct_turn_evaluations')) }}
+    from turns
     group by model, condition, source, tier
 )
 

@@ -1,7 +1,11 @@
 -- EX % per benchmark x model x condition x turn depth t (turn_index), over all turns at that depth and over the
 -- memory-critical ones only (none at t = 1, hence null there); each EX with its 95 % Wilson
 -- interval over sessions (docs: interval_method; one turn per session and epoch at a depth).
-with depth as (
+with turns as (
+    select * from {{ ref('fct_turn_evaluations') }}
+),
+
+depth as (
     select
         benchmark,
         model,
@@ -16,7 +20,7 @@ with depth as (
         count(*) filter (where ex_strict and memory_critical) as n_memory_critical_correct,
         {{ pct('count(*) filter (where ex_strict and memory_critical)', 'count(*) filter (where memory_critical)') }}
             as ex_memory_critical_pct
-    from {{ ref('fct_turn_evaluations') }}
+    from turns
     group by benchmark, model, condition, turn_index
 )
 

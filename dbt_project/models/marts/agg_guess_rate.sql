@@ -1,9 +1,13 @@
 -- How guessable the memory-critical turns are without memory, per benchmark x source x turn depth and
 -- over each source and the whole benchmark (rows with turn_depth null): the mean guess_rate (docs:
 -- guess_rate), its maximum, and how many turns some other profile's values answer at all.
-with critical as (
+with turns as (
+    select * from {{ ref('stg_turns') }}
+),
+
+critical as (
     select benchmark, source, turn_index as turn_depth, guess_rate
-    from {{ ref('stg_turns') }}
+    from turns
     where memory_critical
 ),
 

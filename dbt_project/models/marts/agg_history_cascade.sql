@@ -16,8 +16,12 @@ versions as (
     select * from {{ ref('stg_benchmark_version') }}
 ),
 
+turns as (
+    select * from {{ ref('stg_turns') }}
+),
+
 benchmark_turns as (
-    select benchmark, count(*) as n_turns from {{ ref('stg_turns') }} group by benchmark
+    select benchmark, count(*) as n_turns from turns group by benchmark
 ),
 
 complete_gold_files as (

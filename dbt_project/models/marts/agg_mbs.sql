@@ -6,6 +6,10 @@ with depth as (
     select * from {{ paper_only(ref('agg_ex_by_turn_depth')) }}
 ),
 
+turns as (
+    select * from {{ paper_only(ref('fct_turn_evaluations')) }}
+),
+
 stateless as (
     select model, turn_depth, n_turns, ex_pct, n_memory_critical, ex_memory_critical_pct
     from depth
@@ -21,7 +25,7 @@ per_turn as (
         epoch,
         memory_critical,
         case when ex_strict then 1 else 0 end as c
-    from {{ paper_only(ref('fct_turn_evaluations')) }}
+    from turns
 ),
 
 -- Side x: the turn under c; side y: the same turn under A, once for every c of the model.

@@ -7,6 +7,10 @@ with turns as (
     select * from {{ ref('fct_turn_evaluations') }}
 ),
 
+partition_summaries as (
+    select * from {{ ref('stg_partition_summaries') }}
+),
+
 stateless as (
     select benchmark, model, session_id, turn_index, epoch, prompt_tokens as prompt_tokens_a
     from turns
@@ -50,7 +54,7 @@ select
     p.memory_store_entries,
     p.memory_store_bytes
 from per_condition as c
-left join {{ ref('stg_partition_summaries') }} as p
+left join partition_summaries as p
     on p.benchmark = c.benchmark
     and p.model = c.model
     and p.condition = c.condition

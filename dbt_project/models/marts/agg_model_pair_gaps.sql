@@ -3,13 +3,21 @@
 -- paired (both models resampled with the same sessions, each one's epochs from its own; docs:
 -- bootstrap_method). Flagged when the
 -- interval excludes 0. Finds the paper's "EDGAR regression" kind of result.
-with ex as (
+with ex_by_source as (
+    select * from {{ paper_only(ref('agg_ex_by_source')) }}
+),
+
+turns as (
+    select * from {{ ref('fct_turn_evaluations') }}
+),
+
+ex as (
     select model, condition, source, n_turns, ex_pct
-    from {{ paper_only(ref('agg_ex_by_source')) }}
+    from ex_by_source
 ),
 
 per_session as (
-    {{ session_ex_counts("benchmark = '" ~ var('paper_benchmark') ~ "'") }}
+    {{ session_ex_counts('turns', "benchmark = '" ~ var('paper_benchmark') ~ "'") }}
 ),
 
 pairs as (

@@ -8,13 +8,25 @@ with ex as (
     select * from {{ paper_only(ref('agg_ex_by_source')) }}
 ),
 
+turns as (
+    select * from {{ ref('fct_turn_evaluations') }}
+),
+
+paper_models as (
+    select * from {{ ref('paper_models') }}
+),
+
+model_pair_gaps as (
+    select * from {{ ref('agg_model_pair_gaps') }}
+),
+
 reasoning as (
     select
         model,
         condition,
         coalesce(source, '{{ var("all_sources") }}') as source,
         avg(reasoning_tokens) as mean_reasoning_tokens
-    from {{ ref('fct_turn_evaluations') }}
+    from turns
     group by grouping sets ((model, condition, source), (model, condition))
 ),
 
@@ -23,8 +35,8 @@ pairs as (
         r.paper_model,
         r.model as reasoning_model,
         s.model as standard_model
-    from {{ ref('paper_models') }} as r
-    inner join {{ ref('paper_models') }} as s
+    from paper_models as r
+    inner join paper_models as s
         on s.paper_model = r.paper_model
         and s.reasoning_mode = 'standard'
     where r.reasoning_mode = 'reasoning'
@@ -76,7 +88,7 @@ left join reasoning as st
     on st.model = c.standard_model
     and st.condition = c.condition
     and st.source = c.source
-left join {{ ref('agg_model_pair_gaps') }} as g
+left join model_pair_gaps as g
     on g.model_a = least(c.reasoning_model, c.standard_model)
     and g.model_b = greatest(c.reasoning_model, c.standard_model)
     and g.condition = c.condition

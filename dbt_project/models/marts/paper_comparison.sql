@@ -7,20 +7,60 @@
 -- map to paper models through the paper_models seed (reasoning-mode entries). Its condition may be
 -- 'each' (the paper's five) or 'memory' (all but A); its source 'each' (every source of var('sources')).
 -- is_inside: round(value, decimals) within [low, high], at the precision the paper states.
-with claims as (
+with paper_claims as (
+    select * from {{ ref('paper_claims') }}
+),
+
+registry_models as (
+    select * from {{ ref('paper_models') }}
+),
+
+condition_summary as (
+    select * from {{ paper_only(ref('agg_condition_summary')) }}
+),
+
+ex_by_source as (
+    select * from {{ paper_only(ref('agg_ex_by_source')) }}
+),
+
+ex_by_turn_depth as (
+    select * from {{ paper_only(ref('agg_ex_by_turn_depth')) }}
+),
+
+turns as (
+    select * from {{ paper_only(ref('fct_turn_evaluations')) }}
+),
+
+mbs as (
+    select * from {{ ref('agg_mbs') }}
+),
+
+ablation as (
+    select * from {{ ref('agg_ablation') }}
+),
+
+error_taxonomy as (
+    select * from {{ ref('agg_error_taxonomy') }}
+),
+
+reasoning_vs_standard as (
+    select * from {{ ref('agg_reasoning_vs_standard') }}
+),
+
+claims as (
     select
         * exclude (condition, minus_model),
         nullif(condition, '') as condition,
         nullif(minus_model, '') as minus_model
-    from {{ ref('paper_claims') }}
+    from paper_claims
 ),
 
 paper_models as (
-    select * from {{ ref('paper_models') }} where reasoning_mode = 'reasoning'
+    select * from registry_models where reasoning_mode = 'reasoning'
 ),
 
 evaluated as (
-    select distinct model from {{ paper_only(ref('agg_condition_summary')) }}
+    select distinct model from condition_summary
     where model not in ({{ "'" ~ var('reference_models') | join("', '") ~ "'" }})
 ),
 
@@ -59,36 +99,36 @@ expanded as (
 -- Every number a claim can be about, in one long table (metric, model, condition, source, depth).
 run_values as (
     select 'ex_pct' as metric, model, condition, source, null::integer as turn_depth, ex_pct as value
-    from {{ paper_only(ref('agg_ex_by_source')) }}
+    from ex_by_source
     union all
     select 'ex_pct_at_turn', model, condition, 'ALL', turn_depth, ex_pct
-    from {{ paper_only(ref('agg_ex_by_turn_depth')) }}
+    from ex_by_turn_depth
     union all
     select 'ex_memory_critical_pct_at_turn', model, condition, 'ALL', turn_depth, ex_memory_critical_pct
-    from {{ paper_only(ref('agg_ex_by_turn_depth')) }}
+    from ex_by_turn_depth
     union all
     select 'ex_memory_critical_pct_from_turn', t.model, t.condition, 'ALL', d.depth,
         {{ pct('count(*) filter (where t.ex_strict)', 'count(*)') }}
-    from {{ paper_only(ref('fct_turn_evaluations')) }} as t
+    from turns as t
     inner join (select unnest(range(1, 11)) as depth) as d
         on t.turn_index >= d.depth
     where t.memory_critical
     group by t.model, t.condition, d.depth
     union all
     select 'mbs_pp', model, condition, 'ALL', turn_depth, mbs_pp
-    from {{ ref('agg_mbs') }}
+    from mbs
     union all
-    select 'ep_pp', model, null, source, null, ep_pp from {{ ref('agg_ablation') }}
+    select 'ep_pp', model, null, source, null, ep_pp from ablation
     union all
-    select 'sem_pp', model, null, source, null, sem_pp from {{ ref('agg_ablation') }}
+    select 'sem_pp', model, null, source, null, sem_pp from ablation
     union all
-    select 'net_pp', model, null, source, null, net_pp from {{ ref('agg_ablation') }}
+    select 'net_pp', model, null, source, null, net_pp from ablation
     union all
     select error_class || '_pct', model, condition, 'ALL', null, share_pct
-    from {{ ref('agg_error_taxonomy') }}
+    from error_taxonomy
     union all
     select 'reasoning_gain_pp', reasoning_model, condition, source, null, reasoning_gain_pp
-    from {{ ref('agg_reasoning_vs_standard') }}
+    from reasoning_vs_standard
 ),
 
 compared as (

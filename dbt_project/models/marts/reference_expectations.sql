@@ -4,9 +4,13 @@
 -- 100 % EX under every condition; guess-probe scores the guess floor, at most
 -- var('guess_floor_max_pct') % of memory-critical turns under A, and the same under every other
 -- condition (it reads no memory). recall-probe and reader-probe measure conditions: no expectation.
-with summary as (
+with condition_summary as (
+    select * from {{ ref('agg_condition_summary') }}
+),
+
+summary as (
     select benchmark, model, condition, ex_pct, ex_memory_critical_pct, guess_floor_pct
-    from {{ ref('agg_condition_summary') }}
+    from condition_summary
 ),
 
 expected as (

@@ -1,6 +1,9 @@
 """Metrics: the dbt models as assets downstream of turn_results (dbt tests are asset checks), and
 the HTML report drawn from the marts."""
 
+import queue
+import signal
+import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -8,6 +11,8 @@ import dagster as dg
 from dagster_dbt import (
     DagsterDbtTranslator,
     DagsterDbtTranslatorSettings,
+    DbtCliEventMessage,
+    DbtCliInvocation,
     DbtCliResource,
     DbtProject,
     dbt_assets,
@@ -53,7 +58,44 @@ def metrics_dbt(
     dbt_env(home)
     # One target folder per home: its partial_parse.msgpack holds the home's profile (the DuckDB
     # path), so the next build parses only what changed (a fresh folder per run would parse it all).
-    yield from dbt.cli(dbt_args("build"), context=context, target_path=home / "dbt" / "target").stream()
+    invocation = dbt.cli(dbt_args("build"), context=context, target_path=home / "dbt" / "target")
+    for event in read_ahead(invocation):
+        yield from event.to_default_asset_events(
+            manifest=invocation.manifest,
+            dagster_dbt_translator=invocation.dagster_dbt_translator,
+            context=context,
+            target_path=invocation.target_path,
+            project=invocation.project,
+        )
+
+
+def read_ahead(invocation: DbtCliInvocation) -> Iterator[DbtCliEventMessage]:
+    """dbt's events as `invocation.stream_raw_events()` gives them, read by a thread as dbt writes
+    them. Read in step with Dagster, dbt waits on its full stdout pipe while Dagster stores each
+    event (several SQLite commits), so the build and the event log would take turns instead of
+    overlapping (docs/performance.md). dbt's failure is raised here; leaving early interrupts dbt."""
+    events: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
+
+    def read() -> None:
+        try:
+            for event in invocation.stream_raw_events():
+                events.put(("event", event))
+        except BaseException as exc:  # dbt failed (raise_on_error): the step fails with it
+            events.put(("error", exc))
+        events.put(("end", None))
+
+    reader = threading.Thread(target=read, name="dbt-events", daemon=True)
+    reader.start()
+    try:
+        while (item := events.get())[0] != "end":
+            if item[0] == "error":
+                raise item[1]
+            yield item[1]
+    finally:
+        if invocation.process.poll() is None:  # the step was interrupted or failed before dbt ended
+            invocation.process.send_signal(signal.SIGINT)
+            invocation.process.wait(timeout=invocation.termination_timeout_seconds)
+        reader.join()
 
 
 @dg.asset(

@@ -34,7 +34,7 @@ from typing import Any, Protocol
 from memsql_assets.lib.sql.schema import SchemaStats
 from memsql_assets.lib.trajectories.composites import CompositeTool
 from memsql_assets.lib.trajectories.phases import RuleSet, default_rules
-from memsql_assets.lib.trajectories.questions import SyntheticQuestion
+from memsql_assets.lib.trajectories.synthetic_question import SyntheticQuestion
 from memsql_assets.lib.trajectories.tools import TOOL_NAMES, DbTools
 from memsql_assets.lib.trajectories.trace import Call, Step, Trace, clip
 

@@ -18,7 +18,7 @@ from memsql_assets.lib.sql.sandbox import open_readonly
 from memsql_assets.lib.sql.schema import schema_text, user_tables
 from memsql_assets.lib.trajectories.explorer import Propose
 from memsql_assets.lib.trajectories.leakage import LeakageGuard, normalize_question
-from memsql_assets.lib.trajectories.questions import SyntheticQuestion
+from memsql_assets.lib.trajectories.synthetic_question import SyntheticQuestion
 
 INSTRUCTIONS = (
     "You write practice questions for a text-to-SQL agent. Given a SQLite schema, reply with a JSON "

@@ -49,7 +49,8 @@ from memsql_assets.lib.trajectories.explorer import Explorer, Propose, make_expl
 from memsql_assets.lib.trajectories.llm_questions import generate_questions_llm
 from memsql_assets.lib.trajectories.markdown import render_markdown, split_by_phase
 from memsql_assets.lib.trajectories.phases import PHASES, default_rules
-from memsql_assets.lib.trajectories.questions import SyntheticQuestion, generate_questions
+from memsql_assets.lib.trajectories.questions import generate_questions
+from memsql_assets.lib.trajectories.synthetic_question import SyntheticQuestion
 from memsql_assets.lib.trajectories.tools import DbTools
 from memsql_assets.lib.trajectories.trace import Trace
 from memsql_assets.lib.vocabulary import SOURCE_BY_PREFIX, SOURCE_NAMES
