@@ -59,5 +59,10 @@ def test_a_new_summary_field_is_in_the_file_the_cli_json_and_dbt_staging(small_h
     python("-c", "import sys; from pathlib import Path; from memsql_assets.lib.report.dbt_cli import run_dbt; "
                  "run_dbt(Path(sys.argv[1]), 'run', '--select', 'stg_partition_summaries')", str(home))  # fmt: skip
     with duckdb.connect(str(home / "dbt" / "memsql.duckdb"), read_only=True) as con:
-        rows = con.execute("select model, condition, probe_field, turns from staging.stg_partition_summaries").fetchall()
-    assert rows == [("gold", "A", "added in one line", published["turns"])]
+        rows = con.execute(
+            "select model, condition, probe_field, turns, ex_by_turn_index from staging.stg_partition_summaries"
+        ).fetchall()
+    # A dict field is a JSON column (ex_by_turn_index's int keys once made it a bigint no query could read).
+    assert [(*r[:4], json.loads(r[4])) for r in rows] == [
+        ("gold", "A", "added in one line", published["turns"], published["ex_by_turn_index"])
+    ]

@@ -4,6 +4,7 @@ the typed model (`PartitionSummary`) that summary.json, the CLI, the scale-out p
 from __future__ import annotations
 
 import json
+import types
 import typing
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
@@ -293,6 +294,13 @@ _DUCKDB_TYPES = {int: "bigint", float: "double", bool: "boolean", str: "varchar"
 PATH_FIELDS = ("model", "condition", "benchmark")
 
 
+def _scalar(annotation: Any) -> Any:
+    """The type of a field's value: `X | None` is X; a dict or list stays itself (JSON)."""
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        annotation = next(a for a in typing.get_args(annotation) if a is not type(None))
+    return annotation
+
+
 def summary_columns() -> list[list[str]]:
     """[name, DuckDB type] of every field of PartitionSummary but those its path names: the columns
     dbt's stg_partition_summaries reads from each summary.json (the `summary_columns` var)."""
@@ -300,8 +308,7 @@ def summary_columns() -> list[list[str]]:
     for name, field in PartitionSummary.model_fields.items():
         if name in PATH_FIELDS:
             continue
-        args = [a for a in typing.get_args(field.annotation) if a is not type(None)] or [field.annotation]
-        out.append([name, _DUCKDB_TYPES.get(args[0], "json")])
+        out.append([name, _DUCKDB_TYPES.get(_scalar(field.annotation), "json")])
     return out
 
 
