@@ -138,7 +138,7 @@ class SessionValues:
     def __init__(self, bench_dir: Path):
         self._bench_dir = bench_dir
         self._values: dict[str, frozenset[str]] | None = None
-        self._with_results: dict[str, frozenset[str]] = {}  # and the literals of its results
+        self._with_results: dict[str, frozenset[str]] = {}  # with the literals of its results
         self._results: frozenset[str] = frozenset()
         self._peers: dict[str, frozenset[str]] = {}
         self._lock = threading.Lock()
@@ -159,8 +159,8 @@ class SessionValues:
                     held = found.setdefault(t["session_id"], set())
                     for field in ("state_updates", "stated_values"):
                         held.update(s for v in (t.get(field) or {}).values() for s in value_text(v))
-                    used = (literals(q) for q in self._results if q in t["gt_sql"])
-                    results.setdefault(t["session_id"], set()).update(v for held_by in used for v in held_by)
+                    mine = results.setdefault(t["session_id"], set())
+                    mine.update(v for q in self._results if q in t["gt_sql"] for v in literals(q))
                 self._with_results = {sid: frozenset(v | results[sid]) for sid, v in found.items()}
                 self._values = {sid: frozenset(v) for sid, v in found.items()}
             return self._values
