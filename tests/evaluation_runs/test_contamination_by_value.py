@@ -1,12 +1,14 @@
 """Contamination by value (evaluation/contamination.py) on hand-built BIRD sessions: a failed turn whose
 SQL takes a value from another analyst's session that the memory retrieved is contaminated, naming that
 session; a value of the turn's own session (the status a correction overwrote), or of an earlier
-session of the same analyst, is not."""
+session of the same analyst, is not. An earlier result (an analyst's ranking query) counts from any
+session that returned or re-used it."""
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -82,3 +84,55 @@ def test_without_an_analyst_column_each_session_is_its_own_analyst(bench, tmp_pa
     sql = turn["gt_sql"].replace("'Prague'", "'central Bohemia'")
     assert SessionValues(paper).source(turn, sql, ["BIRD-1-002"]) == "BIRD-1-002"
     assert SessionValues(out).source(turn, sql, ["BIRD-1-002"]) is None
+
+
+RANKING = (
+    "SELECT l.account_id, l.amount FROM loan l JOIN disp d ON d.account_id = l.account_id AND d.type = 'OWNER' "
+    "JOIN client c ON c.client_id = d.client_id JOIN district di ON di.district_id = c.district_id "
+    "WHERE di.A3 = '{region}' AND l.status = '{status}' ORDER BY l.amount DESC, l.account_id LIMIT 3"
+)
+REUSE = "SELECT ROUND(SUM(l.payments), 2) AS total_payments FROM loan l WHERE l.account_id IN (SELECT account_id FROM ({}))"
+
+
+def _history(analyst: str, region: str, status: str) -> list[dict]:
+    """An analyst's teaching session, which binds its region and status and returns its ranking, and the
+    later session that re-uses the ranking (an `earlier_result` turn: it binds and states nothing)."""
+    ranking = RANKING.format(region=region, status=status)
+    teach, later = f"BIRD-X-{analyst}1", f"BIRD-X-{analyst}2"
+    return [
+        {"session_id": teach, "gt_sql": "SELECT 1", "state_updates": {"region": region, "status": status}},
+        {"session_id": teach, "gt_sql": ranking, "state_updates": {"top_accounts": ranking}},
+        {"session_id": later, "gt_sql": REUSE.format(ranking), "state_updates": {}},
+    ]
+
+
+@pytest.fixture
+def histories(tmp_path):
+    """Analyst A's teaching and later sessions, and analyst B's (another region and status)."""
+    turns = _history("A", "south Bohemia", "C") + _history("B", "north Moravia", "D")
+    (tmp_path / "turns.jsonl").write_text("".join(json.dumps(t) + "\n" for t in turns), encoding="utf-8")
+    sids = list(dict.fromkeys(t["session_id"] for t in turns))
+    pq.write_table(pa.table({"session_id": sids, "analyst": [s[-2] for s in sids]}), tmp_path / "sessions.parquet")
+    return tmp_path, {t["session_id"]: t for t in turns}
+
+
+def test_a_ranking_from_another_analysts_session_that_reused_it_is_contamination(histories):
+    bench, last_turn = histories
+    turn = last_turn["BIRD-X-A2"]  # analyst A's later session asks for its own ranking's payments
+    values = SessionValues(bench)
+    theirs = REUSE.format(RANKING.format(region="north Moravia", status="D"))
+    # B's ranking from B's later session, which re-used it without binding its values, or from the
+    # session that returned it.
+    assert values.source(turn, theirs, ["BIRD-X-B2"]) == "BIRD-X-B2"
+    assert values.source(turn, theirs, ["BIRD-X-A1", "BIRD-X-B2", "BIRD-X-B1"]) == "BIRD-X-B2"
+    assert values.source(turn, theirs, ["BIRD-X-B1"]) == "BIRD-X-B1"
+    # A's own ranking, read from either of A's sessions, with another amount is a plain error.
+    own = REUSE.format(RANKING.format(region="south Bohemia", status="C")).replace("payments", "amount")
+    assert values.source(turn, own, ["BIRD-X-A1", "BIRD-X-B2"]) is None
+    # Without a retrieved session of B, B's ranking came from none of B's sessions.
+    assert values.source(turn, theirs, ["BIRD-X-A1"]) is None
+    # A turn that re-uses no result reads only what sessions bound or stated: B's later session, none.
+    first = {**last_turn["BIRD-X-A1"], "gt_sql": "SELECT 1 FROM district di WHERE di.A3 = 'south Bohemia'"}
+    other_region = first["gt_sql"].replace("south Bohemia", "north Moravia")
+    assert values.source(first, other_region, ["BIRD-X-B2"]) is None
+    assert values.source(first, other_region, ["BIRD-X-B2", "BIRD-X-B1"]) == "BIRD-X-B1"

@@ -12,6 +12,9 @@ either of two reasons (the first that holds):
   truth uses. An observed-mode answer mixes values from several retrieved sessions, so its result
   rarely equals one session's ground truth; the value it took still names its session. A value of
   the turn's own analyst (a stale one included: `stale_state` counts that) is never contamination.
+  For a turn that re-uses an earlier result, a session also holds the literals of the results it
+  returned or re-used: a later session that re-used another analyst's ranking binds none of its
+  values, yet shows them in its SQL.
 
 The paper's fallback (`fallback_match`): every memory-critical turn carries a `fallback_sql`, its
 ground truth for the *next* session's profile. Sessions run in order, so under C and D that session
@@ -120,15 +123,23 @@ def literals(sql: str | None) -> set[str]:
     return {t for f in filters(sql) for v in f.values for t in value_text(v)}
 
 
+def returned_results(turns: Iterable[Mapping[str, Any]]) -> frozenset[str]:
+    """The queries of the results turns returned: a turn returns its result by binding a key to its
+    own SQL (extended/walk.py), which a later session's ground truth re-uses as written."""
+    return frozenset(v for t in turns for v in (t.get("state_updates") or {}).values() if v == t["gt_sql"])
+
+
 class SessionValues:
     """Contamination by value (module docstring), from the benchmark's own output: `turns.jsonl`
-    gives the values each session's turns bound or stated, `sessions.parquet` each session's analyst
-    (the paper's benchmark names none: each session is its own analyst's). Read on first use;
-    thread-safe (scoring threads)."""
+    gives the values each session's turns bound or stated and the results they returned or re-used,
+    `sessions.parquet` each session's analyst (the paper's benchmark names none: each session is its
+    own analyst's). Read on first use; thread-safe (scoring threads)."""
 
     def __init__(self, bench_dir: Path):
         self._bench_dir = bench_dir
         self._values: dict[str, frozenset[str]] | None = None
+        self._with_results: dict[str, frozenset[str]] = {}  # with the literals of its results
+        self._results: frozenset[str] = frozenset()
         self._peers: dict[str, frozenset[str]] = {}
         self._lock = threading.Lock()
 
@@ -140,13 +151,23 @@ class SessionValues:
         with self._lock:
             if self._values is None:
                 self._peers = analyst_peers(self._bench_dir / SESSIONS_FILE, required=False)
+                turns = read_turns(self._bench_dir)
+                self._results = returned_results(turns)
                 found: dict[str, set[str]] = {}
-                for t in read_turns(self._bench_dir):
+                results: dict[str, set[str]] = {}
+                for t in turns:
                     held = found.setdefault(t["session_id"], set())
                     for field in ("state_updates", "stated_values"):
                         held.update(s for v in (t.get(field) or {}).values() for s in value_text(v))
+                    mine = results.setdefault(t["session_id"], set())
+                    mine.update(v for q in self._results if q in t["gt_sql"] for v in literals(q))
+                self._with_results = {sid: frozenset(v | results[sid]) for sid, v in found.items()}
                 self._values = {sid: frozenset(v) for sid, v in found.items()}
             return self._values
+
+    def _reuses_result(self, turn: Mapping[str, Any]) -> bool:
+        """Whether the turn's ground truth re-uses a result an earlier turn returned."""
+        return any(q in turn["gt_sql"] and q != turn["gt_sql"] for q in self._results)
 
     def source(self, turn: Mapping[str, Any], sql: str | None, sessions: Iterable[str]) -> str | None:
         """The first of `sessions` (those the memory retrieved) of another analyst whose value the
@@ -155,6 +176,8 @@ class SessionValues:
         if not sessions:  # no memory retrieved another session: nothing to read
             return None
         values = self._read()
+        if self._reuses_result(turn):
+            values = self._with_results
         sid = turn["session_id"]
         if sid not in self._peers:
             raise SourceError(
